@@ -1,0 +1,254 @@
+import { createReadStream } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import sax from 'sax';
+import type { DatastreamHandler } from './datastream.js';
+import { DidlError, type DidlPosition } from './errors.js';
+import type { OaiPage } from './model.js';
+import { RecordBuilder, type RecordHandler } from './record-builder.js';
+
+export interface ReadDidlOptions {
+  /** Called for each record (a standalone document is one record), awaited before reading on. */
+  onRecord?: RecordHandler;
+  /** Called for each By-Value datastream with a stream of its decoded bytes. */
+  onDatastream?: DatastreamHandler;
+  /**
+   * 'throw' (default): the first bad record rejects the whole read.
+   * 'report': a bad record is handed to onRecord with `error` set and reading goes on;
+   * only errors that make the rest unreadable (not well-formed XML, truncation) reject.
+   */
+  recordErrors?: 'throw' | 'report';
+  /** Deepest element nesting accepted (default 100). */
+  maxDepth?: number;
+  /** Largest text value or kept Descriptor, in characters (default 4 MiB). */
+  maxMetadataChars?: number;
+  /** Bytes a datastream stream buffers before the reader waits (default 1 MiB). */
+  highWaterMark?: number;
+}
+
+export interface DidlReadSummary {
+  /** What the root element was. */
+  kind: 'didl' | 'oai-pmh';
+  /** Records handed to onRecord. */
+  records: number;
+  /** OAI-PMH envelope facts (empty errors list for a standalone DIDL document). */
+  page: OaiPage;
+}
+
+const LT = 0x3c;
+const GT = 0x3e;
+const AMP = 0x26;
+const TEXT_STATE = (sax as unknown as { STATE: Record<string, number> }).STATE['TEXT']!;
+
+/**
+ * Reads a DIDL document, or an OAI-PMH response whose records carry DIDL, from a stream of
+ * bytes (UTF-8). sax parses the markup; the text of a By-Value Resource, which is nearly all
+ * of the bytes in a large record, bypasses sax: the driver scans for the next `<` and hands
+ * the run to the base64 decoder directly.
+ */
+export async function readDidl(input: AsyncIterable<Uint8Array>, options: ReadDidlOptions = {}): Promise<DidlReadSummary> {
+  const reader = new DidlStreamReader(options);
+  try {
+    for await (const chunk of input) await reader.write(chunk);
+    await reader.end();
+  } catch (error) {
+    await reader.abort(error);
+    throw error;
+  }
+  return reader.summary();
+}
+
+/** readDidl over a file, read in 1 MiB chunks. */
+export async function readDidlFile(path: string, options: ReadDidlOptions = {}): Promise<DidlReadSummary> {
+  let stream;
+  try {
+    stream = createReadStream(path, { highWaterMark: 1 << 20 });
+    return await readDidl(stream, options);
+  } catch (error) {
+    if (error instanceof DidlError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
+      throw new DidlError('ERR_DIDL_INPUT', `cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : 'permission denied'}`);
+    }
+    throw error;
+  } finally {
+    stream?.destroy();
+  }
+}
+
+class DidlStreamReader {
+  private readonly parser: sax.SAXParser;
+  private readonly builder: RecordBuilder;
+  private readonly text = new StringDecoder('utf8');
+  private started = false;
+
+  constructor(options: ReadDidlOptions) {
+    // strictEntities: only the five predefined entities, never HTML's (missing from @types/sax).
+    this.parser = sax.parser(true, { xmlns: true, position: true, strictEntities: true } as sax.SAXOptions);
+    this.builder = new RecordBuilder(
+      {
+        onRecord: options.onRecord,
+        onDatastream: options.onDatastream,
+        recordErrors: options.recordErrors ?? 'throw',
+        maxDepth: options.maxDepth ?? 100,
+        maxMetadataChars: options.maxMetadataChars ?? 4 << 20,
+        highWaterMark: options.highWaterMark ?? 1 << 20,
+      },
+      () => this.position(),
+    );
+    const parser = this.parser;
+    const builder = this.builder;
+    parser.onopentag = (tag) => builder.onOpenTag(tag as sax.QualifiedTag);
+    parser.onclosetag = () => builder.onCloseTag();
+    parser.ontext = (text) => builder.onText(text);
+    parser.oncdata = (text) => builder.onText(text);
+    parser.oncomment = (text) => builder.onComment(text);
+    parser.ondoctype = () => {
+      throw new DidlError('ERR_DIDL_DOCTYPE', 'a DOCTYPE declaration is not accepted (no DTDs, no entity declarations)', {
+        position: this.position(),
+      });
+    };
+    parser.onprocessinginstruction = (node) => {
+      if (node.name === 'xml') checkDeclaredEncoding(node.body, this.position());
+    };
+    parser.onerror = (error) => {
+      throw new DidlError('ERR_DIDL_NOT_WELL_FORMED', `not well-formed XML: ${error.message.split('\n')[0]}`, { position: this.position() });
+    };
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    let bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (!this.started && bytes.length > 0) {
+      this.started = true;
+      bytes = stripByteOrderMark(bytes);
+    }
+    let pos = 0;
+    while (pos < bytes.length) {
+      const active = this.builder.active;
+      // Only between markup (sax in its text state) and only while no entity reference forced
+      // this Resource onto sax's path, whose text must keep its order with ours.
+      if (active && !active.viaSax && (this.parser as unknown as { state: number }).state === TEXT_STATE) {
+        // Fast path: the run of base64 text up to the next markup.
+        const lt = bytes.indexOf(LT, pos);
+        const end = lt === -1 ? bytes.length : lt;
+        if (end > pos) pos = await this.decodeRun(bytes, pos, end);
+        if (pos < end) {
+          // An entity reference inside the content: sax decodes it, and from here on this
+          // Resource's text goes through sax.
+          active.viaSax = true;
+          this.feed(bytes.subarray(pos, end));
+          pos = end;
+          await this.runTasks();
+        }
+        if (lt === -1) break;
+      }
+      // Markup: feed sax up to and including the next '>', so that we regain control right
+      // after the start tag of a By-Value Resource.
+      const gt = bytes.indexOf(GT, pos);
+      const end = gt === -1 ? bytes.length : gt + 1;
+      this.feed(bytes.subarray(pos, end));
+      pos = end;
+      await this.runTasks();
+    }
+  }
+
+  async end(): Promise<void> {
+    const rest = this.text.end();
+    if (rest) this.parser.write(rest);
+    if (!this.started) throw new DidlError('ERR_DIDL_TRUNCATED', 'the document is empty');
+    if (!this.builder.rootClosed) {
+      throw new DidlError('ERR_DIDL_TRUNCATED', 'the document ends before its root element is closed (truncated?)', {
+        position: this.position(),
+      });
+    }
+    this.parser.close();
+    await this.runTasks();
+  }
+
+  async abort(error: unknown): Promise<void> {
+    await this.builder.abort(error instanceof Error ? error : new Error(String(error)));
+  }
+
+  summary(): DidlReadSummary {
+    return { kind: this.builder.rootKind ?? 'didl', records: this.builder.records, page: this.builder.page };
+  }
+
+  /** Decodes base64 in bytes[start, end); returns where it stopped (end unless a non-base64 byte). */
+  private async decodeRun(bytes: Buffer, start: number, end: number): Promise<number> {
+    const active = this.builder.active!;
+    if (active.discarding) {
+      this.advance(bytes, start, end);
+      return end;
+    }
+    const result = active.decoder.write(bytes, start, end);
+    const stop = result.stoppedAt;
+    this.advancePosition(stop - start, result.newlines, result.lastNewline === -1 ? -1 : stop - 1 - result.lastNewline);
+    this.builder.deliver(result.bytes);
+    if (stop < end && bytes[stop] !== AMP) {
+      const found = bytes[stop]!;
+      const shown = found >= 0x20 && found < 0x7f ? JSON.stringify(String.fromCharCode(found)) : `byte 0x${found.toString(16).padStart(2, '0')}`;
+      const reason = active.decoder.sawPadding && found !== 0x3d ? `${shown} after base64 padding` : `${shown} is not base64`;
+      this.builder.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', reason, { position: this.position() }));
+      this.advance(bytes, stop, end);
+      await this.runTasks();
+      return end;
+    }
+    await this.runTasks();
+    return stop;
+  }
+
+  /** Skips bytes sax never sees, keeping its line/column right for later errors. */
+  private advance(bytes: Buffer, start: number, end: number): void {
+    let newlines = 0;
+    let last = -1;
+    for (let i = bytes.indexOf(0x0a, start); i !== -1 && i < end; i = bytes.indexOf(0x0a, i + 1)) {
+      newlines++;
+      last = i;
+    }
+    this.advancePosition(end - start, newlines, last === -1 ? -1 : end - 1 - last);
+  }
+
+  private advancePosition(length: number, newlines: number, columnAfterLastNewline: number): void {
+    // sax documents line, column and position as public members; bytes the fast path took
+    // never went through it, so we move them on ourselves (base64 is ASCII: bytes = chars).
+    const parser = this.parser as sax.SAXParser & { position: number };
+    parser.position += length;
+    if (newlines > 0) {
+      parser.line += newlines;
+      parser.column = columnAfterLastNewline;
+    } else {
+      parser.column += length;
+    }
+  }
+
+  private feed(bytes: Buffer): void {
+    const text = this.text.write(bytes);
+    if (text.length > 0) this.parser.write(text);
+  }
+
+  private async runTasks(): Promise<void> {
+    for (let tasks = this.builder.takeTasks(); tasks.length > 0; tasks = this.builder.takeTasks()) {
+      for (const task of tasks) await task();
+    }
+  }
+
+  private position(): DidlPosition {
+    return { line: this.parser.line + 1, column: this.parser.column + 1 };
+  }
+}
+
+function stripByteOrderMark(bytes: Buffer): Buffer {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return bytes.subarray(3);
+  if ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe)) {
+    throw new DidlError('ERR_DIDL_ENCODING', 'the document is UTF-16; only UTF-8 is accepted', { position: { line: 1, column: 1 } });
+  }
+  return bytes;
+}
+
+function checkDeclaredEncoding(body: string, position: DidlPosition): void {
+  const match = /encoding\s*=\s*["']([^"']+)["']/.exec(body);
+  if (!match) return;
+  const name = match[1]!.toLowerCase().replace(/[^a-z0-9]/g, '');
+  if (name !== 'utf8' && name !== 'usascii' && name !== 'ascii') {
+    throw new DidlError('ERR_DIDL_ENCODING', `the document declares encoding ${match[1]}; only UTF-8 is accepted`, { position });
+  }
+}

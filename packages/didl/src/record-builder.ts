@@ -1,0 +1,567 @@
+import type { QualifiedAttribute, QualifiedTag } from 'sax';
+import { Base64Decoder } from './base64-decoder.js';
+import { ByValueSink, type DatastreamHandler } from './datastream.js';
+import { DidlError, type DidlPosition } from './errors.js';
+import type { DidlComponent, DidlDocument, DidlItem, DidlResource, HttpHeader, OaiHeader, OaiPage } from './model.js';
+import { METADATA_ENTITY_TYPE, NS } from './namespaces.js';
+import { checkDatastreams, checkRef } from './record-checks.js';
+import { XmlCapture } from './xml-capture.js';
+
+/** One record as the reader hands it over: an OAI-PMH header, a DIDL document, or both. */
+export interface ReadRecord {
+  header?: OaiHeader;
+  didl?: DidlDocument;
+  /** Set (in `recordErrors: 'report'` mode) when this record is unusable; the reader went on. */
+  error?: DidlError;
+  /** Namespace URI of the metadata when it was not DIDL (another format); the payload is skipped. */
+  otherMetadataNamespace?: string;
+}
+
+export type RecordHandler = (record: ReadRecord) => void | Promise<void>;
+
+export interface RecordBuilderOptions {
+  onRecord?: RecordHandler;
+  onDatastream?: DatastreamHandler;
+  recordErrors: 'throw' | 'report';
+  maxDepth: number;
+  maxMetadataChars: number;
+  highWaterMark: number;
+}
+
+/** What the driver needs from the builder to run the base64 fast path. */
+export interface ActiveByValue {
+  sink: ByValueSink;
+  decoder: Base64Decoder;
+  /** Set once the content was found bad: further bytes are skipped, not decoded. */
+  discarding: boolean;
+  /** Set when an entity reference appeared: the rest of the content goes through sax. */
+  viaSax: boolean;
+}
+
+interface ItemState {
+  item: DidlItem;
+  identifiers: string[];
+  isMetadata: boolean;
+  parent: ItemState | undefined;
+  index: number[];
+}
+
+/** What was recognised inside a captured Descriptor or inline Resource. */
+interface Interpretation {
+  identifiers: string[];
+  headers?: HttpHeader[];
+  digestAlgorithm?: string;
+  digestValue?: string;
+  metadataMarker: boolean;
+}
+
+interface Frame {
+  kind:
+    | 'oai' | 'oai-verb' | 'oai-record' | 'oai-header' | 'oai-metadata' | 'field' | 'ignore'
+    | 'didl' | 'item' | 'component' | 'descriptor' | 'inline-resource' | 'captured'
+    | 'http-header' | 'fixity' | 'by-value' | 'by-ref';
+  name: string;
+  text?: string;
+  onText?: (text: string) => void;
+  item?: ItemState;
+  component?: DidlComponent;
+  interpretation?: Interpretation;
+  onCaptured?: (xml: string, interpretation: Interpretation) => void;
+}
+
+interface RecordState {
+  record: ReadRecord;
+  top?: ItemState;
+  documentId?: string;
+  headerOnly: boolean;
+}
+
+/**
+ * Turns sax events into records. Synchronous like sax itself: whatever must be awaited
+ * (the caller's handlers, backpressure) is queued with `schedule` and run by the driver
+ * between two writes.
+ */
+export class RecordBuilder {
+  readonly page: OaiPage = { errors: [] };
+  rootKind: 'didl' | 'oai-pmh' | undefined;
+  rootClosed = false;
+  records = 0;
+  active: ActiveByValue | undefined;
+
+  private readonly stack: Frame[] = [];
+  private current: RecordState | undefined;
+  private capture: XmlCapture | undefined;
+  private readonly tasks: Array<() => Promise<void>> = [];
+
+  constructor(private readonly options: RecordBuilderOptions, private readonly where: () => DidlPosition) {}
+
+  /** Async work queued by the last events, in order; the driver runs it before writing more. */
+  takeTasks(): Array<() => Promise<void>> {
+    return this.tasks.splice(0);
+  }
+
+  onOpenTag(tag: QualifiedTag): void {
+    if (this.stack.length >= this.options.maxDepth) {
+      throw new DidlError('ERR_DIDL_TOO_LARGE', `elements are nested deeper than ${this.options.maxDepth} levels`, { position: this.where() });
+    }
+    const parent = this.stack[this.stack.length - 1];
+    if (this.capture) {
+      this.capture.open(tag);
+      this.stack.push(this.interpretCaptured(tag, parent!));
+      return;
+    }
+    if (!parent) {
+      this.stack.push(this.openRoot(tag));
+      return;
+    }
+    this.stack.push(this.openChild(tag, parent));
+  }
+
+  onText(text: string): void {
+    const frame = this.stack[this.stack.length - 1];
+    if (!frame) return;
+    if (this.capture) this.capture.text(text);
+    if (frame.kind === 'by-value') {
+      this.decodeText(text);
+      return;
+    }
+    if (frame.text !== undefined) {
+      frame.text += text;
+      if (frame.text.length > this.options.maxMetadataChars) {
+        throw new DidlError('ERR_DIDL_TOO_LARGE', `text of ${frame.name} is longer than ${this.options.maxMetadataChars} characters`, { position: this.where() });
+      }
+    }
+  }
+
+  onComment(text: string): void {
+    this.capture?.comment(text);
+  }
+
+  onCloseTag(): void {
+    const frame = this.stack.pop();
+    if (!frame) return;
+    if (this.capture) {
+      const done = this.capture.close(frame.name);
+      if (frame.text !== undefined) frame.onText?.(frame.text.trim());
+      if (done) {
+        const xml = this.capture.result;
+        this.capture = undefined;
+        frame.onCaptured?.(xml, frame.interpretation!);
+      }
+      return;
+    }
+    if (frame.text !== undefined) frame.onText?.(frame.text.trim());
+    switch (frame.kind) {
+      case 'by-value':
+        this.closeByValue();
+        break;
+      case 'item':
+        this.closeItem(frame.item!);
+        break;
+      case 'didl':
+        if (this.rootKind === 'didl') this.closeRecord();
+        break;
+      case 'oai-record':
+        this.closeRecord();
+        break;
+      case 'oai-header':
+        if (this.current?.headerOnly) this.closeRecord();
+        break;
+      default:
+        break;
+    }
+    if (this.stack.length === 0) this.rootClosed = true;
+  }
+
+  /** Decoded bytes from the fast path or from text events go through here. */
+  deliver(bytes: Buffer): void {
+    const active = this.active;
+    if (!active || active.discarding || bytes.length === 0) return;
+    if (!active.sink.write(bytes)) {
+      const sink = active.sink;
+      this.schedule(() => sink.demand());
+    }
+  }
+
+  /** The By-Value content is not valid base64 (or otherwise bad): fail the record. */
+  failByValue(error: DidlError): void {
+    const active = this.active;
+    if (active && !active.discarding) {
+      active.discarding = true;
+      const sink = active.sink;
+      this.schedule(() => sink.abandon(error));
+    }
+    this.fail(error);
+  }
+
+  /** Called when reading stops with an error: release the caller's stream, if any. */
+  async abort(error: Error): Promise<void> {
+    const active = this.active;
+    this.active = undefined;
+    if (active) await active.sink.abandon(error);
+  }
+
+  private openRoot(tag: QualifiedTag): Frame {
+    if (tag.uri === NS.oai && tag.local === 'OAI-PMH') {
+      this.rootKind = 'oai-pmh';
+      return { kind: 'oai', name: tag.name };
+    }
+    if (tag.uri === NS.didl && tag.local === 'DIDL') {
+      this.rootKind = 'didl';
+      this.current = { record: {}, headerOnly: false };
+      return this.openDidl(tag);
+    }
+    throw new DidlError('ERR_DIDL_NOT_DIDL', `root element is ${describe(tag)}, not a DIDL document or an OAI-PMH response`, {
+      position: this.where(),
+    });
+  }
+
+  private openChild(tag: QualifiedTag, parent: Frame): Frame {
+    const { uri, local } = tag;
+    switch (parent.kind) {
+      case 'oai':
+        if (uri !== NS.oai) return this.ignore(tag);
+        if (local === 'responseDate') return this.field(tag, (text) => (this.page.responseDate = text));
+        if (local === 'request') {
+          const attributes = plainAttributes(tag.attributes);
+          return this.field(tag, (text) => (this.page.request = { url: text, attributes }));
+        }
+        if (local === 'error') {
+          const code = attribute(tag, 'code') ?? '';
+          return this.field(tag, (text) => this.page.errors.push({ code, message: text }));
+        }
+        this.page.verb = local;
+        return { kind: 'oai-verb', name: tag.name };
+      case 'oai-verb':
+        if (uri !== NS.oai) return this.ignore(tag);
+        if (local === 'record') {
+          this.current = { record: {}, headerOnly: false };
+          return { kind: 'oai-record', name: tag.name };
+        }
+        if (local === 'header') {
+          this.current = { record: {}, headerOnly: true };
+          return this.openHeader(tag);
+        }
+        if (local === 'resumptionToken') return this.openResumptionToken(tag);
+        return this.ignore(tag);
+      case 'oai-record':
+        if (uri === NS.oai && local === 'header') return this.openHeader(tag);
+        if (uri === NS.oai && local === 'metadata') return { kind: 'oai-metadata', name: tag.name };
+        return this.ignore(tag);
+      case 'oai-header': {
+        const header = this.current!.record.header!;
+        if (uri !== NS.oai) return this.ignore(tag);
+        if (local === 'identifier') return this.field(tag, (text) => (header.identifier = text));
+        if (local === 'datestamp') return this.field(tag, (text) => (header.datestamp = text));
+        if (local === 'setSpec') return this.field(tag, (text) => header.setSpecs.push(text));
+        return this.ignore(tag);
+      }
+      case 'oai-metadata':
+        if (uri === NS.didl && local === 'DIDL') return this.openDidl(tag);
+        if (this.current) this.current.record.otherMetadataNamespace = uri;
+        return this.ignore(tag);
+      case 'didl':
+        if (uri === NS.didl && local === 'Item' && !this.current?.top) return this.openItem(tag, undefined);
+        if (uri === NS.didl && local === 'Container') {
+          this.fail(new DidlError('ERR_DIDL_NOT_DIDL', 'a DIDL Container is not supported: one Item per record is expected', { position: this.where() }));
+        }
+        return this.ignore(tag);
+      case 'item': {
+        const state = parent.item!;
+        if (uri !== NS.didl) return this.ignore(tag);
+        if (local === 'Descriptor') return this.openDescriptor(tag, state.item, state);
+        if (local === 'Item') return this.openItem(tag, state);
+        if (local === 'Component') {
+          const component: DidlComponent = { resources: [], descriptors: [] };
+          state.item.components.push(component);
+          return { kind: 'component', name: tag.name, item: state, component };
+        }
+        return this.ignore(tag);
+      }
+      case 'component':
+        if (uri !== NS.didl) return this.ignore(tag);
+        if (local === 'Descriptor') return this.openDescriptor(tag, parent.component!, undefined);
+        if (local === 'Resource') return this.openResource(tag, parent);
+        return this.ignore(tag);
+      case 'by-value':
+        this.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', `element ${tag.name} inside base64 content`, this.context()));
+        return this.ignore(tag);
+      default:
+        return this.ignore(tag);
+    }
+  }
+
+  private openHeader(tag: QualifiedTag): Frame {
+    const header: OaiHeader = { identifier: '', datestamp: '', setSpecs: [], deleted: attribute(tag, 'status') === 'deleted' };
+    this.current!.record.header = header;
+    return { kind: 'oai-header', name: tag.name };
+  }
+
+  private openResumptionToken(tag: QualifiedTag): Frame {
+    const number = (name: string) => {
+      const value = attribute(tag, name);
+      return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+    };
+    const token = { value: '', completeListSize: number('completeListSize'), cursor: number('cursor'), expirationDate: attribute(tag, 'expirationDate') };
+    for (const key of ['completeListSize', 'cursor', 'expirationDate'] as const) if (token[key] === undefined) delete token[key];
+    this.page.resumptionToken = token;
+    return this.field(tag, (text) => (token.value = text));
+  }
+
+  private openDidl(tag: QualifiedTag): Frame {
+    const documentId = attribute(tag, 'DIDLDocumentId');
+    if (this.current && documentId !== undefined) this.current.documentId = documentId;
+    return { kind: 'didl', name: tag.name };
+  }
+
+  private openItem(tag: QualifiedTag, parent: ItemState | undefined): Frame {
+    const item: DidlItem = { components: [], items: [], descriptors: [] };
+    const index = parent ? [...parent.index, parent.item.items.length] : [];
+    const state: ItemState = { item, identifiers: [], isMetadata: false, parent, index };
+    if (!parent && this.current) this.current.top = state;
+    return { kind: 'item', name: tag.name, item: state };
+  }
+
+  private openDescriptor(tag: QualifiedTag, owner: DidlItem | DidlComponent, item: ItemState | undefined): Frame {
+    this.capture = new XmlCapture(this.options.maxMetadataChars, `Descriptor ${tag.name}`);
+    this.capture.open(tag);
+    const interpretation: Interpretation = { identifiers: [], metadataMarker: false };
+    return {
+      kind: 'descriptor',
+      name: tag.name,
+      interpretation,
+      onCaptured: (xml, found) => this.applyDescriptor(xml, found, owner, item),
+    };
+  }
+
+  private applyDescriptor(xml: string, found: Interpretation, owner: DidlItem | DidlComponent, item: ItemState | undefined): void {
+    let recognised = false;
+    if (found.identifiers.length > 0) {
+      recognised = true;
+      if (item) item.identifiers.push(...found.identifiers);
+    }
+    if (found.headers) {
+      recognised = true;
+      owner.headers = [...(owner.headers ?? []), ...found.headers];
+    }
+    if (found.digestValue !== undefined) {
+      recognised = true;
+      owner.digest = { algorithm: found.digestAlgorithm ?? 'SHA-256', value: found.digestValue.toLowerCase() };
+    }
+    if (found.metadataMarker) {
+      recognised = true;
+      if (item) item.isMetadata = true;
+    }
+    if (!recognised) owner.descriptors.push(xml);
+  }
+
+  private openResource(tag: QualifiedTag, parent: Frame): Frame {
+    const component = parent.component!;
+    const resource: DidlResource = {};
+    const mimeType = attribute(tag, 'mimeType');
+    const ref = attribute(tag, 'ref');
+    const encoding = attribute(tag, 'encoding');
+    if (mimeType !== undefined) resource.mimeType = mimeType;
+    component.resources.push(resource);
+    if (ref !== undefined) {
+      resource.ref = ref;
+      const error = checkRef(ref, this.where(), this.identifier());
+      if (error) this.fail(error);
+      return { kind: 'by-ref', name: tag.name };
+    }
+    if (encoding !== undefined && encoding.toLowerCase() !== 'base64') {
+      resource.encoding = encoding;
+      this.fail(new DidlError('ERR_DIDL_UNSUPPORTED_ENCODING', `Resource encoding "${encoding}" is not supported (only base64)`, this.context()));
+      return this.ignore(tag);
+    }
+    if (encoding !== undefined) return this.openByValue(tag, parent, resource);
+    this.capture = new XmlCapture(this.options.maxMetadataChars, `inline Resource ${tag.name}`);
+    this.capture.open(tag);
+    return {
+      kind: 'inline-resource',
+      name: tag.name,
+      interpretation: { identifiers: [], metadataMarker: false },
+      onCaptured: (xml, found) => {
+        resource.inline = xml;
+        if (found.headers) component.headers = [...(component.headers ?? []), ...found.headers];
+        if (found.digestValue !== undefined) component.digest = { algorithm: found.digestAlgorithm ?? 'SHA-256', value: found.digestValue.toLowerCase() };
+      },
+    };
+  }
+
+  private openByValue(tag: QualifiedTag, parent: Frame, resource: DidlResource): Frame {
+    const item = parent.item!;
+    const info = {
+      ...(this.current?.record.header ? { header: this.current.record.header } : {}),
+      ...(this.identifier() !== undefined ? { identifier: this.identifier() } : {}),
+      itemPath: item.index,
+      componentIndex: item.item.components.length - 1,
+      resourceIndex: parent.component!.resources.length - 1,
+      ...(resource.mimeType !== undefined ? { mimeType: resource.mimeType } : {}),
+    };
+    const sink = new ByValueSink(this.options.onDatastream, info, this.options.highWaterMark);
+    const active: ActiveByValue = { sink, decoder: new Base64Decoder(), discarding: false, viaSax: false };
+    this.active = active;
+    resource.byValue = { encoding: 'base64', size: 0, sha256: '' };
+    const byValue = resource.byValue;
+    this.closeByValueHook = () => {
+      const problem = active.discarding ? undefined : active.decoder.end();
+      if (problem) this.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', problem, this.context()));
+      const { size, sha256 } = sink.close();
+      byValue.size = size;
+      byValue.sha256 = sha256;
+      this.schedule(() => sink.settled());
+    };
+    return { kind: 'by-value', name: tag.name };
+  }
+
+  private closeByValueHook: (() => void) | undefined;
+
+  private closeByValue(): void {
+    this.closeByValueHook?.();
+    this.closeByValueHook = undefined;
+    this.active = undefined;
+  }
+
+  private decodeText(text: string): void {
+    const active = this.active;
+    if (!active || active.discarding) return;
+    const bytes = Buffer.from(text, 'utf8');
+    const result = active.decoder.write(bytes);
+    this.deliver(result.bytes);
+    if (result.stoppedAt < bytes.length) {
+      this.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', `character ${JSON.stringify(String.fromCharCode(bytes[result.stoppedAt]!))} is not base64`, this.context()));
+    }
+  }
+
+  private closeItem(state: ItemState): void {
+    const { item, identifiers } = state;
+    if (identifiers.length > 0) item.identifier = identifiers[0];
+    const parent = state.parent;
+    if (!parent) {
+      if (identifiers.length === 0) {
+        this.fail(new DidlError('ERR_DIDL_NO_IDENTIFIER', 'the top Item has no dii:Identifier', this.context()));
+      } else if (identifiers.length > 1) {
+        this.fail(new DidlError('ERR_DIDL_REPEATED_IDENTIFIER', `the top Item has ${identifiers.length} dii:Identifier values (${identifiers.join(', ')})`, this.context()));
+      }
+      return;
+    }
+    if (state.isMetadata) {
+      // aDORe style: a nested Item typed entity#metadata describes its parent.
+      const headers = item.headers ?? item.components.find((c) => c.headers)?.headers;
+      const digest = item.digest ?? item.components.find((c) => c.digest)?.digest;
+      if (headers) parent.item.headers = [...(parent.item.headers ?? []), ...headers];
+      if (digest && !parent.item.digest) parent.item.digest = digest;
+      parent.item.descriptors.push(...item.descriptors);
+      return;
+    }
+    parent.item.items.push(item);
+  }
+
+  private closeRecord(): void {
+    const state = this.current;
+    this.current = undefined;
+    if (!state) return;
+    const { record } = state;
+    if (record.header && !record.header.identifier) {
+      this.fail(new DidlError('ERR_DIDL_NO_IDENTIFIER', 'OAI-PMH header has no identifier', { position: this.where() }), record);
+    }
+    if (state.top) {
+      const identifier = state.top.item.identifier ?? '';
+      const document: DidlDocument = { identifier, item: state.top.item };
+      if (state.documentId !== undefined) document.documentId = state.documentId;
+      record.didl = document;
+      if (!record.error && identifier) {
+        const mismatch = checkDatastreams(document, this.where());
+        if (mismatch) this.fail(mismatch, record);
+      }
+    } else if (this.rootKind === 'didl') {
+      this.fail(new DidlError('ERR_DIDL_NO_IDENTIFIER', 'the DIDL document has no Item', { position: this.where() }), record);
+    }
+    this.records++;
+    const onRecord = this.options.onRecord;
+    if (onRecord) this.schedule(async () => onRecord(record));
+  }
+
+  private interpretCaptured(tag: QualifiedTag, parent: Frame): Frame {
+    const interpretation = parent.interpretation!;
+    const frame: Frame = { kind: 'captured', name: tag.name, interpretation };
+    if (parent.kind === 'http-header') {
+      // One child per header; a `name` attribute carries names that are not XML names.
+      const name = attribute(tag, 'name') ?? tag.local;
+      frame.text = '';
+      frame.onText = (value) => interpretation.headers!.push({ name, value });
+      return frame;
+    }
+    if (parent.kind === 'fixity') {
+      if (tag.uri === NS.premis && tag.local === 'messageDigestAlgorithm') {
+        frame.text = '';
+        frame.onText = (value) => (interpretation.digestAlgorithm = value);
+      } else if (tag.uri === NS.premis && tag.local === 'messageDigest') {
+        frame.text = '';
+        frame.onText = (value) => (interpretation.digestValue = value);
+      }
+      return frame;
+    }
+    if (tag.uri === NS.dii && tag.local === 'Identifier') {
+      frame.text = '';
+      frame.onText = (value) => interpretation.identifiers.push(value);
+    } else if (tag.uri === NS.http && tag.local === 'header') {
+      frame.kind = 'http-header';
+      interpretation.headers ??= [];
+    } else if (tag.uri === NS.premis && tag.local === 'fixity') {
+      frame.kind = 'fixity';
+    } else if (tag.uri === NS.dc && tag.local === 'type') {
+      frame.text = '';
+      frame.onText = (value) => {
+        if (value === METADATA_ENTITY_TYPE) interpretation.metadataMarker = true;
+      };
+    }
+    return frame;
+  }
+
+  private field(tag: QualifiedTag, onText: (text: string) => void): Frame {
+    return { kind: 'field', name: tag.name, text: '', onText };
+  }
+
+  private ignore(tag: QualifiedTag): Frame {
+    return { kind: 'ignore', name: tag.name };
+  }
+
+  private identifier(): string | undefined {
+    const top = this.current?.top;
+    return top?.identifiers[0] ?? this.current?.record.header?.identifier ?? undefined;
+  }
+
+  private context(): { position: DidlPosition; identifier?: string } {
+    const identifier = this.identifier();
+    return identifier ? { position: this.where(), identifier } : { position: this.where() };
+  }
+
+  /** A record-level problem: thrown, or kept on the record so reading can go on. */
+  private fail(error: DidlError, record = this.current?.record): void {
+    if (this.options.recordErrors === 'throw') throw error;
+    if (record && !record.error) record.error = error;
+  }
+
+  private schedule(task: () => Promise<void>): void {
+    this.tasks.push(task);
+  }
+}
+
+function attribute(tag: QualifiedTag, local: string): string | undefined {
+  for (const value of Object.values(tag.attributes) as QualifiedAttribute[]) {
+    if (value.local === local && value.uri === '') return value.value;
+  }
+  return undefined;
+}
+
+function plainAttributes(attributes: Record<string, QualifiedAttribute>): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(attributes)) if (value.uri === '') result[name] = value.value;
+  return result;
+}
+
+function describe(tag: QualifiedTag): string {
+  return tag.uri ? `{${tag.uri}}${tag.local}` : tag.local;
+}

@@ -1,0 +1,82 @@
+import type { QualifiedTag } from 'sax';
+import { DidlError } from './errors.js';
+import { escapeAttribute, escapeText } from './xml-text.js';
+
+/**
+ * Rebuilds an element we do not interpret (an unknown Descriptor, inline Resource XML) as a
+ * self-contained XML string: every namespace in scope at its root is declared on the root, so
+ * the fragment means the same thing wherever it is written again. The text is equivalent to
+ * the input, not byte-identical (attribute quoting and escaping are normalised).
+ */
+export class XmlCapture {
+  private xml = '';
+  private depth = 0;
+  private openTagPending = false;
+
+  constructor(private readonly limit: number, private readonly what: string) {}
+
+  open(tag: QualifiedTag): void {
+    this.closePendingStartTag();
+    let start = `<${tag.name}`;
+    const declared = new Set<string>();
+    for (const [name, attribute] of Object.entries(tag.attributes)) {
+      start += ` ${name}="${escapeAttribute(attribute.value)}"`;
+      if (name === 'xmlns') declared.add('');
+      else if (name.startsWith('xmlns:')) declared.add(name.slice(6));
+    }
+    if (this.depth === 0) {
+      // `ns` holds inherited bindings on its prototype chain: for..in visits them too.
+      for (const prefix in tag.ns) {
+        if (declared.has(prefix) || prefix === 'xml' || prefix === 'xmlns') continue;
+        const uri = tag.ns[prefix]!;
+        start += prefix === '' ? ` xmlns="${escapeAttribute(uri)}"` : ` xmlns:${prefix}="${escapeAttribute(uri)}"`;
+      }
+    }
+    this.append(start);
+    this.openTagPending = true;
+    this.depth++;
+  }
+
+  text(value: string): void {
+    if (value.length === 0) return;
+    this.closePendingStartTag();
+    this.append(escapeText(value));
+  }
+
+  comment(value: string): void {
+    this.closePendingStartTag();
+    this.append(`<!--${value}-->`);
+  }
+
+  /** Closes the current element; returns true when the captured root was closed. */
+  close(name: string): boolean {
+    this.depth--;
+    if (this.openTagPending) {
+      this.xml += '/>';
+      this.openTagPending = false;
+    } else {
+      this.append(`</${name}>`);
+    }
+    return this.depth === 0;
+  }
+
+  get result(): string {
+    return this.xml;
+  }
+
+  private closePendingStartTag(): void {
+    if (this.openTagPending) {
+      this.xml += '>';
+      this.openTagPending = false;
+    }
+  }
+
+  private append(part: string): void {
+    this.xml += part;
+    if (this.xml.length > this.limit) {
+      throw new DidlError('ERR_DIDL_TOO_LARGE', `${this.what} is larger than ${this.limit} characters`, {
+        hint: 'raise maxMetadataChars if such records are expected',
+      });
+    }
+  }
+}
