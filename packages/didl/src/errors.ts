@@ -16,7 +16,7 @@ export type DidlErrorCode =
   | 'ERR_DIDL_TOO_LARGE'
   | 'ERR_DIDL_XML_CHAR'
   | 'ERR_DIDL_INPUT'
-  | 'ERR_DIDL_CONSUMER';
+  | 'ERR_DIDL_OUTPUT_EXISTS';
 
 /** Where in the input document an error was found (1-based line and column). */
 export interface DidlPosition {
