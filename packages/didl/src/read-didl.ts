@@ -45,7 +45,7 @@ const TEXT_STATE = (sax as unknown as { STATE: Record<string, number> }).STATE['
  * of the bytes in a large record, bypasses sax: the driver scans for the next `<` and hands
  * the run to the base64 decoder directly.
  */
-export async function readDidl(input: AsyncIterable<Uint8Array>, options: ReadDidlOptions = {}): Promise<DidlReadSummary> {
+export async function readDidl(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ReadDidlOptions = {}): Promise<DidlReadSummary> {
   const reader = new DidlStreamReader(options);
   try {
     for await (const chunk of input) await reader.write(chunk);
