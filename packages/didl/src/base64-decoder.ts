@@ -6,7 +6,7 @@
  * loop validates while it decodes, takes whitespace anywhere (76-column lines or one
  * long line), carries partial quads across chunks, and counts line breaks so the reader
  * can keep its line/column bookkeeping without scanning the bytes a second time.
- * Measured here at about 700 MB/s of input, eight times sax's throughput.
+ * Measured here at 460-750 MB/s of input (bench/README.md), five or more times sax's throughput.
  */
 
 const INVALID = -1;
@@ -14,7 +14,7 @@ const WHITESPACE = -2;
 const PAD = -3;
 
 const TABLE = buildTable();
-/** Two characters at once: 12 bits, or -1 unless both are in the alphabet (256 KiB, measured 25% faster). */
+/** Two characters at once: 12 bits, or -1 unless both are in the alphabet (256 KiB; faster in one measurement, even in another). */
 const PAIRS = buildPairs();
 
 function buildTable(): Int16Array {

@@ -70,6 +70,10 @@ export class ByValueSink {
     if (!handler) return;
     this.stream = new DatastreamReadable({ highWaterMark });
     const stream = this.stream;
+    // We destroy the stream with the record's error when the record turns out bad; a
+    // handler that discarded the bytes (resume()) or ignored them has no 'error' listener,
+    // and that must not become an uncaught exception. The read rejects with the error anyway.
+    stream.on('error', () => undefined);
     this.consumer = Promise.resolve()
       .then(() => handler({ ...info, bytes: stream }))
       .catch((error: unknown) => {

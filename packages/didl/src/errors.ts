@@ -60,10 +60,11 @@ export class DidlError extends Error {
 }
 
 function formatMessage(message: string, details: DidlErrorDetails): string {
-  let text = message.replace(/\s*\n\s*/g, ' ').trim();
+  let text = message;
   if (details.identifier !== undefined) text += ` (record ${details.identifier})`;
   if (details.position) text += ` at line ${details.position.line}, column ${details.position.column}`;
-  return text;
+  // One line, whatever the input put into the values we quote.
+  return text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
 }
 
 /** True for errors raised by the codec itself (as opposed to I/O or programming errors). */

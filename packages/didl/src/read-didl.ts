@@ -1,10 +1,12 @@
 import { createReadStream } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
 import sax from 'sax';
 import type { DatastreamHandler } from './datastream.js';
 import { DidlError, type DidlPosition } from './errors.js';
 import type { OaiPage } from './model.js';
 import { RecordBuilder, type RecordHandler } from './record-builder.js';
+import { Utf8Segments } from './utf8-text.js';
+import { MarkupNormalizer } from './xml-normalize.js';
+import { findForbiddenXmlChar } from './xml-text.js';
 
 export interface ReadDidlOptions {
   /** Called for each record (a standalone document is one record), awaited before reading on. */
@@ -78,7 +80,8 @@ export async function readDidlFile(path: string, options: ReadDidlOptions = {}):
 class DidlStreamReader {
   private readonly parser: sax.SAXParser;
   private readonly builder: RecordBuilder;
-  private readonly text = new StringDecoder('utf8');
+  private readonly text = new Utf8Segments();
+  private readonly markup = new MarkupNormalizer();
   private started = false;
 
   constructor(options: ReadDidlOptions) {
@@ -111,7 +114,12 @@ class DidlStreamReader {
       if (node.name === 'xml') checkDeclaredEncoding(node.body, this.position());
     };
     parser.onerror = (error) => {
-      throw new DidlError('ERR_DIDL_NOT_WELL_FORMED', `not well-formed XML: ${error.message.split('\n')[0]}`, { position: this.position() });
+      const reason = error.message.split('\n')[0] ?? '';
+      // sax's own bound on a name, attribute value or comment it is still collecting.
+      if (reason.startsWith('Max buffer length exceeded')) {
+        throw new DidlError('ERR_DIDL_TOO_LARGE', `a name, attribute value or comment is longer than 64 KiB (${reason})`, { position: this.position() });
+      }
+      throw new DidlError('ERR_DIDL_NOT_WELL_FORMED', `not well-formed XML: ${reason}`, { position: this.position() });
     };
   }
 
@@ -152,7 +160,11 @@ class DidlStreamReader {
   }
 
   async end(): Promise<void> {
-    const rest = this.text.end();
+    const last = this.text.end();
+    if (last === undefined) {
+      throw new DidlError('ERR_DIDL_TRUNCATED', 'the document ends inside a UTF-8 character (truncated?)', { position: this.position() });
+    }
+    const rest = last + this.markup.flush();
     if (rest) this.parser.write(rest);
     if (!this.started) throw new DidlError('ERR_DIDL_TRUNCATED', 'the document is empty');
     if (!this.builder.rootClosed) {
@@ -187,7 +199,7 @@ class DidlStreamReader {
       const found = bytes[stop]!;
       const shown = found >= 0x20 && found < 0x7f ? JSON.stringify(String.fromCharCode(found)) : `byte 0x${found.toString(16).padStart(2, '0')}`;
       const reason = active.decoder.sawPadding && found !== 0x3d ? `${shown} after base64 padding` : `${shown} is not base64`;
-      this.builder.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', reason, { position: this.position() }));
+      this.builder.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', reason, this.builder.errorContext()));
       this.advance(bytes, stop, end);
       await this.runTasks();
       return end;
@@ -221,7 +233,20 @@ class DidlStreamReader {
   }
 
   private feed(bytes: Buffer): void {
-    const text = this.text.write(bytes);
+    const state = (this.parser as unknown as { state: number }).state;
+    const decoded = this.text.write(bytes);
+    if (decoded === undefined) throw this.notUtf8();
+    const text = this.markup.segment(decoded, state);
+    const forbidden = findForbiddenXmlChar(text);
+    if (forbidden !== -1) {
+      const code = text.charCodeAt(forbidden).toString(16).toUpperCase().padStart(4, '0');
+      const position = this.position();
+      const before = text.slice(0, forbidden);
+      const lines = before.split('\n').length - 1;
+      throw new DidlError('ERR_DIDL_NOT_WELL_FORMED', `not well-formed XML: character U+${code} is not allowed in XML 1.0`, {
+        position: lines === 0 ? { line: position.line, column: position.column + forbidden } : { line: position.line + lines, column: forbidden - before.lastIndexOf('\n') },
+      });
+    }
     if (text.length > 0) this.parser.write(text);
   }
 
@@ -229,6 +254,10 @@ class DidlStreamReader {
     for (let tasks = this.builder.takeTasks(); tasks.length > 0; tasks = this.builder.takeTasks()) {
       for (const task of tasks) await task();
     }
+  }
+
+  private notUtf8(): DidlError {
+    return new DidlError('ERR_DIDL_ENCODING', 'bytes that are not valid UTF-8', { position: this.position() });
   }
 
   private position(): DidlPosition {

@@ -38,6 +38,9 @@ export interface ActiveByValue {
   viaSax: boolean;
 }
 
+/** sax's own limit for names and attribute values, which it checks only between writes. */
+const MAX_ATTRIBUTE_CHARS = 64 * 1024;
+
 interface ItemState {
   item: DidlItem;
   identifiers: string[];
@@ -104,6 +107,11 @@ export class RecordBuilder {
     if (this.stack.length >= this.options.maxDepth) {
       throw new DidlError('ERR_DIDL_TOO_LARGE', `elements are nested deeper than ${this.options.maxDepth} levels`, { position: this.where() });
     }
+    for (const { value } of Object.values(tag.attributes) as QualifiedAttribute[]) {
+      if (value.length > MAX_ATTRIBUTE_CHARS) {
+        throw new DidlError('ERR_DIDL_TOO_LARGE', `an attribute of ${tag.name} is longer than ${MAX_ATTRIBUTE_CHARS} characters`, this.errorContext());
+      }
+    }
     const parent = this.stack[this.stack.length - 1];
     if (this.capture) {
       this.capture.open(tag);
@@ -111,6 +119,9 @@ export class RecordBuilder {
       return;
     }
     if (!parent) {
+      if (this.rootClosed) {
+        throw new DidlError('ERR_DIDL_NOT_WELL_FORMED', `not well-formed XML: a second root element ${tag.name}`, { position: this.where() });
+      }
       this.stack.push(this.openRoot(tag));
       return;
     }
@@ -142,7 +153,7 @@ export class RecordBuilder {
     if (!frame) return;
     if (this.capture) {
       const done = this.capture.close(frame.name);
-      if (frame.text !== undefined) frame.onText?.(frame.text.trim());
+      if (frame.text !== undefined) frame.onText?.(trimXmlSpace(frame.text));
       if (done) {
         const xml = this.capture.result;
         this.capture = undefined;
@@ -150,7 +161,7 @@ export class RecordBuilder {
       }
       return;
     }
-    if (frame.text !== undefined) frame.onText?.(frame.text.trim());
+    if (frame.text !== undefined) frame.onText?.(trimXmlSpace(frame.text));
     switch (frame.kind) {
       case 'by-value':
         this.closeByValue();
@@ -284,7 +295,7 @@ export class RecordBuilder {
         if (local === 'Resource') return this.openResource(tag, parent);
         return this.ignore(tag);
       case 'by-value':
-        this.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', `element ${tag.name} inside base64 content`, this.context()));
+        this.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', `element ${tag.name} inside base64 content`, this.errorContext()));
         return this.ignore(tag);
       default:
         return this.ignore(tag);
@@ -323,7 +334,7 @@ export class RecordBuilder {
   }
 
   private openDescriptor(tag: QualifiedTag, owner: DidlItem | DidlComponent, item: ItemState | undefined): Frame {
-    this.capture = new XmlCapture(this.options.maxMetadataChars, `Descriptor ${tag.name}`);
+    this.capture = new XmlCapture(this.options.maxMetadataChars, `Descriptor ${tag.name}`, () => this.errorContext());
     this.capture.open(tag);
     const interpretation: Interpretation = { identifiers: [], metadataMarker: false };
     return {
@@ -371,11 +382,11 @@ export class RecordBuilder {
     }
     if (encoding !== undefined && encoding.toLowerCase() !== 'base64') {
       resource.encoding = encoding;
-      this.fail(new DidlError('ERR_DIDL_UNSUPPORTED_ENCODING', `Resource encoding "${encoding}" is not supported (only base64)`, this.context()));
+      this.fail(new DidlError('ERR_DIDL_UNSUPPORTED_ENCODING', `Resource encoding "${encoding}" is not supported (only base64)`, this.errorContext()));
       return this.ignore(tag);
     }
     if (encoding !== undefined) return this.openByValue(tag, parent, resource);
-    this.capture = new XmlCapture(this.options.maxMetadataChars, `inline Resource ${tag.name}`);
+    this.capture = new XmlCapture(this.options.maxMetadataChars, `inline Resource ${tag.name}`, () => this.errorContext());
     this.capture.open(tag);
     return {
       kind: 'inline-resource',
@@ -406,7 +417,7 @@ export class RecordBuilder {
     const byValue = resource.byValue;
     this.closeByValueHook = () => {
       const problem = active.discarding ? undefined : active.decoder.end();
-      if (problem) this.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', problem, this.context()));
+      if (problem) this.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', problem, this.errorContext()));
       const { size, sha256 } = sink.close();
       byValue.size = size;
       byValue.sha256 = sha256;
@@ -430,7 +441,11 @@ export class RecordBuilder {
     const result = active.decoder.write(bytes);
     this.deliver(result.bytes);
     if (result.stoppedAt < bytes.length) {
-      this.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', `character ${JSON.stringify(String.fromCharCode(bytes[result.stoppedAt]!))} is not base64`, this.context()));
+      // Everything before the stop is base64, so byte and character indices agree there.
+      const at = result.stoppedAt;
+      const shown = JSON.stringify(String.fromCodePoint(text.codePointAt(at)!));
+      const reason = active.decoder.sawPadding ? `${shown} after base64 padding` : `character ${shown} is not base64`;
+      this.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', reason, { ...this.errorContext(), position: positionInText(text, at, this.where()) }));
     }
   }
 
@@ -440,9 +455,9 @@ export class RecordBuilder {
     const parent = state.parent;
     if (!parent) {
       if (identifiers.length === 0) {
-        this.fail(new DidlError('ERR_DIDL_NO_IDENTIFIER', 'the top Item has no dii:Identifier', this.context()));
+        this.fail(new DidlError('ERR_DIDL_NO_IDENTIFIER', 'the top Item has no dii:Identifier', this.errorContext()));
       } else if (identifiers.length > 1) {
-        this.fail(new DidlError('ERR_DIDL_REPEATED_IDENTIFIER', `the top Item has ${identifiers.length} dii:Identifier values (${identifiers.join(', ')})`, this.context()));
+        this.fail(new DidlError('ERR_DIDL_REPEATED_IDENTIFIER', `the top Item has ${identifiers.length} dii:Identifier values (${identifiers.join(', ')})`, this.errorContext()));
       }
       return;
     }
@@ -533,7 +548,8 @@ export class RecordBuilder {
     return top?.identifiers[0] ?? this.current?.record.header?.identifier ?? undefined;
   }
 
-  private context(): { position: DidlPosition; identifier?: string } {
+  /** Position and record, for errors raised here or by the driver. */
+  errorContext(): { position: DidlPosition; identifier?: string } {
     const identifier = this.identifier();
     return identifier ? { position: this.where(), identifier } : { position: this.where() };
   }
@@ -560,6 +576,23 @@ function plainAttributes(attributes: Record<string, QualifiedAttribute>): Record
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(attributes)) if (value.uri === '') result[name] = value.value;
   return result;
+}
+
+/** Trims XML whitespace only (not NBSP or U+FEFF, which String.prototype.trim also strips). */
+/**
+ * sax reports text when it ends; `where` is that end. Step back to character `at` of the
+ * text: exact for lines as long as the text holds no references to line feeds.
+ */
+function positionInText(text: string, at: number, where: DidlPosition): DidlPosition {
+  const after = text.slice(at);
+  const linesAfter = after.split('\n').length - 1;
+  const lastBreak = text.lastIndexOf('\n', at - 1);
+  if (linesAfter === 0) return { line: where.line, column: Math.max(1, where.column - after.length) };
+  return { line: where.line - linesAfter, column: lastBreak === -1 ? 1 : at - lastBreak };
+}
+
+function trimXmlSpace(text: string): string {
+  return text.replace(/^[ \t\n\r]+|[ \t\n\r]+$/g, '');
 }
 
 function describe(tag: QualifiedTag): string {

@@ -1,5 +1,5 @@
 import type { QualifiedTag } from 'sax';
-import { DidlError } from './errors.js';
+import { DidlError, type DidlErrorDetails } from './errors.js';
 import { escapeAttribute, escapeText } from './xml-text.js';
 
 /**
@@ -13,7 +13,11 @@ export class XmlCapture {
   private depth = 0;
   private openTagPending = false;
 
-  constructor(private readonly limit: number, private readonly what: string) {}
+  constructor(
+    private readonly limit: number,
+    private readonly what: string,
+    private readonly context: () => DidlErrorDetails,
+  ) {}
 
   open(tag: QualifiedTag): void {
     this.closePendingStartTag();
@@ -75,6 +79,7 @@ export class XmlCapture {
     this.xml += part;
     if (this.xml.length > this.limit) {
       throw new DidlError('ERR_DIDL_TOO_LARGE', `${this.what} is larger than ${this.limit} characters`, {
+        ...this.context(),
         hint: 'raise maxMetadataChars if such records are expected',
       });
     }

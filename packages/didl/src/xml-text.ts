@@ -7,6 +7,12 @@ import { DidlError } from './errors.js';
  */
 const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** Index of the first character XML 1.0 forbids in `text`, or -1. */
+export function findForbiddenXmlChar(text: string): number {
+  const match = FORBIDDEN.exec(text);
+  return match ? match.index : -1;
+}
+
 /** Throws ERR_DIDL_XML_CHAR when `value` holds a character XML 1.0 cannot carry. */
 export function assertXmlChars(value: string, what: string): void {
   const match = FORBIDDEN.exec(value);

@@ -22,11 +22,17 @@ export async function writeToString(input: DidlWriteInput, options?: DidlWriteOp
   return xml;
 }
 
+/** Splits a document into chunks of `size` bytes (copies, like a socket would give them). */
+export function split(input: string | Uint8Array, size: number): Buffer[] {
+  const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : Buffer.from(input);
+  const parts: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += size) parts.push(Buffer.from(bytes.subarray(i, i + size)));
+  return parts;
+}
+
 /** Bytes as an async iterable in chunks of `size`, like a file or socket would give them. */
 export function chunked(bytes: Uint8Array, size: number): AsyncIterable<Uint8Array> {
-  const parts: Uint8Array[] = [];
-  for (let i = 0; i < bytes.length; i += size) parts.push(bytes.subarray(i, i + size));
-  return Readable.from(parts, { objectMode: true });
+  return Readable.from(split(bytes, size), { objectMode: true });
 }
 
 /** Collects a stream's bytes. */
