@@ -79,6 +79,11 @@ async function openInput(file: string): Promise<AsyncIterable<Uint8Array>> {
 }
 
 async function main(): Promise<void> {
+  // `didl inspect big.xml | head`: a closed pipe ends the command quietly, as for other tools.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
   try {
     await program.parseAsync(process.argv);
   } catch (error) {
