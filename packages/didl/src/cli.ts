@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { Command, CommanderError } from 'commander';
 import { DidlError } from './errors.js';
 import { extractDatastreams } from './extract-datastreams.js';
+import { statInputFile } from './input-file.js';
 import { formatInspection, inspectDidl } from './inspect-didl.js';
 import { parseHeaderArgument, wrapFile } from './wrap-file.js';
 
@@ -68,13 +68,7 @@ program
 
 async function openInput(file: string): Promise<AsyncIterable<Uint8Array>> {
   if (file === '-') return process.stdin;
-  try {
-    const info = await stat(file);
-    if (!info.isFile()) throw new DidlError('ERR_DIDL_INPUT', `${file} is not a regular file`);
-  } catch (error) {
-    if (error instanceof DidlError) throw error;
-    throw new DidlError('ERR_DIDL_INPUT', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-  }
+  await statInputFile(file);
   return createReadStream(file, { highWaterMark: 1 << 20 });
 }
 

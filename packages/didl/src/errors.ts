@@ -59,12 +59,16 @@ export class DidlError extends Error {
   }
 }
 
+const MAX_MESSAGE = 1000;
+
 function formatMessage(message: string, details: DidlErrorDetails): string {
   let text = message;
   if (details.identifier !== undefined) text += ` (record ${details.identifier})`;
   if (details.position) text += ` at line ${details.position.line}, column ${details.position.column}`;
-  // One line, whatever the input put into the values we quote.
-  return text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+  // One line, whatever the input put into the values we quote, and of a readable length
+  // (a quoted value may be megabytes long). No \s* around the class: that is quadratic.
+  text = text.replace(/[\r\n]+/g, ' ').trim();
+  return text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE / 2)} … ${text.slice(-MAX_MESSAGE / 2)}` : text;
 }
 
 /** True for errors raised by the codec itself (as opposed to I/O or programming errors). */

@@ -4,6 +4,7 @@ import type { DatastreamHandler } from './datastream.js';
 import { DidlError, type DidlPosition } from './errors.js';
 import type { OaiPage } from './model.js';
 import { RecordBuilder, type RecordHandler } from './record-builder.js';
+import { inputFileError } from './input-file.js';
 import { Utf8Segments } from './utf8-text.js';
 import { MarkupNormalizer } from './xml-normalize.js';
 import { findForbiddenXmlChar } from './xml-text.js';
@@ -66,12 +67,7 @@ export async function readDidlFile(path: string, options: ReadDidlOptions = {}):
     stream = createReadStream(path, { highWaterMark: 1 << 20 });
     return await readDidl(stream, options);
   } catch (error) {
-    if (error instanceof DidlError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
-      throw new DidlError('ERR_DIDL_INPUT', `cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : 'permission denied'}`);
-    }
-    throw error;
+    throw inputFileError(path, error) ?? error;
   } finally {
     stream?.destroy();
   }

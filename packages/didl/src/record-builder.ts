@@ -5,6 +5,7 @@ import { DidlError, type DidlPosition } from './errors.js';
 import type { DidlComponent, DidlDocument, DidlItem, DidlResource, HttpHeader, OaiHeader, OaiPage } from './model.js';
 import { METADATA_ENTITY_TYPE, NS } from './namespaces.js';
 import { checkDatastreams, checkRef } from './record-checks.js';
+import { attribute, describe, plainAttributes, positionInText, trimXmlSpace } from './sax-helpers.js';
 import { XmlCapture } from './xml-capture.js';
 
 /** One record as the reader hands it over: an OAI-PMH header, a DIDL document, or both. */
@@ -563,38 +564,4 @@ export class RecordBuilder {
   private schedule(task: () => Promise<void>): void {
     this.tasks.push(task);
   }
-}
-
-function attribute(tag: QualifiedTag, local: string): string | undefined {
-  for (const value of Object.values(tag.attributes) as QualifiedAttribute[]) {
-    if (value.local === local && value.uri === '') return value.value;
-  }
-  return undefined;
-}
-
-function plainAttributes(attributes: Record<string, QualifiedAttribute>): Record<string, string> {
-  const result: Record<string, string> = {};
-  for (const [name, value] of Object.entries(attributes)) if (value.uri === '') result[name] = value.value;
-  return result;
-}
-
-/** Trims XML whitespace only (not NBSP or U+FEFF, which String.prototype.trim also strips). */
-/**
- * sax reports text when it ends; `where` is that end. Step back to character `at` of the
- * text: exact for lines as long as the text holds no references to line feeds.
- */
-function positionInText(text: string, at: number, where: DidlPosition): DidlPosition {
-  const after = text.slice(at);
-  const linesAfter = after.split('\n').length - 1;
-  const lastBreak = text.lastIndexOf('\n', at - 1);
-  if (linesAfter === 0) return { line: where.line, column: Math.max(1, where.column - after.length) };
-  return { line: where.line - linesAfter, column: lastBreak === -1 ? 1 : at - lastBreak };
-}
-
-function trimXmlSpace(text: string): string {
-  return text.replace(/^[ \t\n\r]+|[ \t\n\r]+$/g, '');
-}
-
-function describe(tag: QualifiedTag): string {
-  return tag.uri ? `{${tag.uri}}${tag.local}` : tag.local;
 }

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { DidlError } from './errors.js';
+import { statInputFile } from './input-file.js';
 import { guessMimeType } from './mime-types.js';
 import type { HttpHeader } from './model.js';
 import { writeDidl, type DidlWriteOptions } from './write-didl.js';
@@ -28,7 +28,7 @@ export interface WrapFileOptions {
  * content), never held in memory.
  */
 export async function* wrapFile(path: string, options: WrapFileOptions, writeOptions: DidlWriteOptions = {}): AsyncGenerator<string> {
-  const info = await statRegularFile(path);
+  const info = await statInputFile(path);
   const url = parseHttpUrl(options.identifier, 'identifier');
   const ref = options.ref ?? url.href;
   parseHttpUrl(ref, 'ref');
@@ -63,17 +63,6 @@ export function parseHeaderArgument(text: string): HttpHeader {
   const colon = text.indexOf(':');
   if (colon <= 0) throw new DidlError('ERR_DIDL_BAD_HEADER', `header "${text}" is not of the form "Name: value"`);
   return { name: text.slice(0, colon).trim(), value: text.slice(colon + 1).trim() };
-}
-
-async function statRegularFile(path: string) {
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) throw new DidlError('ERR_DIDL_INPUT', `${path} is not a regular file`);
-    return info;
-  } catch (error) {
-    if (error instanceof DidlError) throw error;
-    throw new DidlError('ERR_DIDL_INPUT', `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-  }
 }
 
 function parseHttpUrl(text: string, what: string): URL {
