@@ -7,6 +7,7 @@
  * writeDidl -> readDidl. Last, a seeded fuzz loop over the reader.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -555,4 +556,24 @@ test('fuzz: 300 seeded mutations of a By-Value document each read as good or ref
   t.diagnostic(`outcomes: ${JSON.stringify(Object.fromEntries(outcomes))} in ${elapsed} ms`);
   assert.ok(elapsed < 30_000, `300 reads took ${elapsed} ms`);
   assert.ok(outcomes.size >= 3, 'the mutations hardly varied the outcome');
+});
+
+test('megabytes of whitespace in a value cost linear time, not quadratic (no regular-expression blow-up)', () => {
+  // A quadratic pattern blocks the event loop, where no timer can fire: run the read in a
+  // child process that a timeout can kill.
+  const script = `
+    import { readDidl } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+    const ws = ' '.repeat(2_000_000) + 'x';
+    const doc = '<didl:DIDL xmlns:didl="urn:mpeg:mpeg21:2002:02-DIDL-NS" xmlns:dii="urn:mpeg:mpeg21:2002:01-DII-NS" xmlns:http="http://www.openarchives.org/OAI/2.0/http_header/">' +
+      '<didl:Item><didl:Descriptor><didl:Statement mimeType="a"><dii:Identifier>http://x/' + ws + '</dii:Identifier></didl:Statement></didl:Descriptor>' +
+      '<didl:Descriptor><didl:Statement mimeType="a"><http:header><http:Content-Length>' + ws + '</http:Content-Length></http:header></didl:Statement></didl:Descriptor>' +
+      '<didl:Component><didl:Resource mimeType="a" encoding="base64">QQ==</didl:Resource></didl:Component></didl:Item></didl:DIDL>';
+    try { await readDidl([Buffer.from(doc)]); console.log('read'); } catch (error) { console.log(error.code, error.message.length); }
+  `;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(run.signal, null, 'the read was killed after 60 s: superlinear time');
+  assert.equal(run.status, 0, run.stderr);
+  const [code, length] = run.stdout.trim().split(' ');
+  assert.equal(code, 'ERR_DIDL_BAD_HEADER');
+  assert.ok(Number(length) <= 1010, `message of ${length} characters`);
 });
