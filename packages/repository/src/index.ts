@@ -1,3 +1,15 @@
-// Public API of this package. It is an empty shell until its issue is worked on;
-// see the package README for what it will hold.
-export {};
+export { createRepository, normalizeBaseUrl, type Repository } from './repository.js';
+export { DEFAULTS, defaultIndexPath, type RepositoryOptions } from './repository-options.js';
+export { RepositoryError, isRepositoryError, type RepositoryErrorCode } from './errors.js';
+export type { IndexedFile, HeaderField } from './model.js';
+export type { ScanSummary, ScanProgress } from './site-indexer.js';
+export { AccessControl, challengeHeader, type Viewer } from './access-control.js';
+export { loadAuthFile, parseAuthFile, type AuthConfig, type ProtectRule } from './auth-file.js';
+export { hashPassword, verifyPassword } from './password-hash.js';
+export { createExportPolicy, DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS, type ExportPolicy, type ExclusionReason } from './export-policy.js';
+export { encodeUrlPath, identifierForPath, pathForIdentifier, pathForUrlPath } from './url-path.js';
+export { setSpecForMimeType, mimeTypeForSetSpec, setSpecAncestors, setNameFor, isValidSetSpec } from './set-spec.js';
+export { mimeTypeForPath } from './mime-type.js';
+export { fileHeaders, entityTag } from './file-headers.js';
+export { formatDatestamp, parseOaiDate } from './oai-date.js';
+export { HTTP_HEADER_SCHEMA_PATH } from './metadata-formats.js';

@@ -1,0 +1,299 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { RepositoryError } from './errors.js';
+import type { IndexedFile } from './model.js';
+
+/** What the scanner learnt about one exported file (everything but the id and datestamp). */
+export type FileFacts = Omit<IndexedFile, 'id' | 'datestamp' | 'deleted'>;
+
+/** A window of a list, in (datestamp, id) order. */
+export interface ListQuery {
+  /** Inclusive bounds in seconds. */
+  from?: number;
+  until: number;
+  /** Only items in this set or below it (`mime:image` takes `mime:image:gif`). */
+  setSpec?: string;
+  /** Keyset: only items after this one. */
+  after?: { datestamp: number; id: number };
+  /** Path prefixes the requester may not see (see access-control.ts for the rule). */
+  hiddenPrefixes: readonly string[];
+  limit: number;
+}
+
+interface RecordRow {
+  id: number;
+  path: string;
+  datestamp: number;
+  deleted: number;
+  mime_type: string;
+  set_spec: string;
+  size: number;
+  mtime_ns: string;
+  ctime_ns: string;
+  file_key: string;
+  sha256: string;
+}
+
+const SCHEMA_VERSION = '1';
+
+/**
+ * The repository's index in SQLite (WAL): every file ever exported, live or deleted, so
+ * that requests never walk the file tree and deletions stay reportable (deletedRecord
+ * persistent). Rows are never removed.
+ */
+export class FileIndex {
+  readonly file: string;
+  readonly tokenKey: Buffer;
+  private readonly db: Database.Database;
+  private readonly statements: ReturnType<FileIndex['prepare']>;
+  private clockHighWater: number;
+
+  private constructor(file: string, db: Database.Database) {
+    this.file = file;
+    this.db = db;
+    this.statements = this.prepare();
+    this.tokenKey = Buffer.from(this.meta('token_key') ?? this.initMeta('token_key', randomBytes(32).toString('hex')), 'hex');
+    this.clockHighWater = Number(this.meta('clock_high_water') ?? '0');
+  }
+
+  /** Opens (creating when absent) the index at `file`. */
+  static open(file: string): FileIndex {
+    let db: Database.Database;
+    try {
+      if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+      db = new Database(file);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.pragma('busy_timeout = 5000');
+      createSchema(db);
+    } catch (error) {
+      throw new RepositoryError('ERR_REPO_INDEX', `cannot open the index ${file}: ${(error as Error).message}`, {
+        cause: error,
+        hint: 'check --index points to a writable file of this repository',
+      });
+    }
+    return new FileIndex(file, db);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** True when the index has never held a file: the first scan may then use mtimes. */
+  isEmpty(): boolean {
+    return this.statements.any.get() === undefined;
+  }
+
+  /**
+   * The datestamp for a change observed now: never earlier than one already given out, so
+   * the datestamps of an identifier never go backwards even if the system clock does.
+   */
+  observationDatestamp(nowSeconds = Math.floor(Date.now() / 1000)): number {
+    if (nowSeconds > this.clockHighWater) {
+      this.clockHighWater = nowSeconds;
+      this.statements.setMeta.run('clock_high_water', String(nowSeconds));
+    }
+    return this.clockHighWater;
+  }
+
+  byPath(path: string): IndexedFile | undefined {
+    const row = this.statements.byPath.get(path) as RecordRow | undefined;
+    return row && toFile(row);
+  }
+
+  /** Adds or replaces the live version of a file with the given datestamp. */
+  putVersion(facts: FileFacts, datestamp: number, scanGeneration = 0): IndexedFile {
+    this.statements.upsert.run({ ...factsRow(facts), datestamp, scan_gen: scanGeneration });
+    return this.byPath(facts.path)!;
+  }
+
+  /** Updates what only tells whether to re-hash (a chmod, a rename onto itself): no new datestamp. */
+  putStat(path: string, facts: Pick<FileFacts, 'ctimeNs' | 'fileKey' | 'mtimeNs'>, scanGeneration = 0): void {
+    this.statements.updateStat.run({
+      path,
+      ctime_ns: String(facts.ctimeNs),
+      mtime_ns: String(facts.mtimeNs),
+      file_key: facts.fileKey,
+      scan_gen: scanGeneration,
+    });
+  }
+
+  /** Records that a scan saw this path unchanged. */
+  markSeen(path: string, scanGeneration: number): void {
+    this.statements.markSeen.run(scanGeneration, path);
+  }
+
+  markDeleted(path: string, datestamp: number): void {
+    this.statements.markDeleted.run(datestamp, path);
+  }
+
+  /** Live paths (below `folder`, when given) that a scan of generation `scanGeneration` did not see. */
+  unseenLivePaths(scanGeneration: number, folder = ''): string[] {
+    const rows = folder === ''
+      ? this.statements.unseen.all(scanGeneration)
+      : this.statements.unseenBelow.all(scanGeneration, `${folder}/`, `${folder}0`);
+    return (rows as { path: string }[]).map((row) => row.path);
+  }
+
+  /** Next scan generation number (persisted, so it survives restarts). */
+  nextScanGeneration(): number {
+    const next = Number(this.meta('scan_generation') ?? '0') + 1;
+    this.statements.setMeta.run('scan_generation', String(next));
+    return next;
+  }
+
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work)();
+  }
+
+  /** Items of a list window, in (datestamp, id) order, deleted ones included. */
+  list(query: ListQuery): IndexedFile[] {
+    const { sql, params } = listSql('SELECT *', query);
+    const rows = this.db.prepare(`${sql} ORDER BY datestamp, id LIMIT ?`).all(...params, query.limit) as RecordRow[];
+    return rows.map(toFile);
+  }
+
+  /** How many items a list window holds (for completeListSize). */
+  count(query: Omit<ListQuery, 'limit' | 'after'>): number {
+    const { sql, params } = listSql('SELECT count(*) AS n', query);
+    return (this.db.prepare(sql).get(...params) as { n: number }).n;
+  }
+
+  earliestDatestamp(): number | undefined {
+    const row = this.statements.earliest.get() as { d: number | null };
+    return row.d ?? undefined;
+  }
+
+  /** setSpecs of live items the requester may see (leaf sets only; callers add ancestors). */
+  liveSetSpecs(hiddenPrefixes: readonly string[]): string[] {
+    const hidden = hiddenClause(hiddenPrefixes);
+    const rows = this.db
+      .prepare(`SELECT DISTINCT set_spec FROM records WHERE deleted = 0${hidden.sql} ORDER BY set_spec`)
+      .all(...hidden.params) as { set_spec: string }[];
+    return rows.map((row) => row.set_spec);
+  }
+
+  private meta(key: string): string | undefined {
+    return (this.statements.getMeta.get(key) as { value: string } | undefined)?.value;
+  }
+
+  private initMeta(key: string, value: string): string {
+    this.statements.setMeta.run(key, value);
+    return value;
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      any: db.prepare('SELECT 1 FROM records LIMIT 1'),
+      getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
+      setMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+      byPath: db.prepare('SELECT * FROM records WHERE path = ?'),
+      upsert: db.prepare(`
+        INSERT INTO records (path, datestamp, deleted, mime_type, set_spec, size, mtime_ns, ctime_ns, file_key, sha256, scan_gen)
+        VALUES (@path, @datestamp, 0, @mime_type, @set_spec, @size, @mtime_ns, @ctime_ns, @file_key, @sha256, @scan_gen)
+        ON CONFLICT (path) DO UPDATE SET datestamp = excluded.datestamp, deleted = 0, mime_type = excluded.mime_type,
+          set_spec = excluded.set_spec, size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns,
+          file_key = excluded.file_key, sha256 = excluded.sha256, scan_gen = excluded.scan_gen`),
+      updateStat: db.prepare(
+        'UPDATE records SET ctime_ns = @ctime_ns, mtime_ns = @mtime_ns, file_key = @file_key, scan_gen = max(scan_gen, @scan_gen) WHERE path = @path',
+      ),
+      markSeen: db.prepare('UPDATE records SET scan_gen = ? WHERE path = ?'),
+      markDeleted: db.prepare('UPDATE records SET deleted = 1, datestamp = ? WHERE path = ? AND deleted = 0'),
+      unseen: db.prepare('SELECT path FROM records WHERE deleted = 0 AND scan_gen < ?'),
+      // '/' + 1 is '0': [folder + '/', folder + '0') is everything below the folder.
+      unseenBelow: db.prepare('SELECT path FROM records WHERE deleted = 0 AND scan_gen < ? AND path >= ? AND path < ?'),
+      earliest: db.prepare('SELECT min(datestamp) AS d FROM records'),
+    };
+  }
+}
+
+function createSchema(db: Database.Database): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS records (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      path TEXT NOT NULL UNIQUE,
+      datestamp INTEGER NOT NULL,
+      deleted INTEGER NOT NULL DEFAULT 0,
+      mime_type TEXT NOT NULL,
+      set_spec TEXT NOT NULL,
+      size INTEGER NOT NULL,
+      mtime_ns TEXT NOT NULL,
+      ctime_ns TEXT NOT NULL,
+      file_key TEXT NOT NULL,
+      sha256 TEXT NOT NULL,
+      scan_gen INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX IF NOT EXISTS records_by_datestamp ON records (datestamp, id);
+    CREATE INDEX IF NOT EXISTS records_by_set ON records (set_spec, datestamp, id);
+  `);
+  const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
+  if (!version) db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
+  else if (version.value !== SCHEMA_VERSION) throw new Error(`index schema version ${version.value}, this program reads ${SCHEMA_VERSION}`);
+}
+
+function listSql(select: string, query: Omit<ListQuery, 'limit'>): { sql: string; params: unknown[] } {
+  let sql = `${select} FROM records WHERE datestamp <= ?`;
+  const params: unknown[] = [query.until];
+  if (query.from !== undefined) {
+    sql += ' AND datestamp >= ?';
+    params.push(query.from);
+  }
+  if (query.after) {
+    sql += ' AND (datestamp, id) > (?, ?)';
+    params.push(query.after.datestamp, query.after.id);
+  }
+  if (query.setSpec !== undefined) {
+    // `:` is followed by `;` in ASCII: [spec + ':', spec + ';') holds exactly the subsets.
+    sql += ' AND (set_spec = ? OR (set_spec >= ? AND set_spec < ?))';
+    params.push(query.setSpec, `${query.setSpec}:`, `${query.setSpec};`);
+  }
+  const hidden = hiddenClause(query.hiddenPrefixes);
+  return { sql: sql + hidden.sql, params: [...params, ...hidden.params] };
+}
+
+/** SQL for "not under any of these prefixes", with the rule of access-control.ts. */
+function hiddenClause(prefixes: readonly string[]): { sql: string; params: unknown[] } {
+  let sql = '';
+  const params: unknown[] = [];
+  for (const prefix of prefixes) {
+    if (prefix === '') return { sql: ' AND 0', params: [] }; // sees nothing at all
+    const folder = prefix.endsWith('/') ? prefix : `${prefix}/`;
+    // '/' + 1 is '0': [folder, folder with '/' replaced by '0') is everything below it.
+    sql += ' AND NOT (path = ? OR (path >= ? AND path < ?))';
+    params.push(prefix, folder, `${folder.slice(0, -1)}0`);
+  }
+  return { sql, params };
+}
+
+function toFile(row: RecordRow): IndexedFile {
+  return {
+    id: row.id,
+    path: row.path,
+    datestamp: row.datestamp,
+    deleted: row.deleted !== 0,
+    mimeType: row.mime_type,
+    setSpec: row.set_spec,
+    size: row.size,
+    mtimeNs: BigInt(row.mtime_ns),
+    ctimeNs: BigInt(row.ctime_ns),
+    fileKey: row.file_key,
+    sha256: row.sha256,
+  };
+}
+
+function factsRow(facts: FileFacts) {
+  return {
+    path: facts.path,
+    mime_type: facts.mimeType,
+    set_spec: facts.setSpec,
+    size: facts.size,
+    mtime_ns: String(facts.mtimeNs),
+    ctime_ns: String(facts.ctimeNs),
+    file_key: facts.fileKey,
+    sha256: facts.sha256,
+  };
+}

@@ -1,0 +1,153 @@
+import { createHash } from 'node:crypto';
+import { constants, type BigIntStats } from 'node:fs';
+import { open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import type { ExportPolicy } from './export-policy.js';
+import type { FileFacts } from './file-index.js';
+import type { IndexedFile } from './model.js';
+import { mimeTypeForPath } from './mime-type.js';
+import { setSpecForMimeType } from './set-spec.js';
+import { isAddressablePath } from './url-path.js';
+
+/** Why a path that exists is not exported (beyond the name rules of the export policy). */
+export type NotExportedReason =
+  | 'hidden'
+  | 'excluded'
+  | 'runs-on-server'
+  | 'reserved'
+  | 'unreadable'
+  | 'not-a-regular-file'
+  | 'outside-root'
+  | 'unaddressable';
+
+export type Inspection =
+  | { kind: 'file'; facts: FileFacts; unchanged: boolean }
+  | { kind: 'not-exported'; reason: NotExportedReason }
+  | { kind: 'absent' };
+
+/** The root directory, resolved once: every served file must resolve below `real`. */
+export interface SiteRoot {
+  real: string;
+}
+
+// O_NONBLOCK: opening a fifo must not wait for a writer; O_NOCTTY: never adopt a terminal.
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+const HASH_CHUNK = 1 << 20;
+
+/**
+ * Looks at one path as the server would serve it: applies the export rules, opens it,
+ * checks that what was opened is a readable regular file whose real location is inside the
+ * root (a symbolic link may point elsewhere), and hashes it unless the index already holds
+ * this exact version. Every check is made on the opened descriptor, so a symlink swapped in
+ * between two checks cannot point the answer at another file.
+ */
+export async function inspectFile(
+  root: SiteRoot,
+  relPath: string,
+  policy: ExportPolicy,
+  known?: IndexedFile,
+): Promise<Inspection> {
+  const nameReason = policy.excludedReason(relPath);
+  if (nameReason) return { kind: 'not-exported', reason: nameReason };
+  // A name no URL can carry (control characters, backslashes, over-long): it has no identifier.
+  if (!isAddressablePath(relPath)) return { kind: 'not-exported', reason: 'unaddressable' };
+
+  let handle: FileHandle;
+  try {
+    handle = await open(join(root.real, relPath), OPEN_FLAGS);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'absent' };
+    if (code === 'ENXIO') return { kind: 'not-exported', reason: 'not-a-regular-file' }; // a socket
+    return { kind: 'not-exported', reason: 'unreadable' };
+  }
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const stats = await handle.stat({ bigint: true });
+      if (!stats.isFile()) return { kind: 'not-exported', reason: 'not-a-regular-file' };
+      // Mode 000 (or no read bit at all) means nobody is meant to read it, even a server run as root.
+      if ((stats.mode & 0o444n) === 0n) return { kind: 'not-exported', reason: 'unreadable' };
+
+      const realRelPath = await realPathBelowRoot(root, handle, join(root.real, relPath), stats);
+      if (realRelPath === null) return { kind: 'not-exported', reason: 'outside-root' };
+      if (realRelPath !== relPath) {
+        const targetReason = policy.excludedReason(realRelPath);
+        if (targetReason) return { kind: 'not-exported', reason: targetReason };
+      }
+
+      const signature = statSignature(stats);
+      if (known && !known.deleted && sameSignature(known, signature)) {
+        return { kind: 'file', facts: factsOf(known), unchanged: true };
+      }
+      const { sha256, bytes } = await hashHandle(handle);
+      const after = statSignature(await handle.stat({ bigint: true }));
+      // Written to while we read it: look again (a few times), so digest and size agree.
+      if ((bytes !== Number(stats.size) || !sameSignature(after, signature)) && attempt < 3) continue;
+      const mimeType = mimeTypeForPath(relPath);
+      return {
+        kind: 'file',
+        unchanged: false,
+        facts: { ...signature, path: relPath, mimeType, setSpec: setSpecForMimeType(mimeType), size: bytes, sha256 },
+      };
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The facts that tell whether a file may have changed since it was hashed. */
+export interface StatSignature {
+  size: number;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+  fileKey: string;
+}
+
+export function statSignature(stats: BigIntStats): StatSignature {
+  return { size: Number(stats.size), mtimeNs: stats.mtimeNs, ctimeNs: stats.ctimeNs, fileKey: `${stats.dev}:${stats.ino}` };
+}
+
+export function sameSignature(a: StatSignature, b: StatSignature): boolean {
+  return a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.fileKey === b.fileKey;
+}
+
+function factsOf(file: IndexedFile): FileFacts {
+  const { id: _id, datestamp: _datestamp, deleted: _deleted, ...facts } = file;
+  return facts;
+}
+
+/**
+ * Where the opened file really is, relative to the root, or null when outside it. On Linux
+ * /proc/self/fd names the descriptor's own path (race-free); elsewhere realpath() is
+ * checked against the descriptor's device and inode.
+ */
+async function realPathBelowRoot(root: SiteRoot, handle: FileHandle, path: string, stats: BigIntStats): Promise<string | null> {
+  let real: string;
+  try {
+    real = await readlink(`/proc/self/fd/${handle.fd}`);
+  } catch {
+    try {
+      real = await realpath(path);
+      const check = await stat(real, { bigint: true });
+      if (check.dev !== stats.dev || check.ino !== stats.ino) return null;
+    } catch {
+      return null;
+    }
+  }
+  const prefix = root.real.endsWith(sep) ? root.real : root.real + sep;
+  if (!real.startsWith(prefix)) return null;
+  return real.slice(prefix.length).split(sep).join('/');
+}
+
+async function hashHandle(handle: FileHandle): Promise<{ sha256: string; bytes: number }> {
+  const hash = createHash('sha256');
+  const buffer = Buffer.allocUnsafe(HASH_CHUNK);
+  let bytes = 0;
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, 0, HASH_CHUNK, bytes);
+    if (bytesRead === 0) break;
+    hash.update(buffer.subarray(0, bytesRead));
+    bytes += bytesRead;
+  }
+  return { sha256: hash.digest('hex'), bytes };
+}

@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
+import type { MetadataFormat } from './metadata-formats.js';
+import type { IndexedFile } from './model.js';
+import { headerXml } from './oai-xml.js';
+import { openIndexedFile } from './open-indexed-file.js';
+import type { SiteIndexer } from './site-indexer.js';
+
+const READ_CHUNK = 256 * 1024;
+
+/**
+ * Writes one `<record>`: the header, and for a live item its metadata in `format`. The file
+ * is opened and checked against the index first, so the record describes the bytes on disk
+ * now; a file that changed since the index looked is re-indexed and written as it is now
+ * (with its new datestamp), a file that is gone as a deleted header. Returns the number of
+ * By-Value bytes written, which bounds the size of a ListRecords page.
+ */
+export async function* writeRecord(
+  indexer: SiteIndexer,
+  listed: IndexedFile,
+  identifier: string,
+  format: MetadataFormat,
+  byValueMax: number,
+): AsyncGenerator<string, number> {
+  if (listed.deleted) {
+    yield `<record>${headerXml(listed, identifier)}</record>\n`;
+    return 0;
+  }
+  const opened = await openIndexedFile(indexer, listed);
+  if (!opened) {
+    const now = indexer.index.byPath(listed.path) ?? { ...listed, deleted: true };
+    yield `<record>${headerXml(now.deleted ? now : { ...now, deleted: true }, identifier)}</record>\n`;
+    return 0;
+  }
+  const { file, handle } = opened;
+  try {
+    const byValue = format.carriesContent && file.size <= byValueMax ? readChecked(indexer, handle, file) : undefined;
+    yield `<record>${headerXml(file, identifier)}<metadata>\n`;
+    yield* format.write({ file, identifier, ...(byValue ? { byValue } : {}) });
+    yield '</metadata></record>\n';
+    return byValue ? file.size : 0;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The file's bytes, hashed on the way. If they turn out not to be the indexed version
+ * (written to in place while being sent), the index is refreshed and the stream fails:
+ * the response is cut off rather than a record sent whose digest does not match its bytes.
+ */
+async function* readChecked(indexer: SiteIndexer, handle: FileHandle, file: IndexedFile): AsyncGenerator<Uint8Array> {
+  const hash = createHash('sha256');
+  let position = 0;
+  while (position < file.size) {
+    const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK, file.size - position));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+    if (bytesRead === 0) break;
+    const chunk = buffer.subarray(0, bytesRead);
+    hash.update(chunk);
+    position += bytesRead;
+    yield chunk;
+  }
+  if (position !== file.size || hash.digest('hex') !== file.sha256) {
+    await indexer.refresh(file.path);
+    throw new Error(`${file.path} changed while it was being sent`);
+  }
+}

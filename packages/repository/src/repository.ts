@@ -1,0 +1,174 @@
+import { stat, realpath } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AccessControl } from './access-control.js';
+import { emptyAuthConfig } from './auth-file.js';
+import { RepositoryError } from './errors.js';
+import { createExportPolicy } from './export-policy.js';
+import { FileIndex } from './file-index.js';
+import { metadataFormats } from './metadata-formats.js';
+import { OaiProvider } from './oai-provider.js';
+import { DEFAULTS, defaultIndexPath, type RepositoryOptions } from './repository-options.js';
+import { handleRequest, type RequestHandlerContext } from './request-handler.js';
+import { logRequest } from './request-log.js';
+import { SiteIndexer, type ScanSummary } from './site-indexer.js';
+
+/** A running repository: an HTTP server (not yet listening), its index and its scanner. */
+export interface Repository {
+  readonly server: Server;
+  /** The request listener, for mounting in another node:http server. */
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** The base URL (known once given or once listening). */
+  readonly baseUrl: string;
+  readonly indexFile: string;
+  /** Starts listening; resolves with the base URL. */
+  listen(port?: number, host?: string): Promise<string>;
+  /** Rescans the whole tree now (or joins the scan already running). */
+  scan(): Promise<ScanSummary>;
+  /** Stops listening, watching and scanning, and closes the index. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens (or creates) the index of `options.root` and scans the tree. When the index is new,
+ * the scan completes before this resolves: the first datestamps come from file mtimes, and
+ * serving a list before every old file is in would hide those files from the next
+ * incremental harvest. An existing index is served at once and rescanned in the background.
+ */
+export async function createRepository(options: RepositoryOptions): Promise<Repository> {
+  const realRoot = await resolveRoot(options.root);
+  const policy = createExportPolicy({
+    ...(options.excludes ? { excludes: options.excludes } : {}),
+    ...(options.runExtensions ? { runExtensions: options.runExtensions } : {}),
+    reservedRootNames: ['oai'],
+  });
+  const indexFile = options.index ?? defaultIndexPath(realRoot);
+  const index = FileIndex.open(indexFile);
+  const indexer = new SiteIndexer({ real: realRoot }, index, policy);
+  const log = options.log ?? (() => undefined);
+  const settings = {
+    repositoryName: options.repositoryName ?? `Web files of ${realRoot}`,
+    adminEmails: (options.adminEmails ?? []).map(checkEmail),
+    pageRecords: positive(options.pageRecords ?? DEFAULTS.pageRecords, 'page-records'),
+    pageIdentifiers: positive(options.pageIdentifiers ?? DEFAULTS.pageIdentifiers, 'page-identifiers'),
+    pageBytes: positive(options.pageBytes ?? DEFAULTS.pageBytes, 'page-bytes'),
+    byValueMax: nonNegative(options.byValueMax ?? DEFAULTS.byValueMax, 'by-value-max'),
+  };
+  const provider = new OaiProvider(index, indexer, settings, metadataFormats);
+  const access = new AccessControl(options.auth ?? emptyAuthConfig());
+
+  let baseUrl = options.baseUrl === undefined ? '' : normalizeBaseUrl(options.baseUrl);
+  const context: RequestHandlerContext = {
+    index,
+    indexer,
+    provider,
+    access,
+    baseUrl: () => baseUrl,
+    log,
+  };
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    let user: string | null = null;
+    logRequest(req, res, () => user, log);
+    handleRequest(req, res, context, (name) => {
+      user = name;
+    }).catch((error: unknown) => {
+      log(`error: ${req.method} ${req.url}: ${(error as Error).message}`);
+      if (!res.headersSent) {
+        res.statusCode = 500;
+        res.end('internal error\n');
+      } else res.destroy();
+    });
+  };
+  const server = createServer({ requestTimeout: 0 }, handler);
+
+  const firstScan = indexer.scan(options.onScanProgress);
+  if (index.isEmpty()) await firstScan;
+  else firstScan.catch((error: unknown) => log(`scan failed: ${(error as Error).message}`));
+  if (options.watch ?? true) indexer.startWatching((error) => log(`watching the tree failed (rescans go on): ${error.message}`));
+  const rescanSeconds = options.rescanSeconds ?? DEFAULTS.rescanSeconds;
+  const timer =
+    rescanSeconds > 0
+      ? setInterval(() => {
+          indexer.scan().catch((error: unknown) => log(`rescan failed: ${(error as Error).message}`));
+        }, rescanSeconds * 1000).unref()
+      : null;
+
+  return {
+    server,
+    handler,
+    get baseUrl() {
+      return baseUrl;
+    },
+    indexFile,
+    async listen(port = 8080, host = '127.0.0.1') {
+      await new Promise<void>((resolve, reject) => {
+        const fail = (error: NodeJS.ErrnoException) =>
+          reject(new RepositoryError('ERR_REPO_LISTEN', `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { cause: error }));
+        server.once('error', fail);
+        server.listen(port, host, () => {
+          server.off('error', fail);
+          resolve();
+        });
+      });
+      if (baseUrl === '') {
+        const address = server.address() as AddressInfo;
+        const hostPart = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+        baseUrl = `http://${hostPart}:${address.port}`;
+      }
+      return baseUrl;
+    },
+    scan: () => indexer.scan(),
+    async close() {
+      if (timer) clearInterval(timer);
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await indexer.close();
+      index.close();
+    },
+  };
+}
+
+async function resolveRoot(root: string): Promise<string> {
+  try {
+    const real = await realpath(root);
+    if (!(await stat(real)).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    return real;
+  } catch (error) {
+    throw new RepositoryError('ERR_REPO_ROOT', `--root ${root}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+      cause: error,
+      hint: 'give the folder of web files to export',
+    });
+  }
+}
+
+/** `https://example.org/site/` → `https://example.org/site`; only http and https, no query. */
+export function normalizeBaseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new RepositoryError('ERR_REPO_OPTIONS', `--base-url ${JSON.stringify(value)} is not a URL`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) {
+    throw new RepositoryError('ERR_REPO_OPTIONS', `--base-url ${JSON.stringify(value)} must be an http or https URL without query, fragment or credentials`);
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/** The OAI-PMH schema's pattern for adminEmail. */
+function checkEmail(value: string): string {
+  if (!/^\S+@(\S+\.)+\S+$/.test(value)) throw new RepositoryError('ERR_REPO_OPTIONS', `--admin-email ${JSON.stringify(value)} is not an e-mail address (name@host.domain)`);
+  return value;
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RepositoryError('ERR_REPO_OPTIONS', `--${name} must be a whole number of at least 1, not ${value}`);
+  return value;
+}
+
+function nonNegative(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RepositoryError('ERR_REPO_OPTIONS', `--${name} must be a whole number of at least 0, not ${value}`);
+  return value;
+}

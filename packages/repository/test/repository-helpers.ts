@@ -1,0 +1,172 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'node:http';
+import { createRepository, type Repository, type RepositoryOptions } from '../src/index.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** ../shared/schemas beside the repository (see its README). */
+export const SCHEMAS = resolve(here, '../../../../shared/schemas');
+/** Our own schema for the http_header format. */
+export const HTTP_HEADER_XSD = resolve(here, '../schemas/http_header.xsd');
+
+/** A temporary folder removed by `cleanup`. */
+export function tempDir(prefix = 'oaibag-repo-'): { path: string; cleanup: () => void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** Writes files (path → content) below root, creating folders. */
+export function writeTree(root: string, files: Record<string, string | Uint8Array>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+}
+
+export interface RunningRepository {
+  repository: Repository;
+  baseUrl: string;
+  endpoint: string;
+  site: string;
+  lines: string[];
+  stop: () => Promise<void>;
+}
+
+/** Starts a repository over `site` on 127.0.0.1, port 0, with its index in `work`. */
+export async function startRepository(site: string, work: string, options: Partial<RepositoryOptions> = {}): Promise<RunningRepository> {
+  const lines: string[] = [];
+  const repository = await createRepository({
+    root: site,
+    index: join(work, 'index.sqlite'),
+    watch: false,
+    rescanSeconds: 0,
+    log: (line) => lines.push(line),
+    ...options,
+  });
+  const baseUrl = await repository.listen(0, '127.0.0.1');
+  return { repository, baseUrl, endpoint: `${baseUrl}/oai`, site, lines, stop: () => repository.close() };
+}
+
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  text: string;
+}
+
+/** One HTTP request with node:http (exact control over the path and headers). */
+export function httpRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; path?: string; body?: string } = {},
+): Promise<HttpAnswer> {
+  const target = new URL(url);
+  return new Promise((resolvePromise, reject) => {
+    const req = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: options.method ?? 'GET',
+        path: options.path ?? `${target.pathname}${target.search}`,
+        headers: options.headers,
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (part: Buffer) => parts.push(part));
+        res.on('end', () => {
+          const body = Buffer.concat(parts);
+          resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body, text: body.toString('utf8') });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** GET <endpoint>?<params>. */
+export function oai(endpoint: string, params: Record<string, string>, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+  return httpRequest(`${endpoint}?${new URLSearchParams(params)}`, { headers });
+}
+
+export function basicAuth(user: string, password: string): Record<string, string> {
+  return { Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
+}
+
+/** Error codes of an OAI-PMH response. */
+export function errorCodes(xml: string): string[] {
+  return [...xml.matchAll(/<error code="([^"]+)"/g)].map((match) => match[1]!);
+}
+
+/** Identifiers of the headers of a response, in order, with their status. */
+export function headers(xml: string): Array<{ identifier: string; datestamp: string; deleted: boolean; setSpecs: string[] }> {
+  return [...xml.matchAll(/<header( status="deleted")?>(.*?)<\/header>/gs)].map((match) => ({
+    deleted: match[1] !== undefined,
+    identifier: unescape(/<identifier>(.*?)<\/identifier>/s.exec(match[2]!)![1]!),
+    datestamp: /<datestamp>(.*?)<\/datestamp>/s.exec(match[2]!)![1]!,
+    setSpecs: [...match[2]!.matchAll(/<setSpec>(.*?)<\/setSpec>/gs)].map((set) => set[1]!),
+  }));
+}
+
+export function resumptionToken(xml: string): { token: string; cursor: number; completeListSize: number } | undefined {
+  const match = /<resumptionToken completeListSize="(\d+)" cursor="(\d+)">(.*?)<\/resumptionToken>/s.exec(xml);
+  return match ? { token: unescape(match[3]!), cursor: Number(match[2]), completeListSize: Number(match[1]) } : undefined;
+}
+
+export function responseDate(xml: string): string {
+  return /<responseDate>(.*?)<\/responseDate>/.exec(xml)![1]!;
+}
+
+/** Follows resumption tokens to the end; returns every page's text. */
+export async function harvestAll(endpoint: string, params: Record<string, string>, headers: Record<string, string> = {}): Promise<string[]> {
+  const pages: string[] = [];
+  let answer = await oai(endpoint, params, headers);
+  pages.push(answer.text);
+  for (let token = resumptionToken(answer.text); token && token.token !== ''; token = resumptionToken(answer.text)) {
+    answer = await oai(endpoint, { verb: params.verb!, resumptionToken: token.token }, headers);
+    pages.push(answer.text);
+  }
+  return pages;
+}
+
+function unescape(text: string): string {
+  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+}
+
+/** Validates a response with xmllint against a schema file (absolute, or a name in SCHEMAS). */
+export function validate(xml: string, schema: string): { ok: boolean; output: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'repo-xsd-'));
+  try {
+    const file = join(dir, 'doc.xml');
+    writeFileSync(file, xml);
+    const schemaFile = schema.startsWith('/') ? schema : join(SCHEMAS, schema);
+    const run = spawnSync('xmllint', ['--noout', '--nonet', '--schema', schemaFile, file], { encoding: 'utf8' });
+    if (run.error) throw new Error(`xmllint could not run (${run.error.message}); install libxml2-utils`);
+    return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A driver schema that loads OAI-PMH.xsd with every payload schema of this repository
+ * (oai_dc, DIDL, and our http_header), written next to the shared ones' copies.
+ */
+export function allPayloadsSchema(dir: string): string {
+  const file = join(dir, 'oai-with-all-payloads.xsd');
+  writeFileSync(
+    file,
+    `<?xml version="1.0" encoding="UTF-8"?>
+<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">
+  <xs:import namespace="http://www.openarchives.org/OAI/2.0/" schemaLocation="${join(SCHEMAS, 'OAI-PMH.xsd')}"/>
+  <xs:import namespace="http://www.openarchives.org/OAI/2.0/oai_dc/" schemaLocation="${join(SCHEMAS, 'oai_dc.xsd')}"/>
+  <xs:import namespace="urn:mpeg:mpeg21:2002:02-DIDL-NS" schemaLocation="${join(SCHEMAS, 'didl.xsd')}"/>
+  <xs:import namespace="http://www.openarchives.org/OAI/2.0/http_header/" schemaLocation="${HTTP_HEADER_XSD}"/>
+</xs:schema>
+`,
+  );
+  return file;
+}
