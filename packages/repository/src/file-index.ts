@@ -81,9 +81,18 @@ export class FileIndex {
     this.db.close();
   }
 
-  /** True when the index has never held a file: the first scan may then use mtimes. */
-  isEmpty(): boolean {
-    return this.statements.any.get() === undefined;
+  /**
+   * True until a first full scan has completed: that scan may date files by their mtimes,
+   * because nobody can have harvested anything yet (lists are not served before it ends).
+   * A flag, not "no rows": an empty site indexed once must date files added later by when
+   * they were observed, or a harvester of the empty site would never get them.
+   */
+  needsFirstScan(): boolean {
+    return this.meta('first_scan_completed') === undefined;
+  }
+
+  markFirstScanCompleted(): void {
+    this.statements.setMeta.run('first_scan_completed', new Date().toISOString());
   }
 
   /**
@@ -187,7 +196,6 @@ export class FileIndex {
   private prepare() {
     const db = this.db;
     return {
-      any: db.prepare('SELECT 1 FROM records LIMIT 1'),
       getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
       setMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       byPath: db.prepare('SELECT * FROM records WHERE path = ?'),

@@ -81,8 +81,9 @@ export async function createRepository(options: RepositoryOptions): Promise<Repo
   };
   const server = createServer({ requestTimeout: 0 }, handler);
 
+  const mustFinishFirst = index.needsFirstScan();
   const firstScan = indexer.scan(options.onScanProgress);
-  if (index.isEmpty()) await firstScan;
+  if (mustFinishFirst) await firstScan;
   else firstScan.catch((error: unknown) => log(`scan failed: ${(error as Error).message}`));
   if (options.watch ?? true) indexer.startWatching((error) => log(`watching the tree failed (rescans go on): ${error.message}`));
   const rescanSeconds = options.rescanSeconds ?? DEFAULTS.rescanSeconds;

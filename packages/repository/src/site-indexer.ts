@@ -118,7 +118,7 @@ export class SiteIndexer {
 
   private async scanFolder(relDir: string, onProgress?: (progress: ScanProgress) => void): Promise<ScanSummary> {
     const started = Date.now();
-    const initial = this.index.isEmpty();
+    const initial = relDir === '' && this.index.needsFirstScan();
     const generation = this.index.nextScanGeneration();
     const summary: ScanSummary = { files: 0, added: 0, changed: 0, deleted: 0, milliseconds: 0 };
     const progress: ScanProgress = { files: 0, directories: 0 };
@@ -171,6 +171,7 @@ export class SiteIndexer {
       const result = await this.refresh(path);
       if (result === null) summary.deleted++;
     }
+    if (initial) this.index.markFirstScanCompleted();
     summary.milliseconds = Date.now() - started;
     onProgress?.({ ...progress });
     return summary;

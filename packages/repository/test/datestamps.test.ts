@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { FileIndex } from '../src/file-index.ts';
@@ -256,6 +256,29 @@ test('observation datestamps never go backwards, even when the clock does', () =
     assert.equal(index.observationDatestamp(1_800_000_000), 2_000_000_000, 'the high-water mark survives a restart');
     assert.equal(index.observationDatestamp(2_000_000_005), 2_000_000_005);
     index.close();
+  } finally {
+    work.cleanup();
+  }
+});
+
+test('files copied into a site that was once indexed empty get the time they were observed', async () => {
+  const work = tempDir();
+  try {
+    const site = join(work.path, 'site');
+    mkdirSync(site);
+    let run = await startRepository(site, work.path);
+    const empty = await oai(run.endpoint, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc' });
+    assert.match(empty.text, /noRecordsMatch/);
+    await run.stop();
+    oldSite(site, { 'old.txt': 'copied in with cp -p while the server was down' });
+    run = await startRepository(site, work.path);
+    try {
+      await sleepToNextSecond();
+      const listed = await listAll(run, { from: responseDate(empty.text) });
+      assert.deepEqual(listed.items.map((item) => item.identifier), [id(run, 'old.txt')]);
+    } finally {
+      await run.stop();
+    }
   } finally {
     work.cleanup();
   }
