@@ -3,8 +3,8 @@ import type { HeaderField, IndexedFile } from './model.js';
 /**
  * The headers a GET of the file returns, in order. One function for both the static file
  * server and the records (`http_header`, the DIDL's http_header Descriptor), so that what a
- * record promises is what a By-Reference fetch gets. Date, Server and Connection describe
- * one response rather than the resource, so they are left out of both.
+ * record promises is what a By-Reference fetch gets. Date and the connection headers
+ * describe one response rather than the resource: responses add them, records leave them out.
  */
 export function fileHeaders(file: Pick<IndexedFile, 'mimeType' | 'size' | 'mtimeNs' | 'sha256'>): HeaderField[] {
   return [
