@@ -172,3 +172,12 @@ function allows(rule: ProtectRule, user: string | null): boolean {
   if (user === null) return false;
   return rule.users === 'any-user' || rule.users.has(user);
 }
+
+/**
+ * A symbolic link may be exported only if every rule protecting its target also protects
+ * the link, so that a link never publishes a protected file at a less protected URL.
+ */
+export function linkKeepsProtection(config: AuthConfig): (linkPath: string, targetPath: string) => boolean {
+  return (linkPath, targetPath) =>
+    config.rules.every((rule) => !isUnderPrefix(targetPath, rule.prefix) || isUnderPrefix(linkPath, rule.prefix));
+}

@@ -13,16 +13,21 @@ import { parseByteSize, parseCount } from './size-argument.js';
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;
 
+const SERVE_NOTES =
+  '\nNever exported: hidden files and folders (.*), editor backups, files a web server would run, unreadable\n' +
+  'files, special files, and symbolic links that resolve outside --root.\n' +
+  'Exit codes: 0 stopped by SIGINT/SIGTERM; 1 could not start (bad root, index, auth file, port); 2 usage.';
+
 const program = new Command('oaibag-repository')
   .description(
-    'Serve a folder of web files as an OAI-PMH 2.0 repository with mod_oai semantics (identifier = URL,\n' +
-      'datestamp = change time, sets = MIME types; formats oai_dc, http_header, oai_didl), and serve the\n' +
-      'files themselves at their URLs. The OAI-PMH endpoint is <base-url>/oai.',
+    'Serve a folder of web files as an OAI-PMH 2.0 repository with mod_oai semantics (identifier = URL, ' +
+      'datestamp = when the change was observed, sets = MIME types; formats oai_dc, http_header, oai_didl), ' +
+      'and serve the files themselves at their URLs. The OAI-PMH endpoint is <base-url>/oai.',
   )
   .showHelpAfterError()
   .exitOverride();
 
-program
+const serveCommand = program
   .command('serve', { isDefault: true })
   .description('index --root and serve it (the default command)')
   .requiredOption('--root <DIR>', 'the folder of web files to export')
@@ -42,13 +47,11 @@ program
   .option('--rescan <SECONDS>', 'full rescan of the tree every SECONDS (0: never; changes are also watched)', parseCount, DEFAULTS.rescanSeconds)
   .option('--no-watch', 'do not watch the tree for changes (rely on rescans and on checks made when serving)')
   .addOption(new Option('--quiet', 'do not log one line per request'))
-  .addHelpText(
-    'after',
-    '\nNever exported: hidden files and folders (.*), editor backups, files a web server would run, unreadable\n' +
-      'files, special files, and symbolic links that resolve outside --root.\n' +
-      'Exit codes: 0 stopped by SIGINT/SIGTERM; 1 could not start (bad root, index, auth file, port); 2 usage.',
-  )
+  .addHelpText('after', SERVE_NOTES)
   .action(serve);
+
+// `oaibag-repository --help` shows the default command's options too: that is what most run.
+program.addHelpText('after', () => `\nThe default command, serve (oaibag-repository [serve] --root DIR ...):\n\n${serveCommand.helpInformation()}${SERVE_NOTES}`);
 
 program
   .command('hash-password')

@@ -170,9 +170,14 @@ export class FileIndex {
     return (this.db.prepare(sql).get(...params) as { n: number }).n;
   }
 
-  earliestDatestamp(): number | undefined {
-    const row = this.statements.earliest.get() as { d: number | null };
-    return row.d ?? undefined;
+  /** The oldest datestamp among the items the requester may see. */
+  earliestDatestamp(hiddenPrefixes: readonly string[] = []): number | undefined {
+    const hidden = hiddenClause(hiddenPrefixes);
+    // ORDER BY … LIMIT 1 walks the datestamp index and stops at the first visible row.
+    const row = this.db
+      .prepare(`SELECT datestamp FROM records WHERE 1${hidden.sql} ORDER BY datestamp LIMIT 1`)
+      .get(...hidden.params) as { datestamp: number } | undefined;
+    return row?.datestamp;
   }
 
   /** setSpecs of live items the requester may see (leaf sets only; callers add ancestors). */
@@ -213,7 +218,6 @@ export class FileIndex {
       unseen: db.prepare('SELECT path FROM records WHERE deleted = 0 AND scan_gen < ?'),
       // '/' + 1 is '0': [folder + '/', folder + '0') is everything below the folder.
       unseenBelow: db.prepare('SELECT path FROM records WHERE deleted = 0 AND scan_gen < ? AND path >= ? AND path < ?'),
-      earliest: db.prepare('SELECT min(datestamp) AS d FROM records'),
     };
   }
 }

@@ -18,7 +18,9 @@ export type NotExportedReason =
   | 'unreadable'
   | 'not-a-regular-file'
   | 'outside-root'
-  | 'unaddressable';
+  | 'unaddressable'
+  | 'through-folder-link'
+  | 'link-less-protected';
 
 export type Inspection =
   | { kind: 'file'; facts: FileFacts; unchanged: boolean }
@@ -46,6 +48,7 @@ export async function inspectFile(
   relPath: string,
   policy: ExportPolicy,
   known?: IndexedFile,
+  linkAllowed: LinkRule = () => true,
 ): Promise<Inspection> {
   const nameReason = policy.excludedReason(relPath);
   if (nameReason) return { kind: 'not-exported', reason: nameReason };
@@ -73,6 +76,10 @@ export async function inspectFile(
       if (realRelPath !== relPath) {
         const targetReason = policy.excludedReason(realRelPath);
         if (targetReason) return { kind: 'not-exported', reason: targetReason };
+        // Links to folders are not followed (loops, and one file under two identifiers):
+        // the folders on the way must be real folders, only the last step may be a link.
+        if (!(await folderIsReal(root, relPath))) return { kind: 'not-exported', reason: 'through-folder-link' };
+        if (!linkAllowed(relPath, realRelPath)) return { kind: 'not-exported', reason: 'link-less-protected' };
       }
 
       const signature = statSignature(stats);
@@ -93,6 +100,19 @@ export async function inspectFile(
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Whether a symbolic link `linkPath` to `targetPath` may be exported. The repository uses it
+ * to refuse links that would publish a protected file at a less protected URL.
+ */
+export type LinkRule = (linkPath: string, targetPath: string) => boolean;
+
+async function folderIsReal(root: SiteRoot, relPath: string): Promise<boolean> {
+  const slash = relPath.lastIndexOf('/');
+  if (slash === -1) return true;
+  const folder = join(root.real, relPath.slice(0, slash));
+  return (await realpath(folder).catch(() => null)) === folder;
 }
 
 /** The facts that tell whether a file may have changed since it was hashed. */

@@ -55,7 +55,7 @@ export class OaiProvider {
 
     switch (request.verb) {
       case 'Identify':
-        return [start + this.identify(exchange.baseUrl) + RESPONSE_END];
+        return [start + this.identify(exchange.baseUrl, exchange.viewer) + RESPONSE_END];
       case 'ListMetadataFormats': {
         if (request.identifier !== undefined) {
           const file = await this.lookUp(request.identifier, exchange);
@@ -97,14 +97,12 @@ export class OaiProvider {
   private async lookUp(identifier: string, exchange: OaiExchange): Promise<IndexedFile | undefined> {
     const path = pathForIdentifier(exchange.baseUrl, identifier);
     if (path === null || !exchange.viewer.canSee(path)) return undefined;
-    const known = this.index.byPath(path);
-    if (known?.deleted) return known;
     await this.indexer.refresh(path);
     return this.index.byPath(path);
   }
 
-  private identify(baseUrl: string): string {
-    const earliest = this.index.earliestDatestamp() ?? Math.floor(Date.now() / 1000);
+  private identify(baseUrl: string, viewer: Viewer): string {
+    const earliest = this.index.earliestDatestamp(viewer.hiddenPrefixes) ?? Math.floor(Date.now() / 1000);
     let xml =
       '<Identify>\n' +
       `<repositoryName>${escapeText(this.settings.repositoryName)}</repositoryName>\n` +

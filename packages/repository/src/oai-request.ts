@@ -210,7 +210,9 @@ const FORBIDDEN_CHARACTER =
 function valueProblem(name: string, value: string): string | undefined {
   if (value === '') return `the argument '${name}' has an empty value`;
   const length = characterCount(value);
-  if (length > MAX_ARGUMENT_LENGTH) {
+  // A token of any length is the token decoder's to refuse (badResumptionToken, the more
+  // useful answer); the request body limit already bounds the work.
+  if (length > MAX_ARGUMENT_LENGTH && name !== 'resumptionToken') {
     return `the value of '${name}' is ${length} characters long, more than the ${MAX_ARGUMENT_LENGTH} allowed`;
   }
   const forbidden = FORBIDDEN_CHARACTER.exec(value);

@@ -1,7 +1,8 @@
 import { stat, realpath } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { AccessControl } from './access-control.js';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { AccessControl, linkKeepsProtection } from './access-control.js';
 import { emptyAuthConfig } from './auth-file.js';
 import { RepositoryError } from './errors.js';
 import { createExportPolicy } from './export-policy.js';
@@ -10,7 +11,7 @@ import { metadataFormats } from './metadata-formats.js';
 import { OaiProvider } from './oai-provider.js';
 import { DEFAULTS, defaultIndexPath, type RepositoryOptions } from './repository-options.js';
 import { handleRequest, type RequestHandlerContext } from './request-handler.js';
-import { logRequest } from './request-log.js';
+import { clfDate, logRequest } from './request-log.js';
 import { SiteIndexer, type ScanSummary } from './site-indexer.js';
 
 /** A running repository: an HTTP server (not yet listening), its index and its scanner. */
@@ -42,10 +43,7 @@ export async function createRepository(options: RepositoryOptions): Promise<Repo
     ...(options.runExtensions ? { runExtensions: options.runExtensions } : {}),
     reservedRootNames: ['oai'],
   });
-  const indexFile = options.index ?? defaultIndexPath(realRoot);
-  const index = FileIndex.open(indexFile);
-  const indexer = new SiteIndexer({ real: realRoot }, index, policy);
-  const log = options.log ?? (() => undefined);
+  // Every option is checked before the index is opened: a refused option leaves nothing behind.
   const settings = {
     repositoryName: options.repositoryName ?? `Web files of ${realRoot}`,
     adminEmails: (options.adminEmails ?? []).map(checkEmail),
@@ -54,10 +52,16 @@ export async function createRepository(options: RepositoryOptions): Promise<Repo
     pageBytes: positive(options.pageBytes ?? DEFAULTS.pageBytes, 'page-bytes'),
     byValueMax: nonNegative(options.byValueMax ?? DEFAULTS.byValueMax, 'by-value-max'),
   };
-  const provider = new OaiProvider(index, indexer, settings, metadataFormats);
-  const access = new AccessControl(options.auth ?? emptyAuthConfig());
-
   let baseUrl = options.baseUrl === undefined ? '' : normalizeBaseUrl(options.baseUrl);
+  const authConfig = options.auth ?? emptyAuthConfig();
+  const access = new AccessControl(authConfig);
+  const log = options.log ?? (() => undefined);
+
+  const indexFile = options.index ?? defaultIndexPath(realRoot);
+  const index = FileIndex.open(indexFile);
+  const indexer = new SiteIndexer({ real: realRoot }, index, policy, linkKeepsProtection(authConfig));
+  const provider = new OaiProvider(index, indexer, settings, metadataFormats);
+
   const context: RequestHandlerContext = {
     index,
     indexer,
@@ -80,6 +84,7 @@ export async function createRepository(options: RepositoryOptions): Promise<Repo
     });
   };
   const server = createServer({ requestTimeout: 0 }, handler);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => refuseMalformed(error, socket, log));
 
   const mustFinishFirst = index.needsFirstScan();
   const firstScan = indexer.scan(options.onScanProgress);
@@ -130,6 +135,22 @@ export async function createRepository(options: RepositoryOptions): Promise<Repo
     },
   };
 }
+
+/**
+ * A request node:http could not parse (a request line or headers too long, bad syntax):
+ * answered 431 or 400 and logged, once per connection, like any other request.
+ */
+function refuseMalformed(error: NodeJS.ErrnoException, socket: Duplex, log: (line: string) => void): void {
+  if (!socket.writable || refused.has(socket)) return;
+  refused.add(socket);
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  const remote = (socket as Socket).remoteAddress ?? '-';
+  log(`${remote} - - [${clfDate(new Date())}] "- - -" ${status} 0 "-" "-" 0ms (${error.code ?? 'unparseable request'})`);
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+const refused = new WeakSet<Duplex>();
 
 async function resolveRoot(root: string): Promise<string> {
   try {

@@ -64,7 +64,8 @@ async function oai(req: IncomingMessage, res: ServerResponse, context: RequestHa
     if (type !== 'application/x-www-form-urlencoded') {
       return plain(res, 415, 'an OAI-PMH POST must be application/x-www-form-urlencoded\n');
     }
-    const body = await readForm(req);
+    const declared = Number(req.headers['content-length'] ?? 0);
+    const body = declared > MAX_FORM_BYTES ? null : await readForm(req);
     if (body === null) {
       res.setHeader('Connection', 'close'); // the rest of the body is not read
       return plain(res, 413, `an OAI-PMH POST body may have at most ${MAX_FORM_BYTES} bytes\n`);

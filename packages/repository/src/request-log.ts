@@ -41,7 +41,8 @@ function clean(value: string): string {
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-function clfDate(date: Date): string {
+/** `22/Nov/2026:04:00:00 +0000`, the Common Log Format's date. */
+export function clfDate(date: Date): string {
   const pad = (value: number) => String(value).padStart(2, '0');
   return (
     `${pad(date.getUTCDate())}/${MONTHS[date.getUTCMonth()]}/${date.getUTCFullYear()}:` +

@@ -50,8 +50,8 @@ export function mimeTypeForSetSpec(setSpec: string): string | null {
 
 /**
  * The set and every set above it, root first (`mime:image:gif` → mime, mime:image,
- * mime:image:gif): an item's header lists them all, since selective harvesting by a set
- * includes the sets below it. Empty for a string that is not a valid setSpec.
+ * mime:image:gif): ListSets names them all; an item's header names only its leaf set,
+ * membership of the ones above following from it. Empty for a string that is not a valid setSpec.
  */
 export function setSpecAncestors(setSpec: string): string[] {
   if (!isValidSetSpec(setSpec)) return [];

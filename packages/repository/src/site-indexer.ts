@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { ExportPolicy } from './export-policy.js';
 import type { FileIndex } from './file-index.js';
 import { lastModifiedSeconds } from './file-headers.js';
-import { inspectFile, sameSignature, statSignature, type Inspection, type SiteRoot } from './inspect-file.js';
+import { inspectFile, sameSignature, statSignature, type Inspection, type LinkRule, type SiteRoot } from './inspect-file.js';
 import type { IndexedFile } from './model.js';
 
 export interface ScanSummary {
@@ -40,6 +40,7 @@ export class SiteIndexer {
     readonly root: SiteRoot,
     readonly index: FileIndex,
     readonly policy: ExportPolicy,
+    private readonly linkAllowed: LinkRule = () => true,
   ) {}
 
   /**
@@ -52,7 +53,7 @@ export class SiteIndexer {
     if (running) return running;
     const work = (async () => {
       const known = this.index.byPath(relPath);
-      return this.apply(relPath, await inspectFile(this.root, relPath, this.policy, known), known, false, 0);
+      return this.apply(relPath, await inspectFile(this.root, relPath, this.policy, known, this.linkAllowed), known, false, 0);
     })().finally(() => this.inFlight.delete(relPath));
     this.inFlight.set(relPath, work);
     return work;
@@ -126,10 +127,11 @@ export class SiteIndexer {
 
     const inspectOne = async (relPath: string) => {
       const known = this.index.byPath(relPath);
-      const inspection = await inspectFile(this.root, relPath, this.policy, known);
+      const inspection = await inspectFile(this.root, relPath, this.policy, known, this.linkAllowed);
       const before = known && !known.deleted ? known.datestamp : undefined;
       const after = this.apply(relPath, inspection, known, initial, generation);
-      if (after && before === undefined) summary.added++;
+      if (!after && before !== undefined) summary.deleted++;
+      else if (after && before === undefined) summary.added++;
       else if (after && after.datestamp !== before) summary.changed++;
     };
 
