@@ -49,6 +49,9 @@ export class FileIndex {
   private readonly db: Database.Database;
   private readonly statements: ReturnType<FileIndex['prepare']>;
   private clockHighWater: number;
+  private batchDepth = 0;
+  private batchWrites = 0;
+  private readonly queries = new Map<string, Database.Statement>();
 
   private constructor(file: string, db: Database.Database) {
     this.file = file;
@@ -67,6 +70,9 @@ export class FileIndex {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.pragma('busy_timeout = 5000');
+      // 16 MiB of page cache instead of 2: the first page of a list over a million rows
+      // counts through the datestamp index (measured in bench/: the count halves).
+      db.pragma('cache_size = -16384');
       createSchema(db);
     } catch (error) {
       throw new RepositoryError('ERR_REPO_INDEX', `cannot open the index ${file}: ${(error as Error).message}`, {
@@ -78,7 +84,44 @@ export class FileIndex {
   }
 
   close(): void {
+    if (this.batchDepth > 0) this.db.exec('COMMIT');
+    this.batchDepth = 0;
     this.db.close();
+  }
+
+  /**
+   * Groups the writes of a scan into transactions of up to 1,000 rows (one commit per row
+   * cost ~100 µs, most of a scan's time). Nested batches join the outer one. Other requests
+   * on this connection see the rows at once; a crash loses at most the open batch, which the
+   * next scan observes again (later datestamps never break the datestamp guarantee).
+   */
+  beginBatch(): void {
+    if (this.batchDepth++ === 0) {
+      this.db.exec('BEGIN');
+      this.batchWrites = 0;
+    }
+  }
+
+  endBatch(): void {
+    if (this.batchDepth > 0 && --this.batchDepth === 0) this.db.exec('COMMIT');
+  }
+
+  private wrote(): void {
+    if (this.batchDepth > 0 && ++this.batchWrites >= 1000) {
+      this.db.exec('COMMIT');
+      this.db.exec('BEGIN');
+      this.batchWrites = 0;
+    }
+  }
+
+  private query(sql: string): Database.Statement {
+    let statement = this.queries.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      if (this.queries.size > 200) this.queries.clear();
+      this.queries.set(sql, statement);
+    }
+    return statement;
   }
 
   /**
@@ -115,6 +158,7 @@ export class FileIndex {
   /** Adds or replaces the live version of a file with the given datestamp. */
   putVersion(facts: FileFacts, datestamp: number, scanGeneration = 0): IndexedFile {
     this.statements.upsert.run({ ...factsRow(facts), datestamp, scan_gen: scanGeneration });
+    this.wrote();
     return this.byPath(facts.path)!;
   }
 
@@ -127,15 +171,18 @@ export class FileIndex {
       file_key: facts.fileKey,
       scan_gen: scanGeneration,
     });
+    this.wrote();
   }
 
   /** Records that a scan saw this path unchanged. */
   markSeen(path: string, scanGeneration: number): void {
     this.statements.markSeen.run(scanGeneration, path);
+    this.wrote();
   }
 
   markDeleted(path: string, datestamp: number): void {
     this.statements.markDeleted.run(datestamp, path);
+    this.wrote();
   }
 
   /** Live paths (below `folder`, when given) that a scan of generation `scanGeneration` did not see. */
@@ -160,14 +207,22 @@ export class FileIndex {
   /** Items of a list window, in (datestamp, id) order, deleted ones included. */
   list(query: ListQuery): IndexedFile[] {
     const { sql, params } = listSql('SELECT *', query);
-    const rows = this.db.prepare(`${sql} ORDER BY datestamp, id LIMIT ?`).all(...params, query.limit) as RecordRow[];
+    const rows = this.query(`${sql} ORDER BY datestamp, id LIMIT ?`).all(...params, query.limit) as RecordRow[];
     return rows.map(toFile);
   }
 
   /** How many items a list window holds (for completeListSize). */
   count(query: Omit<ListQuery, 'limit' | 'after'>): number {
+    if (query.from === undefined && query.setSpec === undefined && query.hiddenPrefixes.length === 0) {
+      // A whole-table count(*) is several times faster than counting a range of the datestamp
+      // index, and what lies after `until` (about now) is usually little. (With `from`, the
+      // range itself is usually the small part: an incremental harvest.)
+      const all = (this.query('SELECT count(*) AS n FROM records').get() as { n: number }).n;
+      const later = (this.query('SELECT count(*) AS n FROM records WHERE datestamp > ?').get(query.until) as { n: number }).n;
+      return all - later;
+    }
     const { sql, params } = listSql('SELECT count(*) AS n', query);
-    return (this.db.prepare(sql).get(...params) as { n: number }).n;
+    return (this.query(sql).get(...params) as { n: number }).n;
   }
 
   /** The oldest datestamp among the items the requester may see. */

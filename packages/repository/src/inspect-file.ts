@@ -86,7 +86,7 @@ export async function inspectFile(
       if (known && !known.deleted && sameSignature(known, signature)) {
         return { kind: 'file', facts: factsOf(known), unchanged: true };
       }
-      const { sha256, bytes } = await hashHandle(handle);
+      const { sha256, bytes } = await hashHandle(handle, Number(stats.size));
       const after = statSignature(await handle.stat({ bigint: true }));
       // Written to while we read it: look again (a few times), so digest and size agree.
       if ((bytes !== Number(stats.size) || !sameSignature(after, signature)) && attempt < 3) continue;
@@ -159,12 +159,13 @@ async function realPathBelowRoot(root: SiteRoot, handle: FileHandle, path: strin
   return real.slice(prefix.length).split(sep).join('/');
 }
 
-async function hashHandle(handle: FileHandle): Promise<{ sha256: string; bytes: number }> {
+async function hashHandle(handle: FileHandle, expectedSize: number): Promise<{ sha256: string; bytes: number }> {
   const hash = createHash('sha256');
-  const buffer = Buffer.allocUnsafe(HASH_CHUNK);
+  // Most web files are small: no 1 MiB buffer for a 5 KiB page (+1 to see the end at once).
+  const buffer = Buffer.allocUnsafe(Math.min(HASH_CHUNK, expectedSize + 1));
   let bytes = 0;
   for (;;) {
-    const { bytesRead } = await handle.read(buffer, 0, HASH_CHUNK, bytes);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, bytes);
     if (bytesRead === 0) break;
     hash.update(buffer.subarray(0, bytesRead));
     bytes += bytesRead;

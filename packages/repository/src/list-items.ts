@@ -88,14 +88,24 @@ export async function listItems(
     let sent = 0;
     let byValueBytes = 0;
     let last = state.after;
+    // Headers are gathered into chunks of about 64 KB: one stream write per header costs
+    // more than the XML itself on a 1,000-header page.
+    let headerChunk = '';
     for (const row of rows.slice(0, limit)) {
       const identifier = identifierForPath(context.baseUrl, row.path);
       if (records) byValueBytes += yield* writeRecord(indexer, row, identifier, format, settings.byValueMax);
-      else yield headerXml(row, identifier);
+      else {
+        headerChunk += headerXml(row, identifier);
+        if (headerChunk.length >= 65536) {
+          yield headerChunk;
+          headerChunk = '';
+        }
+      }
       sent++;
       last = { datestamp: row.datestamp, id: row.id };
       if (byValueBytes >= settings.pageBytes) break;
     }
+    if (headerChunk !== '') yield headerChunk;
     const more = rows.length > sent;
     const cursor = state.cursor;
     const completeListSize = Math.max(state.completeListSize, cursor + sent + (more ? 1 : 0));

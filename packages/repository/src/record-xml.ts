@@ -6,7 +6,9 @@ import { headerXml } from './oai-xml.js';
 import { openIndexedFile } from './open-indexed-file.js';
 import type { SiteIndexer } from './site-indexer.js';
 
-const READ_CHUNK = 256 * 1024;
+// A multiple of 57 bytes (one 76-column base64 line): the encoder then keeps no remainder
+// to copy between chunks.
+const READ_CHUNK = 57 * 4600;
 
 /**
  * Writes one `<record>`: the header, and for a live item its metadata in `format`. The file
@@ -51,10 +53,12 @@ export async function* writeRecord(
  */
 async function* readChecked(indexer: SiteIndexer, handle: FileHandle, file: IndexedFile): AsyncGenerator<Uint8Array> {
   const hash = createHash('sha256');
+  // One buffer per record: the base64 encoder is done with a chunk (it copies any remainder)
+  // before it asks for the next one.
+  const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK, file.size));
   let position = 0;
   while (position < file.size) {
-    const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK, file.size - position));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, file.size - position), position);
     if (bytesRead === 0) break;
     const chunk = buffer.subarray(0, bytesRead);
     hash.update(chunk);

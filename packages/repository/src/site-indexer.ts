@@ -22,7 +22,7 @@ export interface ScanProgress {
 }
 
 /** Parallel inspections while walking: keeps libuv's thread pool busy on many small files. */
-const INSPECT_CONCURRENCY = 8;
+const INSPECT_CONCURRENCY = 16;
 
 /**
  * Keeps the index true to the tree. The datestamp rule lives here (docs/repository.md):
@@ -125,7 +125,8 @@ export class SiteIndexer {
     const progress: ScanProgress = { files: 0, directories: 0 };
     const pending = new Set<Promise<void>>();
 
-    const inspectOne = async (relPath: string) => {
+    const inspectOne = async (relPath: string, plainFile: boolean) => {
+      if (plainFile && (await this.unchangedByLstat(relPath, generation))) return;
       const known = this.index.byPath(relPath);
       const inspection = await inspectFile(this.root, relPath, this.policy, known, this.linkAllowed);
       const before = known && !known.deleted ? known.datestamp : undefined;
@@ -158,15 +159,19 @@ export class SiteIndexer {
         summary.files++;
         progress.files++;
         if (onProgress && progress.files % 1000 === 0) onProgress({ ...progress });
-        if (entry.isFile() && (await this.unchangedByLstat(relPath, generation))) continue;
-        const job = inspectOne(relPath).finally(() => pending.delete(job));
+        const job = inspectOne(relPath, entry.isFile()).finally(() => pending.delete(job));
         pending.add(job);
         if (pending.size >= INSPECT_CONCURRENCY) await Promise.race(pending);
       }
     };
 
-    await walk(relDir);
-    await Promise.all(pending);
+    this.index.beginBatch();
+    try {
+      await walk(relDir);
+      await Promise.all(pending);
+    } finally {
+      this.index.endBatch();
+    }
     // Whatever was live below relDir and not seen is gone (or no longer exported): look again
     // one at a time, because it may have been created after the walk passed its folder.
     for (const path of this.index.unseenLivePaths(generation, relDir)) {
