@@ -1,3 +1,31 @@
-// Public API of this package. It is an empty shell until its issue is worked on;
-// see the package README for what it will hold.
-export {};
+// Work in progress (issue 4): the harvest flow and the `oaibag` command are not built yet.
+export { ArchiverError, isArchiverError, type ArchiverErrorCode } from './errors.js';
+export { Catalog, CATALOG_FILE_NAME, type CatalogOpenOptions } from './catalog.js';
+export {
+  CATALOG_SCHEMA_VERSION,
+  type IdentifyFacts,
+  type ResumeState,
+  type CatalogSource,
+  type HarvestArguments,
+  type HarvestStatus,
+  type HarvestCounts,
+  type CatalogHarvest,
+  type CatalogResource,
+  type VersionChange,
+  type CatalogVersion,
+  type NewVersion,
+  type RecordedVersion,
+  type FailureStage,
+  type NewFailure,
+  type CatalogFailure,
+  type NewEvent,
+  type SourceStatus,
+  type CatalogStatus,
+} from './catalog-schema.js';
+export { acquireArchiveLock, readArchiveLockHolder, ArchiveLock, type ArchiveLockHolder } from './archive-lock.js';
+export { createBagBuilder, cleanupLeftovers, type BagBuilder, type FinishedBag, type PayloadFile } from './bag-writer.js';
+export { verifyBag, type BagReport, type BagProblem, type BagProblemKind } from './bag-verifier.js';
+export { bagDirectoryFor, resourceDirectoryFor } from './storage-path.js';
+export { safeFileName, uniqueFileName, encodeManifestPath, decodeManifestPath } from './bag-paths.js';
+export { OaiClient, type OaiClientOptions, type Credentials } from './oai-client.js';
+export { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';

@@ -1,0 +1,234 @@
+import { randomBytes } from 'node:crypto';
+import { constants, readFileSync, unlinkSync } from 'node:fs';
+import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import { ArchiverError } from './errors.js';
+
+/** The lock file's name inside an archive directory. */
+export const ARCHIVE_LOCK_FILE_NAME = 'lock';
+
+/**
+ * A lock file younger than this that cannot be read as a lock is assumed to be being written
+ * (it is created empty, then filled): it counts as held. Older, it is garbage left by a crash
+ * between create and write, and is taken over.
+ */
+export const GARBAGE_LOCK_GRACE_MS = 60_000;
+
+/** What a lock file says about its holder. */
+export interface ArchiveLockHolder {
+  pid: number;
+  hostname: string;
+  /** ISO 8601 instant the lock was taken. */
+  startedAt: string;
+  /** What the holder is doing, e.g. `harvest https://example.org/oai`. */
+  purpose: string;
+}
+
+/**
+ * The archive lock held by this process: one harvest (or other writer) per archive at a time,
+ * because the catalog and the bag tree assume a single writer. Release it when done; a holder
+ * killed without releasing is detected as stale by the next {@link acquireArchiveLock} on the
+ * same host.
+ */
+export class ArchiveLock {
+  readonly file: string;
+  readonly holder: ArchiveLockHolder;
+  private readonly content: string;
+  private released = false;
+
+  /** @internal */
+  constructor(file: string, holder: ArchiveLockHolder, content: string) {
+    this.file = file;
+    this.holder = holder;
+    this.content = content;
+  }
+
+  /** Removes the lock file if it is still ours (a taken-over or replaced lock is left alone). Idempotent. */
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    let current: string;
+    try {
+      current = await readFile(this.file, 'utf8');
+    } catch {
+      return;
+    }
+    if (current === this.content) await unlink(this.file).catch(() => undefined);
+  }
+
+  /** The same as {@link release}, synchronously, for `process.on('exit')` handlers. */
+  releaseSync(): void {
+    if (this.released) return;
+    this.released = true;
+    try {
+      if (readFileSync(this.file, 'utf8') === this.content) unlinkSync(this.file);
+    } catch {
+      // Already gone, or unreadable: either way not ours to remove any more.
+    }
+  }
+}
+
+/**
+ * Takes the lock of `archiveDir` by creating `<archiveDir>/lock` exclusively (O_CREAT|O_EXCL)
+ * with JSON naming this process, fsynced. When a lock exists and its holder is a dead process
+ * on this host (or the file is unreadable garbage older than {@link GARBAGE_LOCK_GRACE_MS}),
+ * it is taken over; otherwise this throws `ERR_ARCHIVE_LOCKED` naming the holder. A holder on
+ * another host cannot be checked, so it always counts as alive.
+ *
+ * The takeover race: two processes may both judge the same lock stale. Each renames it to a
+ * private name (rename is atomic, only one succeeds for a given file) and checks that what it
+ * took is the very file it judged (same inode); one that took a fresh lock instead — created
+ * by the winner in between — puts it back with link() (which never overwrites) and reports the
+ * archive locked. Then each tries the exclusive create once more; only one can succeed.
+ */
+export async function acquireArchiveLock(archiveDir: string, purpose: string): Promise<ArchiveLock> {
+  const file = join(archiveDir, ARCHIVE_LOCK_FILE_NAME);
+  const holder: ArchiveLockHolder = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), purpose };
+  const content = `${JSON.stringify(holder)}\n`;
+  for (let attempt = 0; ; attempt++) {
+    if (await createExclusive(file, content)) return new ArchiveLock(file, holder, content);
+    const existing = await inspectLock(file);
+    if (existing.kind === 'gone') {
+      if (attempt < 2) continue;
+      throw lockedError(file, existing);
+    }
+    if (existing.kind === 'held' || attempt > 0 || !(await takeOver(file, existing.ino))) throw lockedError(file, existing);
+  }
+}
+
+type LockState =
+  | { kind: 'gone' }
+  | { kind: 'held'; holder?: ArchiveLockHolder; ino: number }
+  | { kind: 'stale'; holder?: ArchiveLockHolder; ino: number };
+
+/** Creates the lock file with O_EXCL; false when it exists already. */
+async function createExclusive(file: string, content: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw ioError(file, 'create', error);
+  }
+  try {
+    await handle.writeFile(content, 'utf8');
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(file).catch(() => undefined);
+    throw ioError(file, 'write', error);
+  }
+  await handle.close();
+  await syncDirectory(dirname(file));
+  return true;
+}
+
+/** Reads an existing lock and judges whether its holder is gone. */
+async function inspectLock(file: string): Promise<LockState> {
+  let raw: string;
+  let info;
+  try {
+    info = await stat(file);
+    raw = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'gone' };
+    throw ioError(file, 'read', error);
+  }
+  const holder = parseHolder(raw);
+  if (!holder) {
+    const old = Date.now() - info.mtimeMs > GARBAGE_LOCK_GRACE_MS;
+    return { kind: old ? 'stale' : 'held', ino: info.ino };
+  }
+  const dead = holder.hostname === hostname() && holder.pid !== process.pid && !processIsAlive(holder.pid);
+  return { kind: dead ? 'stale' : 'held', holder, ino: info.ino };
+}
+
+/** Removes the stale lock with inode `ino`; false when someone else's fresh lock was found instead. */
+async function takeOver(file: string, ino: number): Promise<boolean> {
+  const aside = `${file}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    await rename(file, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true; // another taker removed it: race for the create
+    throw ioError(file, 'take over', error);
+  }
+  const taken = await stat(aside);
+  if (taken.ino !== ino) {
+    // We moved a lock created after our judgement: give it back (link never overwrites).
+    await link(aside, file).catch(() => undefined);
+    await unlink(aside).catch(() => undefined);
+    return false;
+  }
+  await unlink(aside).catch(() => undefined);
+  return true;
+}
+
+function parseHolder(raw: string): ArchiveLockHolder | undefined {
+  try {
+    const value = JSON.parse(raw) as Partial<ArchiveLockHolder> | null;
+    if (
+      value &&
+      Number.isSafeInteger(value.pid) &&
+      (value.pid ?? 0) > 0 &&
+      typeof value.hostname === 'string' &&
+      typeof value.startedAt === 'string' &&
+      typeof value.purpose === 'string'
+    ) {
+      return value as ArchiveLockHolder;
+    }
+  } catch {
+    // Not JSON: garbage.
+  }
+  return undefined;
+}
+
+/** Signal 0 checks existence: ESRCH means no such process; EPERM means alive but not ours. */
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+function lockedError(file: string, state: LockState): ArchiverError {
+  const holder = state.kind === 'gone' ? undefined : state.holder;
+  const who = holder
+    ? `pid ${holder.pid} on ${holder.hostname} since ${holder.startedAt} (${holder.purpose})`
+    : 'a process that has not finished writing it (or left it unreadable)';
+  return new ArchiverError('ERR_ARCHIVE_LOCKED', `the archive is locked by ${who}: ${file}`, {
+    path: file,
+    hint: holder
+      ? `wait for it to end; if it is surely gone (e.g. it ran on another host), remove ${file}`
+      : `retry in a minute; an unreadable lock older than ${GARBAGE_LOCK_GRACE_MS / 1000} s is taken over`,
+  });
+}
+
+function ioError(file: string, action: string, error: unknown): ArchiverError {
+  return new ArchiverError('ERR_ARCHIVE_IO', `cannot ${action} the archive lock ${file}: ${(error as Error).message}`, { path: file, cause: error });
+}
+
+/** Makes the lock's directory entry durable (not possible on every platform: ignored there). */
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Windows cannot open directories; a lost lock entry after power loss only frees the archive.
+  }
+}
+
+/** Reads the holder of an archive's lock without taking it (for `oaibag status`); undefined when unlocked or unreadable. */
+export function readArchiveLockHolder(archiveDir: string): ArchiveLockHolder | undefined {
+  try {
+    return parseHolder(readFileSync(join(archiveDir, ARCHIVE_LOCK_FILE_NAME), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Stable error codes of the archiver. Callers (and the `oaibag` command, which maps them to
+ * exit codes) switch on these, never on messages.
+ *
+ * - `ERR_ARCHIVE_BAG`: a bag cannot be written or read as BagIt.
+ * - `ERR_ARCHIVE_PATH`: an identifier or path that is hostile or cannot be mapped into the archive.
+ * - `ERR_ARCHIVE_CATALOG`: the SQLite catalog cannot be opened, migrated or written, or is
+ *   newer than this program.
+ * - `ERR_ARCHIVE_LOCKED`: another harvest holds the archive lock.
+ * - `ERR_ARCHIVE_IO`: a file-system operation on the archive failed.
+ * - `ERR_ARCHIVE_USAGE`: bad command-line arguments or options.
+ * - `ERR_HARVEST_UNREACHABLE`: the source cannot be reached (network, DNS, HTTP errors after retries).
+ * - `ERR_HARVEST_NOT_OAI`: the source answers, but not as an OAI-PMH repository.
+ * - `ERR_HARVEST_FORMAT`: the repository does not offer the requested metadata prefix.
+ * - `ERR_HARVEST_PROTOCOL`: a response breaks OAI-PMH (malformed XML, looping tokens…).
+ * - `ERR_HARVEST_VERIFY`: a record's bytes disagree with its promised size, digest or headers.
+ */
+export type ArchiverErrorCode =
+  | 'ERR_ARCHIVE_BAG'
+  | 'ERR_ARCHIVE_PATH'
+  | 'ERR_ARCHIVE_CATALOG'
+  | 'ERR_ARCHIVE_LOCKED'
+  | 'ERR_ARCHIVE_IO'
+  | 'ERR_ARCHIVE_USAGE'
+  | 'ERR_HARVEST_UNREACHABLE'
+  | 'ERR_HARVEST_NOT_OAI'
+  | 'ERR_HARVEST_FORMAT'
+  | 'ERR_HARVEST_PROTOCOL'
+  | 'ERR_HARVEST_VERIFY';
+
+/** Optional facts attached to an {@link ArchiverError}. */
+export interface ArchiverErrorDetails {
+  /** What the user should do next (printed by the command after the message). */
+  hint?: string;
+  cause?: unknown;
+  /** The file or directory concerned, when there is one, so callers need not parse messages. */
+  path?: string;
+}
+
+/**
+ * The one error class of the archiver package: a one-line message (line breaks are replaced,
+ * so a hostile identifier or a multi-line cause cannot forge extra log lines), a stable code,
+ * and optionally a hint and the path concerned.
+ */
+export class ArchiverError extends Error {
+  readonly code: ArchiverErrorCode;
+  readonly hint?: string;
+  readonly path?: string;
+
+  constructor(code: ArchiverErrorCode, message: string, details: ArchiverErrorDetails = {}) {
+    super(message.replace(/[\r\n]+/g, ' '), details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'ArchiverError';
+    this.code = code;
+    this.hint = details.hint;
+    this.path = details.path;
+  }
+}
+
+/** True when `error` is an {@link ArchiverError} (of any code). */
+export function isArchiverError(error: unknown): error is ArchiverError {
+  return error instanceof ArchiverError;
+}

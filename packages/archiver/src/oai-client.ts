@@ -1,0 +1,139 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Readable } from 'node:stream';
+import { createGunzip, createInflate } from 'node:zlib';
+import { Pool, errors as undiciErrors } from 'undici';
+import { ArchiverError } from './errors.js';
+import { DEFAULT_RETRY_POLICY, isRetryableStatus, retryDelayMs, type RetryPolicy } from './retry-policy.js';
+
+export interface Credentials {
+  user: string;
+  password: string;
+}
+
+export interface OaiClientOptions {
+  credentials?: Credentials;
+  retry?: RetryPolicy;
+  userAgent?: string;
+  /** Called before each wait, to log it. */
+  onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+  /** Connections kept open to the repository. */
+  connections?: number;
+  /** Milliseconds without a byte before a response is given up (then retried). */
+  idleTimeoutMs?: number;
+}
+
+/** A response whose status was 200, with its body decompressed. */
+export interface OaiHttpResponse {
+  body: Readable;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * HTTP for a harvest: one keep-alive undici Pool per repository, gzip/deflate accepted,
+ * Basic credentials when given, and retries with backoff for network errors, 429 and 5xx
+ * (honouring Retry-After). Retries cover getting a response; a body that fails half-way is
+ * the caller's to ask for again (the page is re-requested with the same arguments).
+ */
+export class OaiClient {
+  readonly endpoint: URL;
+  /** Requests sent, retries included (for the harvest summary). */
+  requests = 0;
+  private readonly pool: Pool;
+  private readonly options: OaiClientOptions;
+
+  constructor(endpoint: string, options: OaiClientOptions = {}) {
+    this.endpoint = new URL(endpoint);
+    this.options = options;
+    this.pool = new Pool(this.endpoint.origin, {
+      connections: options.connections ?? 4,
+      bodyTimeout: options.idleTimeoutMs ?? 120_000,
+      headersTimeout: options.idleTimeoutMs ?? 120_000,
+    });
+  }
+
+  /** GET of the endpoint with these OAI-PMH arguments. */
+  oai(args: Record<string, string>): Promise<OaiHttpResponse> {
+    const url = new URL(this.endpoint);
+    for (const [name, value] of Object.entries(args)) url.searchParams.append(name, value);
+    return this.get(url, 'OAI-PMH request');
+  }
+
+  /** GET of any URL on the same origin (By-Reference datastreams), with retries. */
+  async get(url: URL, what: string, extraHeaders: Record<string, string> = {}): Promise<OaiHttpResponse> {
+    const policy = this.options.retry ?? DEFAULT_RETRY_POLICY;
+    for (let attempt = 0; ; attempt++) {
+      let reason: string;
+      let retryAfter: string | undefined;
+      try {
+        this.requests++;
+        const response = await this.pool.request({
+          path: `${url.pathname}${url.search}`,
+          method: 'GET',
+          headers: { ...this.headers(), ...extraHeaders },
+        });
+        if (response.statusCode === 200) return { body: decoded(response.body, response.headers), headers: response.headers };
+        await response.body.dump();
+        reason = `HTTP ${response.statusCode}`;
+        const header = response.headers['retry-after'];
+        retryAfter = Array.isArray(header) ? header[0] : header;
+        if (!isRetryableStatus(response.statusCode)) {
+          throw new ArchiverError(
+            response.statusCode === 401 || response.statusCode === 403 ? 'ERR_HARVEST_UNREACHABLE' : 'ERR_HARVEST_PROTOCOL',
+            `${what} ${url.href} answered HTTP ${response.statusCode}`,
+            { hint: response.statusCode === 401 ? 'give --user and --password-file' : undefined },
+          );
+        }
+      } catch (error) {
+        if (error instanceof ArchiverError) throw error;
+        if (!isNetworkError(error)) throw error;
+        reason = describeNetworkError(error);
+      }
+      if (attempt >= policy.retries) {
+        throw new ArchiverError('ERR_HARVEST_UNREACHABLE', `${what} ${url.href} failed after ${attempt + 1} attempts: ${reason}`);
+      }
+      const delayMs = retryDelayMs(attempt + 1, policy, retryAfter);
+      this.options.onRetry?.({ attempt: attempt + 1, delayMs, reason });
+      await sleep(delayMs);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  private headers(): Record<string, string> {
+    const headers: Record<string, string> = {
+      'accept-encoding': 'gzip, deflate',
+      'user-agent': this.options.userAgent ?? 'oaibag',
+    };
+    const credentials = this.options.credentials;
+    if (credentials) {
+      headers.authorization = `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`, 'utf8').toString('base64')}`;
+    }
+    return headers;
+  }
+}
+
+function decoded(body: Readable, headers: Record<string, string | string[] | undefined>): Readable {
+  const header = headers['content-encoding'];
+  const encoding = (Array.isArray(header) ? header.join(',') : (header ?? '')).trim().toLowerCase();
+  if (encoding === '' || encoding === 'identity') return body;
+  const inflater = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : null;
+  if (!inflater) {
+    body.destroy();
+    throw new ArchiverError('ERR_HARVEST_PROTOCOL', `the response has a Content-Encoding this harvester cannot read: ${encoding}`);
+  }
+  body.on('error', (error) => inflater.destroy(error));
+  return body.pipe(inflater);
+}
+
+function isNetworkError(error: unknown): boolean {
+  if (error instanceof undiciErrors.UndiciError) return true;
+  const code = (error as NodeJS.ErrnoException).code;
+  return typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code);
+}
+
+function describeNetworkError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return `${(error as Error).message}${code ? ` (${code})` : ''}`;
+}

@@ -1,0 +1,325 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import Database from 'better-sqlite3';
+import { Catalog, CATALOG_FILE_NAME } from '../src/catalog.ts';
+import { CATALOG_MIGRATIONS, CATALOG_SCHEMA_VERSION, migrateCatalog, type NewVersion } from '../src/catalog-schema.ts';
+import { isArchiverError } from '../src/errors.ts';
+
+const BASE = 'https://example.org/oai';
+const SHA_A = 'a'.repeat(64);
+const SHA_B = 'b'.repeat(64);
+
+async function archive(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'oaibag-catalog-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** An open catalog with one source and one running harvest, closed after the test. */
+async function harvesting(t: TestContext) {
+  const dir = await archive(t);
+  const catalog = Catalog.open(dir);
+  t.after(() => catalog.close());
+  const source = catalog.upsertSource(BASE, { repositoryName: 'Example', granularity: 'YYYY-MM-DDThh:mm:ssZ' });
+  const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+  const version = (identifier: string, datestamp: string, sha256: string): NewVersion => ({
+    sourceId: source.id,
+    identifier,
+    datestamp,
+    sha256,
+    size: 10,
+    mimeType: 'text/plain',
+    bagPath: `bags/${encodeURIComponent(identifier)}/${datestamp}-${sha256.slice(0, 8)}`,
+    harvestId,
+  });
+  return { dir, catalog, source, harvestId, version };
+}
+
+test('a new catalog applies every migration once and records the schema version', async (t) => {
+  const dir = await archive(t);
+  const catalog = Catalog.open(dir);
+  assert.equal(catalog.file, join(dir, CATALOG_FILE_NAME));
+  assert.equal(catalog.schemaVersion(), CATALOG_SCHEMA_VERSION);
+  catalog.close();
+  Catalog.open(dir).close();
+  const db = new Database(join(dir, CATALOG_FILE_NAME));
+  t.after(() => db.close());
+  const rows = db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
+  assert.deepEqual(rows, CATALOG_MIGRATIONS.map(({ version, name }) => ({ version, name })));
+  assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+});
+
+test('a later migration is applied once, in order, on the next open', async (t) => {
+  const dir = await archive(t);
+  Catalog.open(dir).close();
+  let runs = 0;
+  const next = [...CATALOG_MIGRATIONS, { version: CATALOG_SCHEMA_VERSION + 1, name: 'test', up: (db: Database.Database) => (runs++, db.exec('CREATE TABLE extra (x)')) }];
+  const db = new Database(join(dir, CATALOG_FILE_NAME));
+  t.after(() => db.close());
+  migrateCatalog(db, 'catalog', next);
+  migrateCatalog(db, 'catalog', next);
+  assert.equal(runs, 1);
+  assert.equal((db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v, CATALOG_SCHEMA_VERSION + 1);
+});
+
+test('a migration that fails leaves the catalog at the previous version', async (t) => {
+  const dir = await archive(t);
+  Catalog.open(dir).close();
+  const db = new Database(join(dir, CATALOG_FILE_NAME));
+  t.after(() => db.close());
+  const broken = { version: CATALOG_SCHEMA_VERSION + 1, name: 'broken', up: (d: Database.Database) => d.exec('CREATE TABLE half (x); SELECT * FROM nowhere') };
+  assert.throws(() => migrateCatalog(db, 'catalog', [...CATALOG_MIGRATIONS, broken]));
+  assert.equal((db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v, CATALOG_SCHEMA_VERSION);
+  assert.equal(db.prepare("SELECT name FROM sqlite_master WHERE name = 'half'").get(), undefined);
+});
+
+test('a catalog newer than the program is refused with ERR_ARCHIVE_CATALOG', async (t) => {
+  const dir = await archive(t);
+  Catalog.open(dir).close();
+  const db = new Database(join(dir, CATALOG_FILE_NAME));
+  db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', '2099-01-01T00:00:00Z')").run(CATALOG_SCHEMA_VERSION + 5);
+  db.close();
+  assert.throws(
+    () => Catalog.open(dir),
+    (error: unknown) =>
+      isArchiverError(error) &&
+      error.code === 'ERR_ARCHIVE_CATALOG' &&
+      error.message.includes(`schema version ${CATALOG_SCHEMA_VERSION + 5}`) &&
+      error.path === join(dir, CATALOG_FILE_NAME) &&
+      /upgrade/.test(error.hint ?? ''),
+  );
+});
+
+test('opening without create refuses a missing catalog and never creates one', async (t) => {
+  const dir = await archive(t);
+  assert.throws(() => Catalog.open(dir, { create: false }), (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_CATALOG' && /no catalog/.test(error.message));
+  assert.throws(() => Catalog.open(join(dir, 'missing-dir')), { code: 'ERR_ARCHIVE_CATALOG' });
+  Catalog.open(dir).close();
+  Catalog.open(dir, { create: false }).close();
+});
+
+test('reopening keeps sources, harvests, versions, watermark and resume state', async (t) => {
+  const dir = await archive(t);
+  const first = Catalog.open(dir);
+  const source = first.upsertSource(BASE, {
+    repositoryName: 'Example',
+    granularity: 'YYYY-MM-DD',
+    earliestDatestamp: '2001-01-01',
+    deletedRecord: 'persistent',
+    compression: ['gzip', 'deflate'],
+  });
+  const harvestId = first.startHarvest(source.id, { from: '2024-01-01', set: 'mime:image', prefix: 'oai_didl' });
+  first.setListResponseDate(harvestId, '2024-02-01T10:00:00Z');
+  first.recordVersion({ sourceId: source.id, identifier: 'oai:x:1', datestamp: '2024-01-02', size: 3, sha256: SHA_A, bagPath: 'b/1', harvestId });
+  first.setWatermark(source.id, '2024-02-01');
+  first.saveResumeState(source.id, { token: 'tok', listFrom: '2024-01-01', listUntil: null, set: 'mime:image', prefix: 'oai_didl', listResponseDate: '2024-02-01T10:00:00Z', harvestId });
+  first.finishHarvest(harvestId, 'partial', { records: 1, added: 1, bytes: 3, requests: 2 });
+  first.close();
+
+  const again = Catalog.open(dir);
+  t.after(() => again.close());
+  const kept = again.source(BASE)!;
+  assert.equal(kept.id, source.id);
+  assert.deepEqual(kept.compression, ['gzip', 'deflate']);
+  assert.equal(kept.deletedRecord, 'persistent');
+  assert.equal(kept.watermark, '2024-02-01');
+  assert.equal(kept.resume?.token, 'tok');
+  assert.equal(kept.resume?.set, 'mime:image');
+  assert.equal(kept.resume?.listResponseDate, '2024-02-01T10:00:00Z');
+  assert.equal(kept.resume?.harvestId, harvestId);
+  const harvest = again.lastHarvest(source.id)!;
+  assert.equal(harvest.status, 'partial');
+  assert.ok(harvest.endedAt);
+  assert.deepEqual(harvest.arguments, { from: '2024-01-01', until: null, set: 'mime:image', prefix: 'oai_didl' });
+  assert.equal(harvest.listResponseDate, '2024-02-01T10:00:00Z');
+  assert.deepEqual(harvest.counts, { records: 1, added: 1, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 3, requests: 2 });
+  assert.equal(again.latestVersion(source.id, 'oai:x:1')?.bagPath, 'b/1');
+});
+
+test('upsertSource refreshes the Identify facts of a known base URL', async (t) => {
+  const { catalog, source } = await harvesting(t);
+  const refreshed = catalog.upsertSource(BASE, { repositoryName: 'Renamed', granularity: 'YYYY-MM-DD' });
+  assert.equal(refreshed.id, source.id);
+  assert.equal(refreshed.repositoryName, 'Renamed');
+  assert.equal(refreshed.granularity, 'YYYY-MM-DD');
+  assert.equal(catalog.source('https://other.example/oai'), undefined);
+});
+
+test('versions are added, touched, modified, and restored after a deletion', async (t) => {
+  const { catalog, source, version } = await harvesting(t);
+  const id = 'oai:example.org:/a.txt';
+  assert.equal(catalog.recordVersion(version(id, '2024-01-01T00:00:00Z', SHA_A)).change, 'added');
+  assert.equal(catalog.recordVersion(version(id, '2024-01-02T00:00:00Z', SHA_A)).change, 'touched');
+  assert.equal(catalog.recordVersion(version(id, '2024-01-03T00:00:00Z', SHA_B)).change, 'modified');
+  assert.equal(catalog.recordDeletion(source.id, id, '2024-01-04T00:00:00Z'), true);
+  assert.equal(catalog.resource(source.id, id)?.deletedAt, '2024-01-04T00:00:00Z');
+  const restored = catalog.recordVersion(version(id, '2024-01-05T00:00:00Z', SHA_B));
+  assert.equal(restored.change, 'restored');
+  assert.equal(restored.known, false);
+  const resource = catalog.resource(source.id, id)!;
+  assert.equal(resource.deletedAt, null);
+  assert.equal(resource.currentVersionId, restored.version.id);
+  assert.deepEqual(
+    catalog.versions(source.id, id).map((v) => [v.datestamp, v.change]),
+    [
+      ['2024-01-01T00:00:00Z', 'added'],
+      ['2024-01-02T00:00:00Z', 'touched'],
+      ['2024-01-03T00:00:00Z', 'modified'],
+      ['2024-01-05T00:00:00Z', 'restored'],
+    ],
+  );
+  assert.equal(catalog.latestVersion(source.id, id)?.datestamp, '2024-01-05T00:00:00Z');
+});
+
+test('a record delivered twice is recognised and costs no new version', async (t) => {
+  const { catalog, source, version } = await harvesting(t);
+  const first = catalog.recordVersion(version('oai:x:dup', '2024-01-01T00:00:00Z', SHA_A));
+  assert.deepEqual(catalog.knownVersion(source.id, 'oai:x:dup', '2024-01-01T00:00:00Z', SHA_A), first.version);
+  assert.equal(catalog.knownVersion(source.id, 'oai:x:dup', '2024-01-01T00:00:00Z', SHA_B), undefined);
+  assert.equal(catalog.knownVersion(source.id, 'oai:x:other', '2024-01-01T00:00:00Z', SHA_A), undefined);
+  const second = catalog.recordVersion({ ...version('oai:x:dup', '2024-01-01T00:00:00Z', SHA_A), bagPath: 'elsewhere' });
+  assert.equal(second.known, true);
+  assert.deepEqual(second.version, first.version);
+  assert.equal(catalog.versions(source.id, 'oai:x:dup').length, 1);
+});
+
+test('deletions are idempotent, and an unknown identifier is recorded deleted with no versions', async (t) => {
+  const { catalog, source, harvestId, version } = await harvesting(t);
+  catalog.recordVersion(version('oai:x:gone', '2024-01-01T00:00:00Z', SHA_A));
+  assert.equal(catalog.recordDeletion(source.id, 'oai:x:gone', '2024-02-01T00:00:00Z', harvestId), true);
+  assert.equal(catalog.recordDeletion(source.id, 'oai:x:gone', '2024-02-01T00:00:00Z', harvestId), false);
+  assert.equal(catalog.recordDeletion(source.id, 'oai:x:never', '2024-02-01T00:00:00Z', harvestId), true);
+  const never = catalog.resource(source.id, 'oai:x:never')!;
+  assert.equal(never.deletedAt, '2024-02-01T00:00:00Z');
+  assert.equal(never.currentVersionId, null);
+  assert.deepEqual(catalog.versions(source.id, 'oai:x:never'), []);
+  // The deleted resource keeps its version (AIPs are never deleted).
+  assert.equal(catalog.latestVersion(source.id, 'oai:x:gone')?.sha256, SHA_A);
+  // A first version after a deletion-only record is an addition: nothing was held before.
+  assert.equal(catalog.recordVersion(version('oai:x:never', '2024-03-01T00:00:00Z', SHA_A)).change, 'added');
+  const status = catalog.status().sources[0]!;
+  assert.equal(status.deletedResources, 1);
+  assert.equal(status.liveResources, 1);
+});
+
+test('failures of a record are deduplicated, keep the latest reason, and are resolved when it is stored', async (t) => {
+  const { catalog, source, harvestId, version } = await harvesting(t);
+  const id = 'oai:x:bad';
+  const first = catalog.recordFailure({ sourceId: source.id, harvestId, identifier: id, datestamp: '2024-01-01T00:00:00Z', stage: 'verify', code: 'ERR_HARVEST_VERIFY', message: 'size mismatch\nsecond line', expected: '10', found: '9' });
+  assert.equal(first.attempts, 1);
+  assert.equal(first.message, 'size mismatch second line');
+  const second = catalog.recordFailure({ sourceId: source.id, harvestId, identifier: id, stage: 'fetch', code: 'HTTP 404', message: 'not found' });
+  assert.equal(second.id, first.id);
+  assert.equal(second.attempts, 2);
+  assert.equal(second.stage, 'fetch');
+  assert.equal(second.firstSeenAt, first.firstSeenAt);
+  catalog.recordFailure({ sourceId: source.id, harvestId, identifier: 'oai:x:other', stage: 'record', code: 'ERR_HARVEST_FORMAT', message: 'bad base64' });
+  catalog.recordFailure({ sourceId: source.id, harvestId, stage: 'list', code: 'badResumptionToken', message: 'token refused' });
+  catalog.recordFailure({ sourceId: source.id, harvestId, stage: 'list', code: 'badResumptionToken', message: 'token refused again' });
+  assert.deepEqual(
+    catalog.openFailures(source.id).map((f) => [f.identifier, f.code, f.attempts]),
+    [
+      [id, 'HTTP 404', 2],
+      ['oai:x:other', 'ERR_HARVEST_FORMAT', 1],
+      [null, 'badResumptionToken', 2],
+    ],
+  );
+
+  catalog.recordVersion(version(id, '2024-01-01T00:00:00Z', SHA_A));
+  catalog.recordDeletion(source.id, 'oai:x:other', '2024-01-02T00:00:00Z');
+  assert.equal(catalog.resolveListFailures(source.id), 1);
+  assert.deepEqual(catalog.openFailures(source.id), []);
+
+  // Failing after being resolved opens a new failure, attempts counted afresh.
+  const again = catalog.recordFailure({ sourceId: source.id, identifier: id, stage: 'store', code: 'ERR_ARCHIVE_IO', message: 'disk full' });
+  assert.notEqual(again.id, first.id);
+  assert.equal(again.attempts, 1);
+});
+
+test('watermark and resume state round-trip, and clearing the resume state removes it', async (t) => {
+  const { catalog, source, harvestId } = await harvesting(t);
+  assert.equal(source.watermark, null);
+  assert.equal(source.resume, null);
+  catalog.setWatermark(source.id, '2024-05-01T12:00:00Z');
+  const state = { token: 'page-2', listFrom: '2024-05-01T12:00:00Z', listUntil: '2024-06-01T00:00:00Z', set: null, prefix: 'oai_didl', listResponseDate: '2024-06-01T00:00:01Z', harvestId };
+  catalog.saveResumeState(source.id, state);
+  const saved = catalog.source(BASE)!;
+  assert.equal(saved.watermark, '2024-05-01T12:00:00Z');
+  assert.deepEqual({ ...saved.resume, savedAt: undefined }, { ...state, savedAt: undefined });
+  assert.ok(saved.resume?.savedAt);
+  catalog.saveResumeState(source.id, null);
+  assert.equal(catalog.source(BASE)?.resume, null);
+  assert.equal(catalog.source(BASE)?.watermark, '2024-05-01T12:00:00Z');
+});
+
+test('harvests left running by a killed process are marked interrupted', async (t) => {
+  const { catalog, source, harvestId } = await harvesting(t);
+  catalog.updateHarvestCounts(harvestId, { records: 5, bytes: 50 });
+  assert.equal(catalog.interruptRunningHarvests(), 1);
+  const harvest = catalog.harvest(harvestId)!;
+  assert.equal(harvest.status, 'interrupted');
+  assert.equal(harvest.counts.records, 5);
+  const next = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+  assert.equal(catalog.lastHarvest(source.id)?.id, next);
+  assert.equal(catalog.lastHarvest(source.id)?.status, 'running');
+});
+
+test('a transaction that throws records nothing', async (t) => {
+  const { catalog, source, version } = await harvesting(t);
+  assert.throws(() =>
+    catalog.transaction(() => {
+      catalog.recordVersion(version('oai:x:page', '2024-01-01T00:00:00Z', SHA_A));
+      catalog.setWatermark(source.id, '2024-01-01T00:00:00Z');
+      throw new Error('crash mid-page');
+    }),
+  );
+  assert.equal(catalog.resource(source.id, 'oai:x:page'), undefined);
+  assert.equal(catalog.source(BASE)?.watermark, null);
+});
+
+test('status counts sources, last harvest, live and deleted resources, versions, bytes and open failures', async (t) => {
+  const { catalog, source, harvestId, version } = await harvesting(t);
+  catalog.recordVersion(version('oai:x:1', '2024-01-01T00:00:00Z', SHA_A));
+  catalog.recordVersion({ ...version('oai:x:1', '2024-01-02T00:00:00Z', SHA_B), size: 32 });
+  catalog.recordVersion(version('oai:x:2', '2024-01-01T00:00:00Z', SHA_A));
+  catalog.recordVersion(version('oai:x:3', '2024-01-01T00:00:00Z', SHA_B));
+  catalog.recordDeletion(source.id, 'oai:x:3', '2024-01-03T00:00:00Z', harvestId);
+  catalog.recordFailure({ sourceId: source.id, harvestId, identifier: 'oai:x:4', stage: 'verify', code: 'ERR_HARVEST_VERIFY', message: 'digest mismatch' });
+  catalog.finishHarvest(harvestId, 'partial', { records: 5, added: 3, modified: 1, deleted: 1, failed: 1, bytes: 62, requests: 1 });
+  const other = catalog.upsertSource('https://other.example/oai', {});
+
+  const status = catalog.status();
+  assert.equal(status.schemaVersion, CATALOG_SCHEMA_VERSION);
+  assert.equal(status.sources.length, 2);
+  const [first, second] = status.sources;
+  assert.equal(first?.source.baseUrl, BASE);
+  assert.equal(first?.lastHarvest?.id, harvestId);
+  assert.equal(first?.lastHarvest?.status, 'partial');
+  assert.equal(first?.lastHarvest?.counts.failed, 1);
+  assert.equal(first?.liveResources, 2);
+  assert.equal(first?.deletedResources, 1);
+  assert.equal(first?.versions, 4);
+  assert.equal(first?.payloadBytes, 10 + 32 + 10 + 10);
+  assert.equal(first?.openFailures, 1);
+  assert.deepEqual(
+    { ...second, source: second?.source.id },
+    { source: other.id, lastHarvest: undefined, liveResources: 0, deletedResources: 0, versions: 0, payloadBytes: 0, openFailures: 0 },
+  );
+});
+
+test('events are appended with their subjects', async (t) => {
+  const { dir, catalog, source, harvestId, version } = await harvesting(t);
+  const stored = catalog.recordVersion(version('oai:x:1', '2024-01-01T00:00:00Z', SHA_A));
+  const id = catalog.addEvent({ sourceId: source.id, resourceId: stored.version.resourceId, versionId: stored.version.id, harvestId, type: 'ingestion', outcome: 'success', detail: 'bag stored' });
+  const db = new Database(join(dir, CATALOG_FILE_NAME), { readonly: true });
+  t.after(() => db.close());
+  const row = db.prepare('SELECT * FROM events WHERE id = ?').get(id) as Record<string, unknown>;
+  assert.equal(row.version_id, stored.version.id);
+  assert.equal(row.type, 'ingestion');
+  assert.equal(row.outcome, 'success');
+  assert.equal(row.detail, 'bag stored');
+  assert.ok(typeof row.at === 'string');
+});

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { text } from 'node:stream/consumers';
+import { after, test } from 'node:test';
+import { gzipSync, deflateSync } from 'node:zlib';
+import { OaiClient } from '../src/oai-client.ts';
+import { parseRetryAfter, retryDelayMs, isRetryableStatus } from '../src/retry-policy.ts';
+
+const FAST = { retries: 3, baseDelayMs: 5, maxDelayMs: 50 };
+const servers: Server[] = [];
+after(() => Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve)))));
+
+/** A server that answers with `plan[i]` for the i-th request (the last one repeats). */
+async function scripted(plan: Array<(req: IncomingMessage, res: ServerResponse) => void>): Promise<{ url: string; seen: IncomingMessage[] }> {
+  const seen: IncomingMessage[] = [];
+  const server = createServer((req, res) => {
+    seen.push(req);
+    plan[Math.min(seen.length - 1, plan.length - 1)]!(req, res);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/oai`, seen };
+}
+
+const ok = (body: string) => (_req: IncomingMessage, res: ServerResponse) => res.end(body);
+
+test('503 with Retry-After, 500 and a reset connection are retried until the answer comes', async () => {
+  const { url, seen } = await scripted([
+    (_req, res) => {
+      res.writeHead(503, { 'Retry-After': '0' });
+      res.end();
+    },
+    (_req, res) => {
+      res.writeHead(500);
+      res.end();
+    },
+    (req) => req.socket.destroy(),
+    ok('<OAI-PMH/>'),
+  ]);
+  const retries: string[] = [];
+  const client = new OaiClient(url, { retry: FAST, onRetry: (info) => retries.push(info.reason) });
+  try {
+    const response = await client.oai({ verb: 'Identify' });
+    assert.equal(await text(response.body), '<OAI-PMH/>');
+    assert.equal(seen.length, 4);
+    assert.equal(client.requests, 4);
+    assert.deepEqual(retries.slice(0, 2), ['HTTP 503', 'HTTP 500']);
+    assert.equal(new URL(seen[0]!.url!, 'http://x').searchParams.get('verb'), 'Identify');
+  } finally {
+    await client.close();
+  }
+});
+
+test('a status that is not transient fails at once with a coded error', async () => {
+  const { url, seen } = await scripted([
+    (_req, res) => {
+      res.writeHead(404);
+      res.end();
+    },
+  ]);
+  const client = new OaiClient(url, { retry: FAST });
+  try {
+    await assert.rejects(client.oai({ verb: 'Identify' }), { code: 'ERR_HARVEST_PROTOCOL', message: /HTTP 404/ });
+    assert.equal(seen.length, 1);
+  } finally {
+    await client.close();
+  }
+});
+
+test('giving up after the retries names the URL, the attempts and the last reason', async () => {
+  const { url, seen } = await scripted([
+    (_req, res) => {
+      res.writeHead(502);
+      res.end();
+    },
+  ]);
+  const client = new OaiClient(url, { retry: FAST });
+  try {
+    await assert.rejects(client.oai({ verb: 'Identify' }), { code: 'ERR_HARVEST_UNREACHABLE', message: /failed after 4 attempts: HTTP 502/ });
+    assert.equal(seen.length, 4);
+  } finally {
+    await client.close();
+  }
+});
+
+test('gzip and deflate bodies are decoded; credentials and Accept-Encoding are sent', async () => {
+  const { url, seen } = await scripted([
+    (_req, res) => {
+      res.writeHead(200, { 'Content-Encoding': 'gzip' });
+      res.end(gzipSync('gzipped page'));
+    },
+    (_req, res) => {
+      res.writeHead(200, { 'Content-Encoding': 'deflate' });
+      res.end(deflateSync('deflated page'));
+    },
+  ]);
+  const client = new OaiClient(url, { retry: FAST, credentials: { user: 'alice', password: 'pässword' } });
+  try {
+    assert.equal(await text((await client.oai({ verb: 'ListSets' })).body), 'gzipped page');
+    assert.equal(await text((await client.oai({ verb: 'ListSets' })).body), 'deflated page');
+    assert.match(String(seen[0]!.headers['accept-encoding']), /gzip/);
+    assert.equal(seen[0]!.headers.authorization, `Basic ${Buffer.from('alice:pässword').toString('base64')}`);
+  } finally {
+    await client.close();
+  }
+});
+
+test('retry delays: Retry-After honoured and capped, otherwise exponential backoff', () => {
+  const policy = { retries: 5, baseDelayMs: 1000, maxDelayMs: 60_000 };
+  assert.equal(retryDelayMs(1, policy, '7'), 7000);
+  assert.equal(retryDelayMs(1, policy, '86400'), 60_000, 'a day-long Retry-After is capped');
+  const now = Date.UTC(2026, 0, 1);
+  assert.equal(retryDelayMs(1, policy, new Date(now + 30_000).toUTCString(), now), 30_000);
+  assert.equal(retryDelayMs(3, policy, undefined, now, () => 0), 4000);
+  assert.equal(retryDelayMs(20, policy, undefined, now, () => 0), 60_000);
+  assert.equal(parseRetryAfter('soon'), undefined);
+  assert.equal(parseRetryAfter('12345678'.slice(0, 2)), 12_000);
+  assert.deepEqual([429, 500, 503, 408, 404, 400, 501].map(isRetryableStatus), [true, true, true, true, false, false, false]);
+});
