@@ -1,0 +1,247 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isDidlError, readDidl, type IncomingDatastream, type ReadRecord } from '@oaibag/didl';
+import { acquireArchiveLock } from './archive-lock.js';
+import { cleanupLeftovers } from './bag-writer.js';
+import { Catalog } from './catalog.js';
+import type { HarvestCounts, HarvestStatus } from './catalog-schema.js';
+import { ArchiverError } from './errors.js';
+import { dateAtGranularity, identifyRepository } from './identify.js';
+import { discardIncoming, receiveIncoming, type IncomingFile } from './incoming-file.js';
+import { OaiClient, type Credentials } from './oai-client.js';
+import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
+import { RecordRefused, storeRecord, type StoreContext } from './store-record.js';
+import { mkdir } from 'node:fs/promises';
+
+export interface HarvestOptions {
+  /** The repository's OAI-PMH base URL. */
+  baseUrl: string;
+  archiveDir: string;
+  /** Without it, the harvest continues from the catalog's watermark for this source. */
+  from?: string;
+  until?: string;
+  set?: string;
+  prefix?: string;
+  credentials?: Credentials;
+  retry?: RetryPolicy;
+  log?: (line: string) => void;
+}
+
+export interface HarvestSummary extends HarvestCounts {
+  harvestId: number;
+  from: string | null;
+  until: string | null;
+  status: Exclude<HarvestStatus, 'running'>;
+  /** The `from` of the next incremental harvest. */
+  watermark: string | null;
+}
+
+/**
+ * One harvest: Identify, then ListRecords page by page (resumption tokens, retried pages),
+ * each record verified and stored as a bag, deletions recorded. The watermark moves to the
+ * responseDate of the list's first page only when the list completed and no record failed,
+ * so nothing that was not stored is ever skipped by the next harvest.
+ */
+export async function harvest(options: HarvestOptions): Promise<HarvestSummary> {
+  const prefix = options.prefix ?? 'oai_didl';
+  const log = options.log ?? (() => undefined);
+  await mkdir(options.archiveDir, { recursive: true });
+  const lock = await acquireArchiveLock(options.archiveDir, `harvest ${options.baseUrl}`);
+  const catalog = Catalog.open(options.archiveDir);
+  const client = new OaiClient(options.baseUrl, {
+    ...(options.credentials ? { credentials: options.credentials } : {}),
+    ...(options.retry ? { retry: options.retry } : {}),
+    onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
+  });
+  try {
+    catalog.interruptRunningHarvests();
+    await cleanupLeftovers(options.archiveDir);
+    const facts = await identifyRepository(client, prefix);
+    const source = catalog.upsertSource(options.baseUrl, facts);
+    const from = options.from ?? source.watermark ?? undefined;
+    const args = { from: from ?? null, until: options.until ?? null, set: options.set ?? null, prefix };
+    const harvestId = catalog.startHarvest(source.id, args);
+    const counts: HarvestCounts = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
+    const context: StoreContext = {
+      archiveDir: options.archiveDir,
+      catalog,
+      client,
+      sourceId: source.id,
+      harvestId,
+      baseUrl: options.baseUrl,
+      repositoryName: facts.repositoryName ?? options.baseUrl,
+    };
+
+    const firstArgs: Record<string, string> = { verb: 'ListRecords', metadataPrefix: prefix };
+    if (from) firstArgs.from = dateAtGranularity(from, facts.granularity);
+    if (options.until) firstArgs.until = dateAtGranularity(options.until, facts.granularity);
+    if (options.set) firstArgs.set = options.set;
+
+    const resume = options.from === undefined && source.resume && source.resume.prefix === prefix && source.resume.set === (options.set ?? null) ? source.resume : null;
+    let pageArgs: Record<string, string> = resume ? { verb: 'ListRecords', resumptionToken: resume.token } : firstArgs;
+    let listResponseDate: string | null = resume?.listResponseDate ?? null;
+    if (resume) log(`resuming the interrupted list from its saved resumption token`);
+    const seenTokens = new Set<string>();
+    let restarts = 0;
+    let status: Exclude<HarvestStatus, 'running'> = 'complete';
+
+    for (;;) {
+      const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log);
+      const errors = page.errors;
+      if (errors.some((error) => error.code === 'badResumptionToken') && restarts < 2) {
+        // The repository forgot the token (restart, expiry): start the list again from the
+        // checkpoint; stored records come again as duplicates and cost nothing.
+        restarts++;
+        log('the repository refused the resumption token; restarting the list from the checkpoint');
+        pageArgs = firstArgs;
+        listResponseDate = null;
+        seenTokens.clear();
+        continue;
+      }
+      if (errors.length > 0 && !(errors.length === 1 && errors[0]!.code === 'noRecordsMatch')) {
+        const message = errors.map((error) => `${error.code}: ${error.message}`).join('; ');
+        catalog.recordFailure({ sourceId: source.id, harvestId, stage: 'list', code: errors[0]!.code, message });
+        status = 'failed';
+        break;
+      }
+      listResponseDate ??= page.responseDate ?? null;
+      const token = page.token;
+      if (!token) break;
+      if (seenTokens.has(token)) {
+        catalog.recordFailure({ sourceId: source.id, harvestId, stage: 'list', code: 'tokenLoop', message: `the resumption token ${token.slice(0, 80)} came back a second time` });
+        status = 'failed';
+        break;
+      }
+      seenTokens.add(token);
+      catalog.saveResumeState(source.id, { token, listFrom: from ?? null, listUntil: options.until ?? null, set: options.set ?? null, prefix, listResponseDate, harvestId });
+      pageArgs = { verb: 'ListRecords', resumptionToken: token };
+    }
+
+    counts.requests = client.requests;
+    if (status === 'complete') {
+      catalog.saveResumeState(source.id, null);
+      catalog.resolveListFailures(source.id);
+      if (counts.failed > 0) status = 'partial';
+      else if (listResponseDate) catalog.setWatermark(source.id, listResponseDate);
+    }
+    catalog.finishHarvest(harvestId, status, counts);
+    const watermark = catalog.source(options.baseUrl)?.watermark ?? null;
+    return { harvestId, from: from ?? null, until: options.until ?? null, status, watermark, ...counts };
+  } finally {
+    await client.close();
+    catalog.close();
+    await lock.release();
+  }
+}
+
+interface PageResult {
+  responseDate?: string;
+  token?: string;
+  errors: Array<{ code: string; message: string }>;
+}
+
+/**
+ * Fetches and processes one page. A page that breaks off or is not well-formed is asked for
+ * again (its records already stored are recognised); after the retries it is an error.
+ */
+async function readPage(
+  client: OaiClient,
+  args: Record<string, string>,
+  context: StoreContext,
+  counts: HarvestCounts,
+  policy: RetryPolicy,
+  log: (line: string) => void,
+): Promise<PageResult> {
+  for (let attempt = 0; ; attempt++) {
+    let pending: IncomingFile[] = [];
+    try {
+      const response = await client.oai(args);
+      const summary = await readDidl(response.body, {
+        recordErrors: 'report',
+        onDatastream: async (datastream: IncomingDatastream) => {
+          pending.push(await receiveIncoming(context.archiveDir, datastream.bytes));
+        },
+        onRecord: async (record: ReadRecord) => {
+          const received = pending;
+          pending = [];
+          await processRecord(context, record, received, counts, log);
+        },
+      });
+      const token = summary.page.resumptionToken?.value;
+      return {
+        errors: summary.page.errors,
+        ...(summary.page.responseDate ? { responseDate: summary.page.responseDate } : {}),
+        ...(token ? { token } : {}),
+      };
+    } catch (error) {
+      for (const file of pending) await discardIncoming(file);
+      if (error instanceof ArchiverError || attempt >= policy.retries) {
+        if (error instanceof ArchiverError) throw error;
+        throw new ArchiverError('ERR_HARVEST_PROTOCOL', `a ListRecords page of ${client.endpoint.href} failed ${attempt + 1} times: ${(error as Error).message}`);
+      }
+      const delayMs = retryDelayMs(attempt + 1, policy);
+      log(`page failed (${isDidlError(error) ? error.code : (error as Error).message}); asking again in ${Math.round(delayMs / 1000)} s`);
+      await sleep(delayMs);
+    }
+  }
+}
+
+async function processRecord(
+  context: StoreContext,
+  record: ReadRecord,
+  received: IncomingFile[],
+  counts: HarvestCounts,
+  log: (line: string) => void,
+): Promise<void> {
+  const { catalog, sourceId, harvestId } = context;
+  const header = record.header;
+  counts.records++;
+  if (!header) {
+    for (const file of received) await discardIncoming(file);
+    return;
+  }
+  if (header.deleted) {
+    if (catalog.recordDeletion(sourceId, header.identifier, header.datestamp, harvestId)) counts.deleted++;
+    return;
+  }
+  if (record.error || !record.didl) {
+    for (const file of received) await discardIncoming(file);
+    counts.failed++;
+    const error = record.error;
+    catalog.recordFailure({
+      sourceId,
+      harvestId,
+      identifier: header.identifier,
+      datestamp: header.datestamp,
+      stage: 'verify',
+      code: error?.code ?? 'ERR_HARVEST_FORMAT',
+      message: error?.message ?? 'the record carries no DIDL',
+      expected: error?.expected === undefined ? null : String(error.expected),
+      found: error?.found === undefined ? null : String(error.found),
+    });
+    log(`failed: ${header.identifier}: ${error?.message ?? 'no DIDL'}`);
+    return;
+  }
+  try {
+    const stored = await storeRecord(context, header, record.didl, received);
+    if (!stored.known) {
+      counts[stored.change === 'restored' ? 'added' : stored.change]++;
+      counts.bytes += stored.version.size;
+    }
+  } catch (error) {
+    if (!(error instanceof ArchiverError)) throw error;
+    counts.failed++;
+    const refused = error instanceof RecordRefused ? error : undefined;
+    catalog.recordFailure({
+      sourceId,
+      harvestId,
+      identifier: header.identifier,
+      datestamp: header.datestamp,
+      stage: refused?.stage ?? 'store',
+      code: error.code,
+      message: error.message,
+      expected: refused?.expected ?? null,
+      found: refused?.found ?? null,
+    });
+    log(`failed: ${header.identifier}: ${error.message}`);
+  }
+}

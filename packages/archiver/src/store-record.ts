@@ -1,0 +1,186 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { componentDigest, componentHeaders, getHeader, isSha256, type DidlComponent, type DidlDocument, type DidlItem, type OaiHeader } from '@oaibag/didl';
+import { safeFileName, uniqueFileName } from './bag-paths.js';
+import { createBagBuilder } from './bag-writer.js';
+import type { Catalog } from './catalog.js';
+import type { RecordedVersion } from './catalog-schema.js';
+import { ArchiverError } from './errors.js';
+import { discardIncoming, receiveIncoming, type IncomingFile } from './incoming-file.js';
+import type { OaiClient } from './oai-client.js';
+import { bagDirectoryFor } from './storage-path.js';
+
+/** Where a record is going: the source, the harvest, and the labels every bag carries. */
+export interface StoreContext {
+  archiveDir: string;
+  catalog: Catalog;
+  client: OaiClient;
+  sourceId: number;
+  harvestId: number;
+  baseUrl: string;
+  repositoryName: string;
+}
+
+/** One datastream of the record, in document order, with the facts it promised. */
+interface Part {
+  item: DidlItem;
+  component: DidlComponent;
+  mimeType?: string;
+  ref?: string;
+  byValue: boolean;
+}
+
+/** A record that cannot be stored: the reason, and both values for a mismatch. */
+export class RecordRefused extends ArchiverError {
+  constructor(
+    message: string,
+    readonly stage: 'fetch' | 'verify' | 'store',
+    readonly expected?: string,
+    readonly found?: string,
+  ) {
+    super('ERR_HARVEST_VERIFY', message);
+  }
+}
+
+/** The datastreams of a record in document order: top Item first, then nested Items. */
+export function recordParts(document: DidlDocument): Part[] {
+  const parts: Part[] = [];
+  const walk = (item: DidlItem) => {
+    for (const component of item.components) {
+      const byValue = component.resources.find((resource) => resource.byValue);
+      const ref = component.resources.find((resource) => resource.ref)?.ref;
+      if (!byValue && !ref) continue;
+      const mimeType = (byValue ?? component.resources[0])?.mimeType;
+      parts.push({ item, component, byValue: byValue !== undefined, ...(ref ? { ref } : {}), ...(mimeType ? { mimeType } : {}) });
+    }
+    for (const child of item.items) walk(child);
+  };
+  walk(document.item);
+  return parts;
+}
+
+/**
+ * Stores one verified record as a new version, or recognises it as one already stored.
+ * `received` holds the By-Value datastreams already written to temporary files, in the
+ * order of the record's parts that have one. By-Reference parts are fetched here. Every
+ * check is made before the bag is built; a refused record leaves nothing behind.
+ */
+export async function storeRecord(
+  context: StoreContext,
+  header: OaiHeader,
+  document: DidlDocument,
+  received: IncomingFile[],
+): Promise<RecordedVersion> {
+  const parts = recordParts(document);
+  const files: IncomingFile[] = [];
+  try {
+    let byValueIndex = 0;
+    for (const part of parts) {
+      const file = part.byValue ? received[byValueIndex++] : await fetchPart(context, document.identifier, part);
+      if (!file) throw new RecordRefused(`the record's datastream ${files.length + 1} was not received`, 'store');
+      files.push(file);
+      verifyPart(document.identifier, part, file);
+    }
+    if (files.length === 0) throw new RecordRefused('the record carries no datastream, By-Value or By-Reference', 'verify');
+    return await buildVersion(context, header, document, parts, files);
+  } finally {
+    for (const file of [...files, ...received]) await discardIncoming(file);
+  }
+}
+
+async function fetchPart(context: StoreContext, identifier: string, part: Part): Promise<IncomingFile> {
+  const url = new URL(part.ref!);
+  const response = await context.client.get(url, `the datastream of ${identifier}`).catch((error: Error) => {
+    throw new RecordRefused(`fetching ${url.href} failed: ${error.message}`, 'fetch');
+  });
+  const file = await receiveIncoming(context.archiveDir, response.body).catch((error: Error) => {
+    throw new RecordRefused(`reading ${url.href} failed: ${error.message}`, 'fetch');
+  });
+  // What the server says now must be what the record promised.
+  const promised = componentHeaders(part.item, part.component);
+  for (const name of ['content-length', 'etag', 'last-modified']) {
+    const expected = getHeader(promised, name);
+    const raw = response.headers[name];
+    const found = Array.isArray(raw) ? raw[0] : raw;
+    if (expected !== undefined && found !== undefined && expected !== found) {
+      await discardIncoming(file);
+      throw new RecordRefused(`${url.href}: the response's ${name} differs from the record's`, 'verify', expected, found);
+    }
+  }
+  return file;
+}
+
+function verifyPart(identifier: string, part: Part, file: IncomingFile): void {
+  const headers = componentHeaders(part.item, part.component);
+  const length = getHeader(headers, 'content-length');
+  if (length !== undefined && Number(length) !== file.size) {
+    throw new RecordRefused(`${identifier}: ${file.size} bytes received, the record's Content-Length says ${length}`, 'verify', length, String(file.size));
+  }
+  const digest = componentDigest(part.item, part.component);
+  if (digest && isSha256(digest.algorithm) && digest.value.toLowerCase() !== file.sha256) {
+    throw new RecordRefused(`${identifier}: the sha-256 of the bytes received differs from the record's`, 'verify', digest.value, file.sha256);
+  }
+}
+
+async function buildVersion(
+  context: StoreContext,
+  header: OaiHeader,
+  document: DidlDocument,
+  parts: Part[],
+  files: IncomingFile[],
+): Promise<RecordedVersion> {
+  const { catalog, sourceId } = context;
+  // One digest for the version: the payload's own for one file, else of the part digests.
+  const sha256 = files.length === 1 ? files[0]!.sha256 : combinedDigest(files);
+  const size = files.reduce((sum, file) => sum + file.size, 0);
+  const known = catalog.knownVersion(sourceId, header.identifier, header.datestamp, sha256);
+  if (known) return { version: known, change: known.change, known: true };
+
+  const previous = catalog.latestVersion(sourceId, header.identifier);
+  const builder = await createBagBuilder(context.archiveDir);
+  try {
+    const taken = new Set<string>();
+    const baseName = safeFileName(new URL(document.identifier).pathname.split('/').pop() ?? '');
+    for (const file of files) {
+      const name = uniqueFileName(baseName, taken);
+      taken.add(name);
+      // Same bytes as the previous version (a touch): link its payload, costing no space.
+      const reuse = previous && previous.sha256 === file.sha256 && files.length === 1 ? join(context.archiveDir, previous.bagPath, 'data', name) : undefined;
+      const linked = reuse ? await builder.linkPayload(name, reuse, file).catch(() => undefined) : undefined;
+      if (!linked) await builder.linkPayload(name, file.path, file);
+    }
+    await builder.addTagFile('oai-header.json', `${JSON.stringify(header, null, 2)}\n`);
+    await builder.addTagFile('didl.json', `${JSON.stringify(document, null, 2)}\n`);
+    const bag = await builder.finish({
+      destination: bagDirectoryFor(header.identifier, header.datestamp, sha256),
+      bagInfo: [
+        ['External-Identifier', document.identifier],
+        ['OAI-Identifier', header.identifier],
+        ['OAI-Datestamp', header.datestamp],
+        ['OAI-Base-URL', context.baseUrl],
+        ['Harvest-Id', String(context.harvestId)],
+        ['Source-Repository-Name', context.repositoryName],
+      ],
+    });
+    const relative = bag.bagPath.slice(context.archiveDir.length + 1).split('\\').join('/');
+    return catalog.recordVersion({
+      sourceId,
+      identifier: header.identifier,
+      datestamp: header.datestamp,
+      size,
+      sha256,
+      mimeType: parts[0]?.mimeType ?? null,
+      bagPath: relative,
+      harvestId: context.harvestId,
+    });
+  } catch (error) {
+    await builder.abort().catch(() => undefined);
+    throw error;
+  }
+}
+
+function combinedDigest(files: IncomingFile[]): string {
+  const hash = createHash('sha256');
+  for (const file of files) hash.update(`${file.sha256}\n`);
+  return hash.digest('hex');
+}

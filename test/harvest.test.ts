@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { Catalog } from '../packages/archiver/src/catalog.ts';
+import { harvest } from '../packages/archiver/src/harvest.ts';
+import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
+
+const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
+const FAST_RETRY = { retries: 2, baseDelayMs: 10, maxDelayMs: 100 };
+const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
+
+let work: string;
+let site: string;
+let repository: Repository;
+let endpoint: string;
+
+function write(path: string, content: string | Buffer, mtime = YEAR_2000): void {
+  mkdirSync(dirname(join(site, path)), { recursive: true });
+  writeFileSync(join(site, path), content);
+  utimesSync(join(site, path), mtime, mtime);
+}
+
+before(async () => {
+  work = mkdtempSync(join(tmpdir(), 'oaibag-harvest-'));
+  site = join(work, 'site');
+  write('index.html', '<html>home</html>');
+  write('papers/a b.txt', 'a paper with a space in its name');
+  write('big/large.bin', Buffer.alloc(300_000, 7)); // By-Reference (over by-value-max)
+  write('img/logo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]));
+  repository = await createRepository({ root: site, index: join(work, 'index.sqlite'), watch: false, rescanSeconds: 0, byValueMax: 100_000, pageRecords: 2 });
+  endpoint = `${await repository.listen(0, '127.0.0.1')}/oai`;
+});
+
+after(async () => {
+  await repository.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+test('a first harvest stores one valid bag per exported file, with identical bytes', async () => {
+  const archive = join(work, 'archive');
+  const summary = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY });
+  assert.equal(summary.status, 'complete');
+  assert.equal(summary.added, 4);
+  assert.equal(summary.failed, 0);
+  assert.ok(summary.watermark, 'the watermark is set after a complete list');
+  const catalog = Catalog.open(archive);
+  try {
+    for (const path of ['index.html', 'papers/a b.txt', 'big/large.bin', 'img/logo.png']) {
+      const identifier = `${endpoint.slice(0, -4)}/${path.split('/').map(encodeURIComponent).join('/')}`;
+      const version = catalog.latestVersion(catalog.source(endpoint)!.id, identifier);
+      assert.ok(version, `no version of ${identifier}`);
+      const report = await verifyBag(join(archive, version.bagPath));
+      assert.equal(report.valid, true, JSON.stringify(report.problems));
+      const name = decodeURIComponent(identifier.split('/').pop()!);
+      assert.deepEqual(readFileSync(join(archive, version.bagPath, 'data', name)), readFileSync(join(site, path)));
+      assert.match(readFileSync(join(archive, version.bagPath, 'bag-info.txt'), 'utf8'), new RegExp(`External-Identifier: ${identifier.replace(/[.?*+()]/g, '\\$&')}`));
+    }
+  } finally {
+    catalog.close();
+  }
+});
+
+test('an incremental harvest records exactly the changes: added, modified, touched, deleted', async () => {
+  const archive = join(work, 'archive');
+  await nextSecond();
+  write('new.txt', 'added after the first harvest', YEAR_2000 - 86400); // like cp -p
+  write('index.html', '<html>home, edited</html>');
+  utimesSync(join(site, 'img/logo.png'), new Date(), new Date()); // touched: same bytes
+  rmSync(join(site, 'papers/a b.txt'));
+  await repository.scan();
+  await nextSecond();
+  const summary = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY });
+  assert.equal(summary.status, 'complete');
+  assert.deepEqual(
+    { added: summary.added, modified: summary.modified, touched: summary.touched, deleted: summary.deleted, failed: summary.failed },
+    { added: 1, modified: 1, touched: 1, deleted: 1, failed: 0 },
+  );
+  const catalog = Catalog.open(archive);
+  try {
+    const sourceId = catalog.source(endpoint)!.id;
+    const logo = catalog.versions(sourceId, `${endpoint.slice(0, -4)}/img/logo.png`);
+    assert.equal(logo.length, 2);
+    // A touched version hard-links the previous payload: no new bytes on disk.
+    const first = statSync(join(archive, logo[0]!.bagPath, 'data', 'logo.png'));
+    const second = statSync(join(archive, logo[1]!.bagPath, 'data', 'logo.png'));
+    assert.equal(second.ino, first.ino);
+  } finally {
+    catalog.close();
+  }
+  // Nothing changed since: a third harvest stores nothing.
+  await nextSecond();
+  const again = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY });
+  assert.equal(again.added + again.modified + again.touched + again.deleted, 0);
+});
