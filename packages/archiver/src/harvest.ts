@@ -24,6 +24,8 @@ export interface HarvestOptions {
   credentials?: Credentials;
   retry?: RetryPolicy;
   log?: (line: string) => void;
+  /** Called after each record with the counts so far (for a progress display). */
+  progress?: (counts: Readonly<HarvestCounts>) => void;
 }
 
 export interface HarvestSummary extends HarvestCounts {
@@ -85,7 +87,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     let status: Exclude<HarvestStatus, 'running'> = 'complete';
 
     for (;;) {
-      const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log);
+      const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log, options.progress);
       const errors = page.errors;
       if (errors.some((error) => error.code === 'badResumptionToken') && restarts < 2) {
         // The repository forgot the token (restart, expiry): start the list again from the
@@ -150,6 +152,7 @@ async function readPage(
   counts: HarvestCounts,
   policy: RetryPolicy,
   log: (line: string) => void,
+  progress?: (counts: Readonly<HarvestCounts>) => void,
 ): Promise<PageResult> {
   for (let attempt = 0; ; attempt++) {
     let pending: IncomingFile[] = [];
@@ -164,6 +167,7 @@ async function readPage(
           const received = pending;
           pending = [];
           await processRecord(context, record, received, counts, log);
+          progress?.(counts);
         },
       });
       const token = summary.page.resumptionToken?.value;
