@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -8,6 +10,7 @@ import { Catalog } from '../packages/archiver/src/catalog.ts';
 import { harvest } from '../packages/archiver/src/harvest.ts';
 import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
 
+const SCHEMAS = join(dirname(fileURLToPath(import.meta.url)), '../../shared/schemas');
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const FAST_RETRY = { retries: 2, baseDelayMs: 10, maxDelayMs: 100 };
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
@@ -56,6 +59,13 @@ test('a first harvest stores one valid bag per exported file, with identical byt
       assert.equal(report.valid, true, JSON.stringify(report.problems));
       const name = decodeURIComponent(identifier.split('/').pop()!);
       assert.deepEqual(readFileSync(join(archive, version.bagPath, 'data', name)), readFileSync(join(site, path)));
+      const bag = join(archive, version.bagPath);
+      for (const tag of ['oai-header.xml', 'didl.xml', 'http-headers.txt', 'premis.xml']) assert.ok(statSync(join(bag, 'metadata', tag)).size > 0, tag);
+      const didl = spawnSync('xmllint', ['--noout', '--nonet', '--schema', join(SCHEMAS, 'didl.xsd'), join(bag, 'metadata/didl.xml')], { encoding: 'utf8' });
+      assert.equal(didl.status, 0, didl.stderr);
+      const premis = spawnSync('xmllint', ['--noout', join(bag, 'metadata/premis.xml')], { encoding: 'utf8' });
+      assert.equal(premis.status, 0, premis.stderr);
+      assert.doesNotMatch(readFileSync(join(bag, 'metadata/didl.xml'), 'utf8'), /encoding="base64"/, 'no byte is stored twice');
       assert.match(readFileSync(join(archive, version.bagPath, 'bag-info.txt'), 'utf8'), new RegExp(`External-Identifier: ${identifier.replace(/[.?*+()]/g, '\\$&')}`));
     }
   } finally {

@@ -3,12 +3,16 @@ import { join } from 'node:path';
 import { componentDigest, componentHeaders, getHeader, isSha256, type DidlComponent, type DidlDocument, type DidlItem, type OaiHeader } from '@oaibag/didl';
 import { safeFileName, uniqueFileName } from './bag-paths.js';
 import { createBagBuilder } from './bag-writer.js';
+import { didlRecordXml, httpHeadersText, oaiHeaderXml, premisXml } from './aip-metadata.js';
 import type { Catalog } from './catalog.js';
 import type { RecordedVersion } from './catalog-schema.js';
 import { ArchiverError } from './errors.js';
 import { discardIncoming, receiveIncoming, type IncomingFile } from './incoming-file.js';
 import type { OaiClient } from './oai-client.js';
 import { bagDirectoryFor } from './storage-path.js';
+
+/** Names the software in PREMIS events. */
+const AGENT = 'oaibag archiver 0.1.0';
 
 /** Where a record is going: the source, the harvest, and the labels every bag carries. */
 export interface StoreContext {
@@ -140,17 +144,43 @@ async function buildVersion(
   const builder = await createBagBuilder(context.archiveDir);
   try {
     const taken = new Set<string>();
+    const names: string[] = [];
     const baseName = safeFileName(new URL(document.identifier).pathname.split('/').pop() ?? '');
     for (const file of files) {
       const name = uniqueFileName(baseName, taken);
       taken.add(name);
+      names.push(name);
       // Same bytes as the previous version (a touch): link its payload, costing no space.
       const reuse = previous && previous.sha256 === file.sha256 && files.length === 1 ? join(context.archiveDir, previous.bagPath, 'data', name) : undefined;
       const linked = reuse ? await builder.linkPayload(name, reuse, file).catch(() => undefined) : undefined;
       if (!linked) await builder.linkPayload(name, file.path, file);
     }
-    await builder.addTagFile('oai-header.json', `${JSON.stringify(header, null, 2)}\n`);
-    await builder.addTagFile('didl.json', `${JSON.stringify(document, null, 2)}\n`);
+    await builder.addTagFile('oai-header.xml', oaiHeaderXml(header));
+    await builder.addTagFile('didl.xml', await didlRecordXml(document, names, files.map((file) => file.sha256)));
+    const headersText = httpHeadersText(document);
+    if (headersText !== '') await builder.addTagFile('http-headers.txt', headersText);
+    await builder.addTagFile(
+      'premis.xml',
+      premisXml({
+        header,
+        document,
+        baseUrl: context.baseUrl,
+        harvestId: context.harvestId,
+        capturedAt: new Date(),
+        agent: AGENT,
+        files: files.map((file, index) => {
+          const digest = componentDigest(parts[index]!.item, parts[index]!.component);
+          return {
+            name: names[index]!,
+            size: file.size,
+            sha256: file.sha256,
+            sha512: file.sha512,
+            via: parts[index]!.byValue ? ('by-value' as const) : ('by-reference' as const),
+            ...(digest && isSha256(digest.algorithm) ? { promisedSha256: digest.value } : {}),
+          };
+        }),
+      }),
+    );
     const bag = await builder.finish({
       destination: bagDirectoryFor(header.identifier, header.datestamp, sha256),
       bagInfo: [
