@@ -12,6 +12,9 @@ import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-po
 import { RecordRefused, storeRecord, type StoreContext } from './store-record.js';
 import { mkdir } from 'node:fs/promises';
 
+/** How many times one harvest starts its list again (badResumptionToken, a token loop). */
+const MAX_LIST_RESTARTS = 2;
+
 export interface HarvestOptions {
   /** The repository's OAI-PMH base URL. */
   baseUrl: string;
@@ -86,36 +89,56 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     let restarts = 0;
     let status: Exclude<HarvestStatus, 'running'> = 'complete';
 
-    for (;;) {
-      const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log, options.progress);
-      const errors = page.errors;
-      if (errors.some((error) => error.code === 'badResumptionToken') && restarts < 2) {
-        // The repository forgot the token (restart, expiry): start the list again from the
-        // checkpoint; stored records come again as duplicates and cost nothing.
-        restarts++;
-        log('the repository refused the resumption token; restarting the list from the checkpoint');
-        pageArgs = firstArgs;
-        listResponseDate = null;
-        seenTokens.clear();
-        continue;
+    const restart = (why: string): boolean => {
+      // The repository forgot the token (restart, expiry) or the tokens loop: start the list
+      // again from the checkpoint; records already stored come again and cost nothing.
+      if (restarts >= MAX_LIST_RESTARTS) return false;
+      restarts++;
+      log(`${why}; restarting the list from the checkpoint`);
+      pageArgs = firstArgs;
+      listResponseDate = null;
+      seenTokens.clear();
+      return true;
+    };
+
+    try {
+      for (;;) {
+        const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log, options.progress);
+        const errors = page.errors;
+        if (errors.some((error) => error.code === 'badResumptionToken') && restart('the repository refused the resumption token')) continue;
+        if (errors.length > 0 && !(errors.length === 1 && errors[0]!.code === 'noRecordsMatch')) {
+          const message = errors.map((error) => `${error.code}: ${error.message}`).join('; ');
+          catalog.recordFailure({ sourceId: source.id, harvestId, stage: 'list', code: errors[0]!.code, message });
+          status = 'failed';
+          break;
+        }
+        listResponseDate ??= page.responseDate ?? null;
+        const token = page.token;
+        if (!token) break;
+        if (seenTokens.has(token)) {
+          if (restart('a resumption token came back a second time')) continue;
+          catalog.recordFailure({
+            sourceId: source.id,
+            harvestId,
+            stage: 'list',
+            code: 'tokenLoop',
+            message: `the resumption token ${token.slice(0, 80)} came back a second time, also after ${MAX_LIST_RESTARTS} restarts of the list`,
+          });
+          status = 'failed';
+          break;
+        }
+        seenTokens.add(token);
+        catalog.saveResumeState(source.id, { token, listFrom: from ?? null, listUntil: options.until ?? null, set: options.set ?? null, prefix, listResponseDate, harvestId });
+        pageArgs = { verb: 'ListRecords', resumptionToken: token };
       }
-      if (errors.length > 0 && !(errors.length === 1 && errors[0]!.code === 'noRecordsMatch')) {
-        const message = errors.map((error) => `${error.code}: ${error.message}`).join('; ');
-        catalog.recordFailure({ sourceId: source.id, harvestId, stage: 'list', code: errors[0]!.code, message });
-        status = 'failed';
-        break;
-      }
-      listResponseDate ??= page.responseDate ?? null;
-      const token = page.token;
-      if (!token) break;
-      if (seenTokens.has(token)) {
-        catalog.recordFailure({ sourceId: source.id, harvestId, stage: 'list', code: 'tokenLoop', message: `the resumption token ${token.slice(0, 80)} came back a second time` });
-        status = 'failed';
-        break;
-      }
-      seenTokens.add(token);
-      catalog.saveResumeState(source.id, { token, listFrom: from ?? null, listUntil: options.until ?? null, set: options.set ?? null, prefix, listResponseDate, harvestId });
-      pageArgs = { verb: 'ListRecords', resumptionToken: token };
+    } catch (error) {
+      // A page that kept failing: the harvest ends failed, with its reason in the catalog;
+      // the saved token and the watermark stay, so the next harvest resumes.
+      if (!(error instanceof ArchiverError)) throw error;
+      catalog.recordFailure({ sourceId: source.id, harvestId, stage: 'list', code: error.code, message: error.message });
+      counts.requests = client.requests;
+      catalog.finishHarvest(harvestId, 'failed', counts);
+      throw error;
     }
 
     counts.requests = client.requests;

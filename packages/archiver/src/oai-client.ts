@@ -60,6 +60,10 @@ export class OaiClient {
 
   /** GET of any URL on the same origin (By-Reference datastreams), with retries. */
   async get(url: URL, what: string, extraHeaders: Record<string, string> = {}): Promise<OaiHttpResponse> {
+    if (url.origin !== this.endpoint.origin) {
+      // One pool per repository, and credentials go only to the repository's own origin.
+      throw new ArchiverError('ERR_HARVEST_PROTOCOL', `${what} ${url.href} is not on the repository's origin ${this.endpoint.origin}; fetching other hosts is not supported yet`);
+    }
     const policy = this.options.retry ?? DEFAULT_RETRY_POLICY;
     for (let attempt = 0; ; attempt++) {
       let reason: string;
