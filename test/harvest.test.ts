@@ -44,9 +44,11 @@ after(async () => {
 
 test('a first harvest stores one valid bag per exported file, with identical bytes', async () => {
   const archive = join(work, 'archive');
-  const summary = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY });
+  const seen: Array<[number, number | undefined]> = [];
+  const summary = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, progress: (counts, total) => seen.push([counts.records, total]) });
   assert.equal(summary.status, 'complete');
   assert.equal(summary.added, 4);
+  assert.deepEqual(seen.at(-1), [4, 4], 'progress knows the list size once the repository gave it');
   assert.equal(summary.failed, 0);
   assert.ok(summary.watermark, 'the watermark is set after a complete list');
   const catalog = Catalog.open(archive);

@@ -50,9 +50,12 @@ program
       log: (line) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${line}\n`),
       ...(terminal
         ? {
-            progress: (counts) => {
+            progress: (counts, total) => {
               const seconds = (Date.now() - started) / 1000;
-              process.stderr.write(`\r\x1b[K${counts.records} records, ${(counts.bytes / 1e6).toFixed(1)} MB, ${(counts.records / Math.max(seconds, 0.001)).toFixed(1)} records/s`);
+              const rate = counts.records / Math.max(seconds, 0.001);
+              const eta = total !== undefined && total > counts.records ? `, about ${Math.ceil((total - counts.records) / rate)} s left` : '';
+              const of = total !== undefined ? ` of ${total}` : '';
+              process.stderr.write(`\r\x1b[K${counts.records}${of} records, ${(counts.bytes / 1e6).toFixed(1)} MB, ${rate.toFixed(1)} records/s${eta}`);
             },
           }
         : {}),

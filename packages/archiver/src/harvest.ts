@@ -27,8 +27,11 @@ export interface HarvestOptions {
   credentials?: Credentials;
   retry?: RetryPolicy;
   log?: (line: string) => void;
-  /** Called after each record with the counts so far (for a progress display). */
-  progress?: (counts: Readonly<HarvestCounts>) => void;
+  /**
+   * Called after each record with the counts so far and, when the repository gives it, the
+   * list's completeListSize (for a progress display with an ETA).
+   */
+  progress?: (counts: Readonly<HarvestCounts>, completeListSize?: number) => void;
 }
 
 export interface HarvestSummary extends HarvestCounts {
@@ -49,6 +52,8 @@ export interface HarvestSummary extends HarvestCounts {
 export async function harvest(options: HarvestOptions): Promise<HarvestSummary> {
   const prefix = options.prefix ?? 'oai_didl';
   const log = options.log ?? (() => undefined);
+  let completeListSize: number | undefined;
+  const progress = options.progress && ((counts: Readonly<HarvestCounts>) => options.progress!(counts, completeListSize));
   await mkdir(options.archiveDir, { recursive: true });
   const lock = await acquireArchiveLock(options.archiveDir, `harvest ${options.baseUrl}`);
   const catalog = Catalog.open(options.archiveDir);
@@ -103,7 +108,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
 
     try {
       for (;;) {
-        const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log, options.progress);
+        const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log, progress);
+        completeListSize = page.completeListSize ?? completeListSize;
         const errors = page.errors;
         if (errors.some((error) => error.code === 'badResumptionToken') && restart('the repository refused the resumption token')) continue;
         if (errors.length > 0 && !(errors.length === 1 && errors[0]!.code === 'noRecordsMatch')) {
@@ -160,6 +166,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
 
 interface PageResult {
   responseDate?: string;
+  completeListSize?: number;
   token?: string;
   errors: Array<{ code: string; message: string }>;
 }
@@ -194,7 +201,9 @@ async function readPage(
         },
       });
       const token = summary.page.resumptionToken?.value;
+      const size = summary.page.resumptionToken?.completeListSize;
       return {
+        ...(size !== undefined ? { completeListSize: size } : {}),
         errors: summary.page.errors,
         ...(summary.page.responseDate ? { responseDate: summary.page.responseDate } : {}),
         ...(token ? { token } : {}),
