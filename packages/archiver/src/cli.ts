@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFile } from 'node:fs/promises';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { Catalog } from './catalog.js';
 import { ArchiverError } from './errors.js';
 import { harvest, type HarvestSummary } from './harvest.js';
@@ -24,6 +24,11 @@ program
   .option('--until <DATE>', 'harvest up to this date')
   .option('--set <SPEC>', 'harvest only this set (e.g. mime:image)')
   .option('--prefix <PREFIX>', 'metadata format to harvest', 'oai_didl')
+  .option('--concurrency <N>', 'records stored at once (By-Reference fetches and bag writes overlap)', (value: string) => {
+    const count = Number(value);
+    if (!/^\d+$/.test(value) || count < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
+    return count;
+  }, 4)
   .option('--user <NAME>', 'user name for HTTP Basic authentication')
   .option('--password-file <FILE>', 'file whose first line is the password (never on the command line)')
   .option('--json', 'print the summary as JSON')
@@ -43,6 +48,7 @@ program
       baseUrl,
       archiveDir: options.archive,
       prefix: options.prefix,
+      concurrency: options.concurrency,
       ...(options.from !== undefined ? { from: options.from } : {}),
       ...(options.until !== undefined ? { until: options.until } : {}),
       ...(options.set !== undefined ? { set: options.set } : {}),
@@ -101,6 +107,7 @@ interface HarvestCommandOptions {
   until?: string;
   set?: string;
   prefix: string;
+  concurrency: number;
   user?: string;
   passwordFile?: string;
   json?: boolean;

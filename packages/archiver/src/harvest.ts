@@ -25,6 +25,11 @@ export interface HarvestOptions {
   set?: string;
   prefix?: string;
   credentials?: Credentials;
+  /**
+   * Records stored at once (By-Reference fetches and bag writes overlap; the page itself is
+   * read in order). Every record of a page is stored before its resumption token is saved.
+   */
+  concurrency?: number;
   retry?: RetryPolicy;
   log?: (line: string) => void;
   /**
@@ -53,6 +58,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
   const prefix = options.prefix ?? 'oai_didl';
   const log = options.log ?? (() => undefined);
   let completeListSize: number | undefined;
+  const concurrency = options.concurrency ?? 4;
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new ArchiverError('ERR_ARCHIVE_USAGE', `concurrency must be a whole number of at least 1, not ${concurrency}`);
   const progress = options.progress && ((counts: Readonly<HarvestCounts>) => options.progress!(counts, completeListSize));
   await mkdir(options.archiveDir, { recursive: true });
   const lock = await acquireArchiveLock(options.archiveDir, `harvest ${options.baseUrl}`);
@@ -108,7 +115,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
 
     try {
       for (;;) {
-        const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log, progress);
+        const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log, concurrency, progress);
         completeListSize = page.completeListSize ?? completeListSize;
         const errors = page.errors;
         if (errors.some((error) => error.code === 'badResumptionToken') && restart('the repository refused the resumption token')) continue;
@@ -182,10 +189,13 @@ async function readPage(
   counts: HarvestCounts,
   policy: RetryPolicy,
   log: (line: string) => void,
+  concurrency: number,
   progress?: (counts: Readonly<HarvestCounts>) => void,
 ): Promise<PageResult> {
   for (let attempt = 0; ; attempt++) {
     let pending: IncomingFile[] = [];
+    const inFlight = new Set<Promise<void>>();
+    let firstError: unknown;
     try {
       const response = await client.oai(args);
       const summary = await readDidl(response.body, {
@@ -196,10 +206,18 @@ async function readPage(
         onRecord: async (record: ReadRecord) => {
           const received = pending;
           pending = [];
-          await processRecord(context, record, received, counts, log);
-          progress?.(counts);
+          const job = processRecord(context, record, received, counts, log)
+            .then(() => progress?.(counts))
+            .catch((error: unknown) => {
+              firstError ??= error;
+            })
+            .finally(() => inFlight.delete(job));
+          inFlight.add(job);
+          if (inFlight.size >= concurrency) await Promise.race(inFlight);
         },
       });
+      await Promise.all(inFlight);
+      if (firstError !== undefined) throw firstError;
       const token = summary.page.resumptionToken?.value;
       const size = summary.page.resumptionToken?.completeListSize;
       return {
@@ -209,6 +227,7 @@ async function readPage(
         ...(token ? { token } : {}),
       };
     } catch (error) {
+      await Promise.all(inFlight);
       for (const file of pending) await discardIncoming(file);
       if (error instanceof ArchiverError || attempt >= policy.retries) {
         if (error instanceof ArchiverError) throw error;
