@@ -138,6 +138,29 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
       `);
     },
   },
+  {
+    version: 2,
+    name: 'pending bags',
+    up(db) {
+      // A bag is renamed into aips/ before its version is recorded; this row, written
+      // durably before the rename and removed with the version row, lets the next start
+      // adopt (or drop) a bag left between the two by a crash.
+      db.exec(`
+        CREATE TABLE pending_bags (
+          id INTEGER PRIMARY KEY,
+          bag_path TEXT NOT NULL UNIQUE,
+          source_id INTEGER NOT NULL REFERENCES sources (id),
+          identifier TEXT NOT NULL,
+          datestamp TEXT NOT NULL,
+          sha256 TEXT NOT NULL,
+          size INTEGER NOT NULL,
+          mime_type TEXT,
+          harvest_id INTEGER REFERENCES harvests (id),
+          created_at TEXT NOT NULL
+        );
+      `);
+    },
+  }
 ];
 
 /** The schema version this program writes: the last migration's. */
@@ -310,6 +333,11 @@ export interface NewVersion {
 }
 
 /** The outcome of {@link Catalog.recordVersion}; `known` when this state was already stored. */
+/** A bag about to be renamed into place, recorded first (see migration 2). */
+export interface PendingBag extends NewVersion {
+  id: number;
+}
+
 export interface RecordedVersion {
   version: CatalogVersion;
   change: VersionChange;

@@ -21,6 +21,7 @@ import {
   type NewEvent,
   type NewFailure,
   type NewVersion,
+  type PendingBag,
   type RecordedVersion,
   type ResumeState,
   type Row,
@@ -105,6 +106,44 @@ export class Catalog {
    */
   transaction<T>(fn: () => T): T {
     return this.durably(fn);
+  }
+
+  /** Notes, durably, a bag about to be renamed into place; `recordVersion` removes the note. */
+  addPendingBag(version: NewVersion): void {
+    this.durably(() => {
+      this.sql(`INSERT OR REPLACE INTO pending_bags (bag_path, source_id, identifier, datestamp, sha256, size, mime_type, harvest_id, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+        version.bagPath,
+        version.sourceId,
+        version.identifier,
+        version.datestamp,
+        version.sha256,
+        version.size,
+        version.mimeType ?? null,
+        version.harvestId ?? null,
+        stamp(),
+      );
+    });
+  }
+
+  /** Bags noted by `addPendingBag` whose version was never recorded (a crash in between). */
+  pendingBags(): PendingBag[] {
+    const rows = this.sql('SELECT * FROM pending_bags ORDER BY id').all() as Array<Record<string, unknown>>;
+    return rows.map((row) => ({
+      id: row.id as number,
+      bagPath: row.bag_path as string,
+      sourceId: row.source_id as number,
+      identifier: row.identifier as string,
+      datestamp: row.datestamp as string,
+      sha256: row.sha256 as string,
+      size: row.size as number,
+      mimeType: (row.mime_type as string | null) ?? null,
+      harvestId: (row.harvest_id as number | null) ?? null,
+    }));
+  }
+
+  removePendingBag(bagPath: string): void {
+    this.sql('DELETE FROM pending_bags WHERE bag_path = ?').run(bagPath);
   }
 
   /** Records or refreshes a source and what its Identify said; returns it. */
@@ -239,6 +278,7 @@ export class Catalog {
    */
   recordVersion(version: NewVersion): RecordedVersion {
     return this.durably(() => {
+      this.removePendingBag(version.bagPath);
       const known = this.knownVersion(version.sourceId, version.identifier, version.datestamp, version.sha256);
       if (known) {
         this.resolveFailures(version.sourceId, version.identifier);

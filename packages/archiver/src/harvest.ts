@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDidlError, readDidl, type IncomingDatastream, type ReadRecord } from '@oaibag/didl';
 import { acquireArchiveLock } from './archive-lock.js';
+import { adoptPendingBags } from './adopt-pending-bags.js';
 import { cleanupLeftovers } from './bag-writer.js';
 import { Catalog } from './catalog.js';
 import type { HarvestCounts, HarvestStatus } from './catalog-schema.js';
@@ -72,6 +73,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
   try {
     catalog.interruptRunningHarvests();
     await cleanupLeftovers(options.archiveDir);
+    const adopted = await adoptPendingBags(options.archiveDir, catalog);
+    if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
     const facts = await identifyRepository(client, prefix);
     const source = catalog.upsertSource(options.baseUrl, facts);
     const from = options.from ?? source.watermark ?? undefined;

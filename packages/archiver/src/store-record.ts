@@ -181,8 +181,22 @@ async function buildVersion(
         }),
       }),
     );
+    const destination = bagDirectoryFor(header.identifier, header.datestamp, sha256);
+    const version = {
+      sourceId,
+      identifier: header.identifier,
+      datestamp: header.datestamp,
+      size,
+      sha256,
+      mimeType: parts[0]?.mimeType ?? null,
+      bagPath: destination,
+      harvestId: context.harvestId,
+    };
+    // Noted before the rename, so a crash between the rename and the version row leaves a
+    // note the next start uses to adopt the bag (adoptPendingBags).
+    catalog.addPendingBag(version);
     const bag = await builder.finish({
-      destination: bagDirectoryFor(header.identifier, header.datestamp, sha256),
+      destination,
       bagInfo: [
         ['External-Identifier', document.identifier],
         ['OAI-Identifier', header.identifier],
@@ -192,17 +206,8 @@ async function buildVersion(
         ['Source-Repository-Name', context.repositoryName],
       ],
     });
-    const relative = bag.bagPath.slice(context.archiveDir.length + 1).split('\\').join('/');
-    return catalog.recordVersion({
-      sourceId,
-      identifier: header.identifier,
-      datestamp: header.datestamp,
-      size,
-      sha256,
-      mimeType: parts[0]?.mimeType ?? null,
-      bagPath: relative,
-      harvestId: context.harvestId,
-    });
+    void bag;
+    return catalog.recordVersion(version);
   } catch (error) {
     await builder.abort().catch(() => undefined);
     throw error;
