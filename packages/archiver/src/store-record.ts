@@ -195,7 +195,7 @@ async function buildVersion(
     // Noted before the rename, so a crash between the rename and the version row leaves a
     // note the next start uses to adopt the bag (adoptPendingBags).
     catalog.addPendingBag(version);
-    const bag = await builder.finish({
+    await builder.finish({
       destination,
       bagInfo: [
         ['External-Identifier', document.identifier],
@@ -206,7 +206,6 @@ async function buildVersion(
         ['Source-Repository-Name', context.repositoryName],
       ],
     });
-    void bag;
     return catalog.recordVersion(version);
   } catch (error) {
     await builder.abort().catch(() => undefined);

@@ -6,12 +6,12 @@ import type { MetadataFormat } from './metadata-formats.js';
 import type { IndexedFile } from './model.js';
 import { formatDatestamp } from './oai-date.js';
 import { oaiError, type OaiProtocolError } from './oai-errors.js';
-import { isOaiRequestFailure, parseOaiRequest, type OaiRequest } from './oai-request.js';
-import { type ResponseBody, errorElements, headerXml, RESPONSE_END, responseStart } from './oai-xml.js';
+import { isOaiRequestFailure, parseOaiRequest } from './oai-request.js';
+import { type ResponseBody, errorElements, RESPONSE_END, responseStart } from './oai-xml.js';
 import { writeRecord } from './record-xml.js';
 import { setNameFor, setSpecAncestors } from './set-spec.js';
 import type { SiteIndexer } from './site-indexer.js';
-import { identifierForPath, pathForIdentifier } from './url-path.js';
+import { pathForIdentifier } from './url-path.js';
 
 export interface ProviderSettings extends ListSettings {
   repositoryName: string;
