@@ -413,7 +413,7 @@ test('truncated XML every time: the harvest fails with a clear error, the waterm
   }
   const state = await checkArchive(archive);
   assert.equal(state.watermark, null, 'the watermark did not move');
-  assert.ok(state.stored <= 2, 'only the records of the first page could be stored');
+  assert.ok(state.stored <= 2, `only the records of the first page could be stored, not ${state.stored}`);
   // The catalog must tell what happened: the harvest failed, and why (a list failure).
   const catalog = Catalog.open(archive);
   try {

@@ -10,6 +10,7 @@ import { dateAtGranularity, identifyRepository } from './identify.js';
 import { discardIncoming, receiveIncoming, type IncomingFile } from './incoming-file.js';
 import { OaiClient, type Credentials } from './oai-client.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
+import { PageLedger, type PageTally } from './page-ledger.js';
 import { RecordRefused, storeRecord, type StoreContext } from './store-record.js';
 import { mkdir } from 'node:fs/promises';
 
@@ -116,35 +117,51 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       return true;
     };
 
+    const commit = (ledger: PageLedger, state?: Parameters<Catalog['saveResumeState']>[1]): void => {
+      addTally(counts, ledger.commit(catalog, state === undefined ? undefined : { sourceId: source.id, state }));
+      progress?.(counts);
+    };
     try {
       for (;;) {
-        const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log, concurrency, progress);
+        const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log, concurrency, commit, progress);
         completeListSize = page.completeListSize ?? completeListSize;
         const errors = page.errors;
-        if (errors.some((error) => error.code === 'badResumptionToken') && restart('the repository refused the resumption token')) continue;
+        if (errors.some((error) => error.code === 'badResumptionToken') && restart('the repository refused the resumption token')) {
+          commit(page.ledger);
+          continue;
+        }
         if (errors.length > 0 && !(errors.length === 1 && errors[0]!.code === 'noRecordsMatch')) {
           const message = errors.map((error) => `${error.code}: ${error.message}`).join('; ');
-          catalog.recordFailure({ sourceId: source.id, harvestId, stage: 'list', code: errors[0]!.code, message });
+          page.ledger.stageFailure({ sourceId: source.id, harvestId, stage: 'list', code: errors[0]!.code, message });
+          commit(page.ledger);
           status = 'failed';
           break;
         }
         listResponseDate ??= page.responseDate ?? null;
         const token = page.token;
-        if (!token) break;
+        if (!token) {
+          // The list is complete: its last page and the end of the list state commit together.
+          commit(page.ledger, null);
+          break;
+        }
         if (seenTokens.has(token)) {
-          if (restart('a resumption token came back a second time')) continue;
-          catalog.recordFailure({
+          if (restart('a resumption token came back a second time')) {
+            commit(page.ledger);
+            continue;
+          }
+          page.ledger.stageFailure({
             sourceId: source.id,
             harvestId,
             stage: 'list',
             code: 'tokenLoop',
             message: `the resumption token ${token.slice(0, 80)} came back a second time, also after ${MAX_LIST_RESTARTS} restarts of the list`,
           });
+          commit(page.ledger);
           status = 'failed';
           break;
         }
         seenTokens.add(token);
-        catalog.saveResumeState(source.id, { token, listFrom: from ?? null, listUntil: options.until ?? null, set: options.set ?? null, prefix, listResponseDate, harvestId });
+        commit(page.ledger, { token, listFrom: from ?? null, listUntil: options.until ?? null, set: options.set ?? null, prefix, listResponseDate, harvestId });
         pageArgs = { verb: 'ListRecords', resumptionToken: token };
       }
     } catch (error) {
@@ -159,7 +176,6 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
 
     counts.requests = client.requests;
     if (status === 'complete') {
-      catalog.saveResumeState(source.id, null);
       catalog.resolveListFailures(source.id);
       if (counts.failed > 0) status = 'partial';
       else if (listResponseDate) catalog.setWatermark(source.id, listResponseDate);
@@ -175,6 +191,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
 }
 
 interface PageResult {
+  /** The page's catalog rows, committed by the caller with the list state they lead to. */
+  ledger: PageLedger;
   responseDate?: string;
   completeListSize?: number;
   token?: string;
@@ -193,9 +211,11 @@ async function readPage(
   policy: RetryPolicy,
   log: (line: string) => void,
   concurrency: number,
+  commit: (ledger: PageLedger) => void,
   progress?: (counts: Readonly<HarvestCounts>) => void,
 ): Promise<PageResult> {
   for (let attempt = 0; ; attempt++) {
+    const ledger = new PageLedger();
     let pending: IncomingFile[] = [];
     const inFlight = new Set<Promise<void>>();
     let firstError: unknown;
@@ -209,7 +229,7 @@ async function readPage(
         onRecord: async (record: ReadRecord) => {
           const received = pending;
           pending = [];
-          const job = processRecord(context, record, received, counts, log)
+          const job = processRecord(context, ledger, record, received, counts, log)
             .then(() => progress?.(counts))
             .catch((error: unknown) => {
               firstError ??= error;
@@ -224,6 +244,7 @@ async function readPage(
       const token = summary.page.resumptionToken?.value;
       const size = summary.page.resumptionToken?.completeListSize;
       return {
+        ledger,
         ...(size !== undefined ? { completeListSize: size } : {}),
         errors: summary.page.errors,
         ...(summary.page.responseDate ? { responseDate: summary.page.responseDate } : {}),
@@ -232,6 +253,9 @@ async function readPage(
     } catch (error) {
       await Promise.all(inFlight);
       for (const file of pending) await discardIncoming(file);
+      // What the broken attempt did store is kept (without a token): the page asked for again
+      // recognises those records.
+      commit(ledger);
       if (error instanceof ArchiverError || attempt >= policy.retries) {
         if (error instanceof ArchiverError) throw error;
         throw new ArchiverError('ERR_HARVEST_PROTOCOL', `a ListRecords page of ${client.endpoint.href} failed ${attempt + 1} times: ${(error as Error).message}`);
@@ -245,12 +269,13 @@ async function readPage(
 
 async function processRecord(
   context: StoreContext,
+  ledger: PageLedger,
   record: ReadRecord,
   received: IncomingFile[],
   counts: HarvestCounts,
   log: (line: string) => void,
 ): Promise<void> {
-  const { catalog, sourceId, harvestId } = context;
+  const { sourceId, harvestId } = context;
   const header = record.header;
   counts.records++;
   if (!header) {
@@ -258,14 +283,14 @@ async function processRecord(
     return;
   }
   if (header.deleted) {
-    if (catalog.recordDeletion(sourceId, header.identifier, header.datestamp, harvestId)) counts.deleted++;
+    ledger.stageDeletion(sourceId, header.identifier, header.datestamp, harvestId);
     return;
   }
   if (record.error || !record.didl) {
     for (const file of received) await discardIncoming(file);
     counts.failed++;
     const error = record.error;
-    catalog.recordFailure({
+    ledger.stageFailure({
       sourceId,
       harvestId,
       identifier: header.identifier,
@@ -280,16 +305,12 @@ async function processRecord(
     return;
   }
   try {
-    const stored = await storeRecord(context, header, record.didl, received);
-    if (!stored.known) {
-      counts[stored.change === 'restored' ? 'added' : stored.change]++;
-      counts.bytes += stored.version.size;
-    }
+    ledger.stageVersion(await storeRecord(context, header, record.didl, received));
   } catch (error) {
     if (!(error instanceof ArchiverError)) throw error;
     counts.failed++;
     const refused = error instanceof RecordRefused ? error : undefined;
-    catalog.recordFailure({
+    ledger.stageFailure({
       sourceId,
       harvestId,
       identifier: header.identifier,
@@ -302,4 +323,12 @@ async function processRecord(
     });
     log(`failed: ${header.identifier}: ${error.message}`);
   }
+}
+
+function addTally(counts: HarvestCounts, tally: PageTally): void {
+  counts.added += tally.added;
+  counts.modified += tally.modified;
+  counts.touched += tally.touched;
+  counts.deleted += tally.deleted;
+  counts.bytes += tally.bytes;
 }

@@ -5,7 +5,7 @@ import { safeFileName, uniqueFileName } from './bag-paths.js';
 import { createBagBuilder } from './bag-writer.js';
 import { didlRecordXml, httpHeadersText, oaiHeaderXml, premisXml } from './aip-metadata.js';
 import type { Catalog } from './catalog.js';
-import type { RecordedVersion } from './catalog-schema.js';
+import type { NewVersion } from './catalog-schema.js';
 import { ArchiverError } from './errors.js';
 import { discardIncoming, receiveIncoming, type IncomingFile } from './incoming-file.js';
 import type { OaiClient } from './oai-client.js';
@@ -64,17 +64,18 @@ export function recordParts(document: DidlDocument): Part[] {
 }
 
 /**
- * Stores one verified record as a new version, or recognises it as one already stored.
- * `received` holds the By-Value datastreams already written to temporary files, in the
- * order of the record's parts that have one. By-Reference parts are fetched here. Every
- * check is made before the bag is built; a refused record leaves nothing behind.
+ * Stores one verified record as a bag, or recognises it as a version already stored, and
+ * returns the version row for the page's commit (see PageLedger; the bag is noted as pending
+ * until then). `received` holds the By-Value datastreams already written to temporary files,
+ * in the order of the record's parts that have one. By-Reference parts are fetched here.
+ * Every check is made before the bag is built; a refused record leaves nothing behind.
  */
 export async function storeRecord(
   context: StoreContext,
   header: OaiHeader,
   document: DidlDocument,
   received: IncomingFile[],
-): Promise<RecordedVersion> {
+): Promise<NewVersion> {
   const parts = recordParts(document);
   const files: IncomingFile[] = [];
   try {
@@ -132,13 +133,13 @@ async function buildVersion(
   document: DidlDocument,
   parts: Part[],
   files: IncomingFile[],
-): Promise<RecordedVersion> {
+): Promise<NewVersion> {
   const { catalog, sourceId } = context;
   // One digest for the version: the payload's own for one file, else of the part digests.
   const sha256 = files.length === 1 ? files[0]!.sha256 : combinedDigest(files);
   const size = files.reduce((sum, file) => sum + file.size, 0);
   const known = catalog.knownVersion(sourceId, header.identifier, header.datestamp, sha256);
-  if (known) return { version: known, change: known.change, known: true };
+  if (known) return { sourceId, identifier: header.identifier, datestamp: known.datestamp, size: known.size, sha256: known.sha256, mimeType: known.mimeType, bagPath: known.bagPath, harvestId: known.harvestId };
 
   const previous = catalog.latestVersion(sourceId, header.identifier);
   const builder = await createBagBuilder(context.archiveDir);
@@ -206,7 +207,7 @@ async function buildVersion(
         ['Source-Repository-Name', context.repositoryName],
       ],
     });
-    return catalog.recordVersion(version);
+    return version;
   } catch (error) {
     await builder.abort().catch(() => undefined);
     throw error;
