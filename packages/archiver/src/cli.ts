@@ -116,7 +116,7 @@ interface HarvestCommandOptions {
 function formatSummary(summary: HarvestSummary): string {
   return (
     `harvest #${summary.harvestId} ${summary.status}: ${summary.records} records (${summary.added} added, ${summary.modified} modified, ` +
-    `${summary.touched} touched, ${summary.deleted} deleted, ${summary.failed} failed), ${summary.bytes} bytes stored, ` +
+    `${summary.touched} touched, ${summary.deleted} deleted, ${summary.failed} failed), ${summary.bytes} bytes of payload, ` +
     `${summary.requests} requests; from ${summary.from ?? 'the beginning'}; next harvest from ${summary.watermark ?? 'the beginning'}\n`
   );
 }
