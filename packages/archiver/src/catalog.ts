@@ -446,6 +446,14 @@ export class Catalog {
     }
   }
 
+  /**
+   * A prepared statement (cached) for this package's read models (restore, audit, verify),
+   * which query the schema of catalog-schema.ts directly. Writes go through the methods above.
+   */
+  statement(sql: string): Database.Statement {
+    return this.sql(sql);
+  }
+
   private sql(sql: string): Database.Statement {
     let statement = this.statements.get(sql);
     if (!statement) {

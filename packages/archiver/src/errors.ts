@@ -8,6 +8,7 @@
  *   newer than this program.
  * - `ERR_ARCHIVE_LOCKED`: another harvest holds the archive lock.
  * - `ERR_ARCHIVE_IO`: a file-system operation on the archive failed.
+ * - `ERR_ARCHIVE_DAMAGED`: a bag fails its fixity or completeness check (restore, verify).
  * - `ERR_ARCHIVE_USAGE`: bad command-line arguments or options.
  * - `ERR_HARVEST_UNREACHABLE`: the source cannot be reached (network, DNS, HTTP errors after retries).
  * - `ERR_HARVEST_NOT_OAI`: the source answers, but not as an OAI-PMH repository.
@@ -21,6 +22,7 @@ export type ArchiverErrorCode =
   | 'ERR_ARCHIVE_CATALOG'
   | 'ERR_ARCHIVE_LOCKED'
   | 'ERR_ARCHIVE_IO'
+  | 'ERR_ARCHIVE_DAMAGED'
   | 'ERR_ARCHIVE_USAGE'
   | 'ERR_HARVEST_UNREACHABLE'
   | 'ERR_HARVEST_NOT_OAI'

@@ -1,4 +1,3 @@
-// Work in progress (issue 4): the harvest flow and the `oaibag` command are not built yet.
 export { ArchiverError, isArchiverError, type ArchiverErrorCode } from './errors.js';
 export { Catalog, CATALOG_FILE_NAME, type CatalogOpenOptions } from './catalog.js';
 export {
@@ -29,3 +28,5 @@ export { bagDirectoryFor, resourceDirectoryFor } from './storage-path.js';
 export { safeFileName, uniqueFileName, encodeManifestPath, decodeManifestPath } from './bag-paths.js';
 export { OaiClient, type OaiClientOptions, type Credentials } from './oai-client.js';
 export { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
+export { harvest, type HarvestOptions, type HarvestSummary } from './harvest.js';
+export { PageLedger, type PageTally } from './page-ledger.js';

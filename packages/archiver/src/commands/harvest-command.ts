@@ -1,0 +1,90 @@
+import { readFile } from 'node:fs/promises';
+import { Command, InvalidArgumentError } from 'commander';
+import { ArchiverError } from '../errors.js';
+import { harvest, type HarvestSummary } from '../harvest.js';
+import { EXIT_PROBLEMS, EXIT_SOURCE } from './exit-codes.js';
+
+/** `oaibag harvest BASEURL`: one incremental harvest (docs/archiver.md). */
+export function harvestCommand(): Command {
+  return new Command('harvest')
+  .description('harvest what changed since the last harvest of BASEURL (deletions included) into the archive')
+  .argument('<BASEURL>', "the repository's OAI-PMH base URL, e.g. https://example.org/oai")
+  .option('--archive <DIR>', 'the archive folder (created when missing)', './archive')
+  .option('--from <DATE>', 'harvest from this date (default: continue from the last complete harvest)')
+  .option('--until <DATE>', 'harvest up to this date')
+  .option('--set <SPEC>', 'harvest only this set (e.g. mime:image)')
+  .option('--prefix <PREFIX>', 'metadata format to harvest', 'oai_didl')
+  .option('--concurrency <N>', 'records stored at once (By-Reference fetches and bag writes overlap)', (value: string) => {
+    const count = Number(value);
+    if (!/^\d+$/.test(value) || count < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
+    return count;
+  }, 4)
+  .option('--user <NAME>', 'user name for HTTP Basic authentication')
+  .option('--password-file <FILE>', 'file whose first line is the password (never on the command line)')
+  .option('--json', 'print the summary as JSON')
+  .addHelpText(
+    'after',
+    '\nExit codes: 0 all done; 1 finished, but some records failed (they are retried next time);\n' +
+      '2 usage; 3 the source is unreachable, not an OAI-PMH repository, or the list failed.',
+  )
+  .action(async (baseUrl: string, options: HarvestCommandOptions) => {
+    if ((options.user === undefined) !== (options.passwordFile === undefined)) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', '--user and --password-file go together');
+    }
+    const credentials = options.user !== undefined ? { user: options.user, password: await readPasswordFile(options.passwordFile!) } : undefined;
+    const started = Date.now();
+    const terminal = process.stderr.isTTY;
+    const summary = await harvest({
+      baseUrl,
+      archiveDir: options.archive,
+      prefix: options.prefix,
+      concurrency: options.concurrency,
+      ...(options.from !== undefined ? { from: options.from } : {}),
+      ...(options.until !== undefined ? { until: options.until } : {}),
+      ...(options.set !== undefined ? { set: options.set } : {}),
+      ...(credentials ? { credentials } : {}),
+      log: (line) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${line}\n`),
+      ...(terminal
+        ? {
+            progress: (counts, total) => {
+              const seconds = (Date.now() - started) / 1000;
+              const rate = counts.records / Math.max(seconds, 0.001);
+              const eta = total !== undefined && total > counts.records ? `, about ${Math.ceil((total - counts.records) / rate)} s left` : '';
+              const of = total !== undefined ? ` of ${total}` : '';
+              process.stderr.write(`\r\x1b[K${counts.records}${of} records, ${(counts.bytes / 1e6).toFixed(1)} MB, ${rate.toFixed(1)} records/s${eta}`);
+            },
+          }
+        : {}),
+    });
+    if (terminal) process.stderr.write('\r\x1b[K');
+    process.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
+    if (summary.status === 'failed') process.exitCode = EXIT_SOURCE;
+    else if (summary.failed > 0) process.exitCode = EXIT_PROBLEMS;
+  });
+}
+
+export interface HarvestCommandOptions {
+  archive: string;
+  from?: string;
+  until?: string;
+  set?: string;
+  prefix: string;
+  concurrency: number;
+  user?: string;
+  passwordFile?: string;
+  json?: boolean;
+}
+
+export function formatSummary(summary: HarvestSummary): string {
+  return (
+    `harvest #${summary.harvestId} ${summary.status}: ${summary.records} records (${summary.added} added, ${summary.modified} modified, ` +
+    `${summary.touched} touched, ${summary.deleted} deleted, ${summary.failed} failed), ${summary.bytes} bytes of payload, ` +
+    `${summary.requests} requests; from ${summary.from ?? 'the beginning'}; next harvest from ${summary.watermark ?? 'the beginning'}\n`
+  );
+}
+
+export async function readPasswordFile(file: string): Promise<string> {
+  const text = await readFile(file, 'utf8');
+  return text.split(/\r?\n/)[0] ?? '';
+}
+
