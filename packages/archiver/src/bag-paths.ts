@@ -76,7 +76,12 @@ export function normalizePayloadPath(relName: string): string {
     if (segment === '' || segment === '.' || segment === '..') refuse('has an empty, "." or ".." segment');
     if (utf8Length(segment) > MAX_NAME_BYTES) refuse(`has a segment longer than ${MAX_NAME_BYTES} bytes`);
   }
-  if (/\s$/u.test(nfc)) refuse('ends with whitespace');
+  // bagit-python decodes only %0D and %0A in manifest paths, so a name with "%" cannot be
+  // written in a way both RFC 8493 (which wants %25) and it read back (safeFileName maps it).
+  if (nfc.includes('%')) refuse('contains "%"');
+  // bagit-python strips each manifest line with Python's idea of whitespace, which also
+  // covers U+001C-U+001F and U+0085: a name ending in one would not read back.
+  if (/[\s\u001c-\u001f\u0085]$/u.test(nfc)) refuse('ends with whitespace');
   return nfc;
 }
 
