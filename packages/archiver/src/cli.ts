@@ -3,8 +3,9 @@
 // on stderr and to the documented exit codes. All behaviour lives in the library modules.
 import { Command, CommanderError } from 'commander';
 import { ArchiverError } from './errors.js';
-import { EXIT_PROBLEMS, EXIT_SOURCE, EXIT_USAGE } from './commands/exit-codes.js';
+import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE, EXIT_USAGE } from './commands/exit-codes.js';
 import { harvestCommand } from './commands/harvest-command.js';
+import { mirrorCommand } from './commands/mirror-command.js';
 import { statusCommand } from './commands/status-command.js';
 
 const program = new Command('oaibag')
@@ -12,7 +13,7 @@ const program = new Command('oaibag')
   .showHelpAfterError()
   .exitOverride();
 
-for (const command of [harvestCommand(), statusCommand()]) {
+for (const command of [harvestCommand(), mirrorCommand(), statusCommand()]) {
   program.addCommand(command.showHelpAfterError().exitOverride());
 }
 
@@ -22,6 +23,11 @@ async function main(): Promise<void> {
   } catch (error) {
     if (error instanceof CommanderError) {
       process.exitCode = error.exitCode === 0 ? 0 : EXIT_USAGE;
+      return;
+    }
+    if ((error as Error | undefined)?.name === 'AbortError') {
+      process.stderr.write('oaibag: stopped\n');
+      process.exitCode = EXIT_INTERRUPTED;
       return;
     }
     if (error instanceof ArchiverError) {

@@ -33,6 +33,14 @@ export interface HarvestOptions {
    */
   concurrency?: number;
   retry?: RetryPolicy;
+  /**
+   * Stops the harvest early (SIGINT/SIGTERM in `oaibag harvest` and `oaibag mirror`): the page
+   * being read is abandoned, records already being stored are finished, what was stored is
+   * committed, and the harvest ends `interrupted` with its last resumption token saved, so the
+   * next harvest resumes. Aborted before the harvest is recorded (during Identify), the
+   * signal's AbortError is thrown instead.
+   */
+  signal?: AbortSignal;
   log?: (line: string) => void;
   /**
    * Called after each record with the counts so far and, when the repository gives it, the
@@ -69,6 +77,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
   const client = new OaiClient(options.baseUrl, {
     ...(options.credentials ? { credentials: options.credentials } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
     onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
   });
   try {
@@ -90,6 +99,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       harvestId,
       baseUrl: options.baseUrl,
       repositoryName: facts.repositoryName ?? options.baseUrl,
+      ...(options.signal ? { signal: options.signal } : {}),
     };
 
     const firstArgs: Record<string, string> = { verb: 'ListRecords', metadataPrefix: prefix };
@@ -123,6 +133,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     };
     try {
       for (;;) {
+        if (options.signal?.aborted) throw new HarvestStopped();
         const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log, concurrency, commit, progress);
         completeListSize = page.completeListSize ?? completeListSize;
         const errors = page.errors;
@@ -165,6 +176,14 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
         pageArgs = { verb: 'ListRecords', resumptionToken: token };
       }
     } catch (error) {
+      if (error instanceof HarvestStopped) {
+        // Stopped on request: what was stored is committed, the last page's token stays saved.
+        log('stopped on request; the next harvest resumes from the last complete page');
+        status = 'interrupted';
+        counts.requests = client.requests;
+        catalog.finishHarvest(harvestId, status, counts);
+        return { harvestId, from: from ?? null, until: options.until ?? null, status, watermark: source.watermark, ...counts };
+      }
       // A page that kept failing: the harvest ends failed, with its reason in the catalog;
       // the saved token and the watermark stay, so the next harvest resumes.
       if (!(error instanceof ArchiverError)) throw error;
@@ -256,16 +275,22 @@ async function readPage(
       // What the broken attempt did store is kept (without a token): the page asked for again
       // recognises those records.
       commit(ledger);
+      if (context.signal?.aborted) throw new HarvestStopped();
       if (error instanceof ArchiverError || attempt >= policy.retries) {
         if (error instanceof ArchiverError) throw error;
         throw new ArchiverError('ERR_HARVEST_PROTOCOL', `a ListRecords page of ${client.endpoint.href} failed ${attempt + 1} times: ${(error as Error).message}`);
       }
       const delayMs = retryDelayMs(attempt + 1, policy);
       log(`page failed (${isDidlError(error) ? error.code : (error as Error).message}); asking again in ${Math.round(delayMs / 1000)} s`);
-      await sleep(delayMs);
+      await sleep(delayMs, undefined, context.signal ? { signal: context.signal } : {}).catch(() => {
+        throw new HarvestStopped();
+      });
     }
   }
 }
+
+/** Thrown inside a harvest when its signal stops it; never leaves `harvest()`. */
+class HarvestStopped extends Error {}
 
 async function processRecord(
   context: StoreContext,

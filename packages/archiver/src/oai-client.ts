@@ -20,6 +20,11 @@ export interface OaiClientOptions {
   connections?: number;
   /** Milliseconds without a byte before a response is given up (then retried). */
   idleTimeoutMs?: number;
+  /**
+   * Stops everything in progress (requests, bodies being read, waits between retries): the
+   * pending call rejects with the signal's reason and nothing is retried.
+   */
+  signal?: AbortSignal;
 }
 
 /** A response whose status was 200, with its body decompressed. */
@@ -65,15 +70,18 @@ export class OaiClient {
       throw new ArchiverError('ERR_HARVEST_PROTOCOL', `${what} ${url.href} is not on the repository's origin ${this.endpoint.origin}; fetching other hosts is not supported yet`);
     }
     const policy = this.options.retry ?? DEFAULT_RETRY_POLICY;
+    const signal = this.options.signal;
     for (let attempt = 0; ; attempt++) {
       let reason: string;
       let retryAfter: string | undefined;
+      signal?.throwIfAborted();
       try {
         this.requests++;
         const response = await this.pool.request({
           path: `${url.pathname}${url.search}`,
           method: 'GET',
           headers: { ...this.headers(), ...extraHeaders },
+          ...(signal ? { signal } : {}),
         });
         if (response.statusCode === 200) return { body: decoded(response.body, response.headers), headers: response.headers };
         await response.body.dump();
@@ -89,6 +97,7 @@ export class OaiClient {
         }
       } catch (error) {
         if (error instanceof ArchiverError) throw error;
+        signal?.throwIfAborted();
         if (!isNetworkError(error)) throw error;
         reason = describeNetworkError(error);
       }
@@ -97,7 +106,7 @@ export class OaiClient {
       }
       const delayMs = retryDelayMs(attempt + 1, policy, retryAfter);
       this.options.onRetry?.({ attempt: attempt + 1, delayMs, reason });
-      await sleep(delayMs);
+      await sleep(delayMs, undefined, signal ? { signal } : {});
     }
   }
 

@@ -23,6 +23,8 @@ export interface StoreContext {
   harvestId: number;
   baseUrl: string;
   repositoryName: string;
+  /** Aborts By-Reference fetches; an aborted record is abandoned, not recorded as failed. */
+  signal?: AbortSignal;
 }
 
 /** One datastream of the record, in document order, with the facts it promised. */
@@ -96,9 +98,11 @@ export async function storeRecord(
 async function fetchPart(context: StoreContext, identifier: string, part: Part): Promise<IncomingFile> {
   const url = new URL(part.ref!);
   const response = await context.client.get(url, `the datastream of ${identifier}`).catch((error: Error) => {
+    context.signal?.throwIfAborted();
     throw new RecordRefused(`fetching ${url.href} failed: ${error.message}`, 'fetch');
   });
   const file = await receiveIncoming(context.archiveDir, response.body).catch((error: Error) => {
+    context.signal?.throwIfAborted();
     throw new RecordRefused(`reading ${url.href} failed: ${error.message}`, 'fetch');
   });
   // What the server says now must be what the record promised.

@@ -5,3 +5,5 @@ export const EXIT_PROBLEMS = 1;
 export const EXIT_USAGE = 2;
 /** The source is unreachable, not an OAI-PMH repository, or its list failed. */
 export const EXIT_SOURCE = 3;
+/** Stopped by SIGINT or SIGTERM before the end (128 + SIGINT, the shell's convention). */
+export const EXIT_INTERRUPTED = 130;

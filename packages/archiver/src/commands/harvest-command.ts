@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError } from 'commander';
 import { ArchiverError } from '../errors.js';
 import { harvest, type HarvestSummary } from '../harvest.js';
-import { EXIT_PROBLEMS, EXIT_SOURCE } from './exit-codes.js';
+import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE } from './exit-codes.js';
+import { stopSignal } from './stop-signal.js';
 
 /** `oaibag harvest BASEURL`: one incremental harvest (docs/archiver.md). */
 export function harvestCommand(): Command {
@@ -25,7 +26,8 @@ export function harvestCommand(): Command {
   .addHelpText(
     'after',
     '\nExit codes: 0 all done; 1 finished, but some records failed (they are retried next time);\n' +
-      '2 usage; 3 the source is unreachable, not an OAI-PMH repository, or the list failed.',
+      '2 usage; 3 the source is unreachable, not an OAI-PMH repository, or the list failed;\n' +
+        '130 stopped by SIGINT/SIGTERM (what was stored is kept; the next harvest resumes).',
   )
   .action(async (baseUrl: string, options: HarvestCommandOptions) => {
     if ((options.user === undefined) !== (options.passwordFile === undefined)) {
@@ -34,8 +36,10 @@ export function harvestCommand(): Command {
     const credentials = options.user !== undefined ? { user: options.user, password: await readPasswordFile(options.passwordFile!) } : undefined;
     const started = Date.now();
     const terminal = process.stderr.isTTY;
+    const stop = stopSignal((name) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${name}: finishing the records in progress, then stopping\n`));
     const summary = await harvest({
       baseUrl,
+      signal: stop.signal,
       archiveDir: options.archive,
       prefix: options.prefix,
       concurrency: options.concurrency,
@@ -56,9 +60,11 @@ export function harvestCommand(): Command {
           }
         : {}),
     });
+    stop.dispose();
     if (terminal) process.stderr.write('\r\x1b[K');
     process.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
-    if (summary.status === 'failed') process.exitCode = EXIT_SOURCE;
+    if (summary.status === 'interrupted') process.exitCode = EXIT_INTERRUPTED;
+    else if (summary.status === 'failed') process.exitCode = EXIT_SOURCE;
     else if (summary.failed > 0) process.exitCode = EXIT_PROBLEMS;
   });
 }

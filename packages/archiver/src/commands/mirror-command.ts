@@ -1,0 +1,104 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { formatDuration, parseDuration } from '../duration.js';
+import { ArchiverError } from '../errors.js';
+import { mirror, type MirrorRun, type MirrorSource } from '../mirror.js';
+import { readMirrorConfig, readPasswordLine } from '../mirror-config.js';
+import { formatSummary } from './harvest-command.js';
+import { stopSignal } from './stop-signal.js';
+
+interface MirrorCommandOptions {
+  every?: string;
+  jitter?: string;
+  config?: string;
+  archive?: string;
+  set?: string;
+  prefix: string;
+  concurrency: number;
+  user?: string;
+  passwordFile?: string;
+}
+
+/** `oaibag mirror`: incremental harvests on a schedule, forever (docs/mirror.md). */
+export function mirrorCommand(): Command {
+  return new Command('mirror')
+    .description('harvest BASEURL (or every source of --config) on a schedule, one harvest at a time, until stopped')
+    .argument('[BASEURL]', "the repository's OAI-PMH base URL (omit with --config)")
+    .option('--every <DURATION>', 'time between harvests: 90s, 30m, 6h, 1d')
+    .option('--jitter <DURATION>', 'start each harvest up to this much later, at random (default: none)')
+    .option('--config <FILE>', 'a JSON file listing several sources, each with its own schedule (docs/mirror.md)')
+    .option('--archive <DIR>', 'the archive folder (default: the config\'s "archive", else ./archive)')
+    .option('--set <SPEC>', 'harvest only this set')
+    .option('--prefix <PREFIX>', 'metadata format to harvest', 'oai_didl')
+    .option('--concurrency <N>', 'records stored at once', wholeNumber, 4)
+    .option('--user <NAME>', 'user name for HTTP Basic authentication')
+    .option('--password-file <FILE>', 'file whose first line is the password')
+    .addHelpText(
+      'after',
+      '\nThe first harvest starts at once, then one every DURATION (a run that overruns skips the\n' +
+        'ticks it missed). One line per run on stdout. A source that is down is tried again at its\n' +
+        'next tick. SIGINT or SIGTERM stops cleanly: records being stored are finished, the\n' +
+        'checkpoint is saved, and the next start resumes; a second signal exits at once.\n' +
+        '\nExit codes: 0 stopped by a signal; 1 an archive problem; 2 usage.\n' +
+        'Run from cron or a systemd timer instead: see docs/mirror.md.',
+    )
+    .action(async (baseUrl: string | undefined, options: MirrorCommandOptions) => {
+      const { sources, archiveDir } = await mirrorPlan(baseUrl, options);
+      const stop = stopSignal((name) => process.stderr.write(`oaibag: ${name}: finishing the harvest in progress, then stopping\n`));
+      const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      for (const source of sources) {
+        process.stdout.write(`${stamp()} mirror ${source.baseUrl} every ${formatDuration(source.schedule.everyMs)} into ${archiveDir}\n`);
+      }
+      try {
+        await mirror({
+          archiveDir,
+          sources,
+          signal: stop.signal,
+          log: (line) => process.stderr.write(`oaibag: ${line}\n`),
+          onRun: (run) => process.stdout.write(`${stamp()} ${formatRun(run)}\n`),
+        });
+      } finally {
+        stop.dispose();
+      }
+      process.stdout.write(`${stamp()} mirror stopped\n`);
+    });
+}
+
+async function mirrorPlan(baseUrl: string | undefined, options: MirrorCommandOptions): Promise<{ sources: MirrorSource[]; archiveDir: string }> {
+  if (options.config !== undefined) {
+    if (baseUrl !== undefined || options.every !== undefined) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', 'give either BASEURL with --every, or --config FILE, not both');
+    }
+    const config = await readMirrorConfig(options.config);
+    return { sources: config.sources, archiveDir: options.archive ?? config.archiveDir ?? './archive' };
+  }
+  if (baseUrl === undefined || options.every === undefined) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', 'give BASEURL and --every DURATION (or --config FILE)');
+  }
+  if ((options.user === undefined) !== (options.passwordFile === undefined)) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', '--user and --password-file go together');
+  }
+  const source: MirrorSource = {
+    baseUrl,
+    schedule: { everyMs: parseDuration(options.every, '--every'), jitterMs: options.jitter === undefined ? 0 : parseDuration(options.jitter, '--jitter') },
+    prefix: options.prefix,
+    concurrency: options.concurrency,
+    ...(options.set !== undefined ? { set: options.set } : {}),
+    ...(options.user !== undefined ? { credentials: { user: options.user, password: await readPasswordLine(options.passwordFile!) } } : {}),
+  };
+  return { sources: [source], archiveDir: options.archive ?? './archive' };
+}
+
+/** One line per run: the harvest's summary or why it did not run, and when the next one is. */
+export function formatRun(run: MirrorRun): string {
+  const what = run.summary
+    ? formatSummary(run.summary).trimEnd()
+    : `${run.baseUrl}: not harvested: ${run.error?.message ?? 'unknown error'} [${run.error?.code ?? '?'}]`;
+  const prefix = run.summary ? `${run.baseUrl}: ` : '';
+  const next = run.nextAt ? `; next run ${run.nextAt.toISOString().replace(/\.\d+Z$/, 'Z')}` : '';
+  return `${prefix}${what}${next}`;
+}
+
+function wholeNumber(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
+  return Number(value);
+}
