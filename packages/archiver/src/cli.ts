@@ -6,6 +6,7 @@ import { ArchiverError } from './errors.js';
 import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE, EXIT_USAGE } from './commands/exit-codes.js';
 import { harvestCommand } from './commands/harvest-command.js';
 import { mirrorCommand } from './commands/mirror-command.js';
+import { restoreCommand } from './commands/restore-command.js';
 import { statusCommand } from './commands/status-command.js';
 
 const program = new Command('oaibag')
@@ -13,7 +14,7 @@ const program = new Command('oaibag')
   .showHelpAfterError()
   .exitOverride();
 
-for (const command of [harvestCommand(), mirrorCommand(), statusCommand()]) {
+for (const command of [harvestCommand(), mirrorCommand(), restoreCommand(), statusCommand()]) {
   program.addCommand(command.showHelpAfterError().exitOverride());
 }
 

@@ -30,3 +30,10 @@ export { OaiClient, type OaiClientOptions, type Credentials } from './oai-client
 export { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
 export { harvest, type HarvestOptions, type HarvestSummary } from './harvest.js';
 export { PageLedger, type PageTally } from './page-ledger.js';
+export { restoreSite, type RestoreOptions, type RestoreSummary, type RestoreCounts, type RestoredFile, type RefusedResource, type DamagedBag } from './restore.js';
+export { planRestore, resourceStateAt, parseAsOf, type RestorePlan, type ResourceState } from './restore-plan.js';
+export { restorePathFor, type RestorePath, type RestorePathOptions } from './restore-path.js';
+export { mirror, type MirrorOptions, type MirrorRun, type MirrorSource } from './mirror.js';
+export { readMirrorConfig, type MirrorConfig } from './mirror-config.js';
+export { nextRun, type MirrorSchedule, type NextRun } from './mirror-schedule.js';
+export { parseDuration, formatDuration } from './duration.js';

@@ -1,0 +1,474 @@
+// `oaibag restore`: rebuilds a web site from the archive's AIPs. The catalog says which
+// version of which resource is current at the chosen instant (restore-plan.ts), the URL says
+// where it goes (restore-path.ts), and the bag gives the bytes, which are checked against the
+// bag's manifest and the catalog while they are written to a temporary file beside their
+// target; only verified bytes are renamed into place. A damaged bag, a refused URL or a path
+// that cannot be written is reported and skipped; the others are still restored.
+//
+// No archive lock: bags are immutable once in place, and the catalog is only read (in one
+// read transaction, so a harvest committing meanwhile is not half seen).
+
+import { createHash, randomBytes } from 'node:crypto';
+import { constants as fsConstants } from 'node:fs';
+import { lstat, mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { decodeManifestPath, normalizePayloadPath, safeFileName, uniqueFileName } from './bag-paths.js';
+import { Catalog } from './catalog.js';
+import { ArchiverError } from './errors.js';
+import { datestampSeconds, formatInstant, parseAsOf, planRestore, type PlanDeletion, type PlanVersion } from './restore-plan.js';
+import { findCollisions, restorePathFor } from './restore-path.js';
+import { resolveArchivePath } from './storage-path.js';
+
+export interface RestoreOptions {
+  archiveDir: string;
+  /** The folder the site is rebuilt in (created when missing). */
+  to: string;
+  /** Restore only this source (its OAI-PMH base URL, as harvested); default: every source. */
+  source?: string;
+  /** `YYYY-MM-DD` (end of that day, UTC) or a date-time with a zone; default: the latest state. */
+  asOf?: string;
+  /** Decide and report what would be written, write nothing. */
+  dryRun?: boolean;
+  /** Each problem, one line, as it is found (the command prints them on stderr). */
+  log?: (line: string) => void;
+  /** After each file, with the totals planned (bytes as the catalog records them). */
+  progress?: (done: RestoreCounts, total: RestoreCounts) => void;
+}
+
+export interface RestoreCounts {
+  files: number;
+  bytes: number;
+}
+
+/** A file written (or, with `dryRun`, that would be written). */
+export interface RestoredFile {
+  /** Relative to the restore folder, `/`-separated. */
+  path: string;
+  identifier: string;
+  /** Bytes (dry run: the catalog's size of the version, for a compound object all its parts). */
+  size: number;
+  datestamp: string;
+}
+
+/** A resource not restored, and why. `kind`: the URL is refused, or two resources claim one path, or something in the folder is in the way. */
+export interface RefusedResource {
+  kind: 'path' | 'collision' | 'in-the-way';
+  identifier: string;
+  reason: string;
+}
+
+/** A bag whose bytes or tag files fail verification: nothing of it is written. */
+export interface DamagedBag {
+  identifier: string;
+  /** The bag folder, as a path the user can hand to `oaibag verify`. */
+  bag: string;
+  problem: string;
+  expected?: string;
+  found?: string;
+}
+
+/** What `oaibag restore` did; `--json` prints this. */
+export interface RestoreSummary {
+  archive: string;
+  to: string;
+  /** The instant restored (`YYYY-MM-DDThh:mm:ssZ`), null for the latest state. */
+  asOf: string | null;
+  dryRun: boolean;
+  sources: string[];
+  /** Files written (dry run: that would be written). */
+  restored: number;
+  bytes: number;
+  /** Resources that had a version but are deleted at the instant. */
+  deleted: number;
+  refused: RefusedResource[];
+  damaged: DamagedBag[];
+  /** Resources whose file could not be written (I/O errors), with the message. */
+  failed: Array<{ identifier: string; path: string; message: string }>;
+  /** Compound objects: the first part is restored at the URL's path, these parts are not. */
+  extraParts: Array<{ identifier: string; bag: string; parts: string[] }>;
+  /** Dry run only: every file that would be written, in path order. */
+  planned: RestoredFile[];
+  /** refused + damaged + failed (+ unreadable datestamps): the command exits 1 when > 0. */
+  problems: number;
+}
+
+/** Names of the files a restore leaves only while it writes one (a crash can leave one behind). */
+export const RESTORE_TEMP_PREFIX = '.oaibag-restore-';
+
+const OPEN_PAYLOAD = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW;
+const OPEN_TEMP = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+/** Text from a remote repository shown on one line, control characters escaped. */
+const show = (text: string): string => text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+class Damage extends Error {
+  constructor(message: string, readonly expected?: string, readonly found?: string) {
+    super(message);
+  }
+}
+class InTheWay extends Error {}
+
+/**
+ * Rebuilds the site(s) of an archive in `options.to`: every resource live at `asOf` (default:
+ * latest), in its version current then, at the path its URL gives, with its Last-Modified as
+ * mtime. Never throws for one resource's trouble (it is in the summary); throws
+ * ERR_ARCHIVE_USAGE for a bad `asOf` or unknown `source`, ERR_ARCHIVE_CATALOG when there is no
+ * catalog, ERR_ARCHIVE_IO when the restore folder cannot be made.
+ */
+export async function restoreSite(options: RestoreOptions): Promise<RestoreSummary> {
+  const asOf = options.asOf === undefined ? undefined : parseAsOf(options.asOf);
+  const log = options.log ?? (() => undefined);
+  const catalog = Catalog.open(options.archiveDir, { create: false });
+  let rows: { sources: string[]; versions: PlanVersion[]; deletions: PlanDeletion[]; identifiers: Map<number, string> };
+  try {
+    rows = readCatalog(catalog, options.source);
+  } finally {
+    catalog.close();
+  }
+  const summary: RestoreSummary = {
+    archive: options.archiveDir,
+    to: options.to,
+    asOf: asOf === undefined ? null : formatInstant(asOf),
+    dryRun: options.dryRun === true,
+    sources: rows.sources,
+    restored: 0,
+    bytes: 0,
+    deleted: 0,
+    refused: [],
+    damaged: [],
+    failed: [],
+    extraParts: [],
+    planned: [],
+    problems: 0,
+  };
+  const refuse = (kind: RefusedResource['kind'], identifier: string, reason: string): void => {
+    summary.refused.push({ kind, identifier, reason });
+    log(`${kind === 'path' ? 'refused' : kind} ${show(identifier)}: ${show(reason)}`);
+  };
+
+  const plan = planRestore(rows.versions, rows.deletions, asOf);
+  summary.deleted = plan.deleted.length;
+  for (const row of plan.unreadable) {
+    summary.failed.push({ identifier: rows.identifiers.get(row.resourceId) ?? '', path: '', message: `unreadable ${row.kind} datestamp ${row.datestamp}` });
+    log(`failed ${show(rows.identifiers.get(row.resourceId) ?? `resource ${row.resourceId}`)}: unreadable ${row.kind} datestamp ${show(row.datestamp)}`);
+  }
+
+  // Paths first, for the whole plan: collisions are decided before anything is written.
+  const withHost = rows.sources.length > 1;
+  const mapped: Array<{ version: PlanVersion; path: string; segments: string[] }> = [];
+  for (const version of plan.live) {
+    const target = restorePathFor(version.identifier, { withHost });
+    if (target.ok) mapped.push({ version, path: target.path, segments: target.segments });
+    else refuse('path', version.identifier, `the URL ${target.reason}`);
+  }
+  mapped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const lost = findCollisions(mapped.map((entry) => entry.path));
+  for (const [index, winner] of lost) {
+    const { version, path } = mapped[index]!;
+    refuse('collision', version.identifier, `its path ${path} is taken by ${mapped[winner]!.version.identifier} (${mapped[winner]!.path})`);
+  }
+  const work = mapped.filter((_, index) => !lost.has(index));
+  const total = { files: work.length, bytes: work.reduce((sum, entry) => sum + entry.version.size, 0) };
+
+  if (summary.dryRun) {
+    for (const { version, path } of work) summary.planned.push({ path, identifier: version.identifier, size: version.size, datestamp: version.datestamp });
+    summary.restored = work.length;
+    summary.bytes = total.bytes;
+  } else {
+    const root = resolve(options.to);
+    await mkdir(root, { recursive: true }).catch((error: unknown) => {
+      throw new ArchiverError('ERR_ARCHIVE_IO', `cannot create the restore folder ${root}: ${(error as Error).message}`, { cause: error, path: root });
+    });
+    const folders = new Set<string>(); // relative folders known to be real directories
+    const touched = new Set<string>([root]); // folders whose entries changed: fsynced at the end
+    for (const { version, path, segments } of work) {
+      const bag = join(options.archiveDir, version.bagPath);
+      try {
+        const written = await restoreOne(options.archiveDir, root, version, segments, folders, touched);
+        summary.restored += 1;
+        summary.bytes += written.size;
+        if (written.extraParts.length > 0) summary.extraParts.push({ identifier: version.identifier, bag, parts: written.extraParts });
+      } catch (error) {
+        if (error instanceof Damage) {
+          summary.damaged.push({
+            identifier: version.identifier,
+            bag,
+            problem: error.message,
+            ...(error.expected !== undefined ? { expected: error.expected } : {}),
+            ...(error.found !== undefined ? { found: error.found } : {}),
+          });
+          log(`damaged bag ${show(bag)} (${show(version.identifier)}): ${show(error.message)}`);
+        } else if (error instanceof InTheWay) {
+          refuse('in-the-way', version.identifier, error.message);
+        } else {
+          const message = (error as Error).message;
+          summary.failed.push({ identifier: version.identifier, path, message });
+          log(`failed ${show(version.identifier)}: cannot write ${show(path)}: ${show(message)}`);
+        }
+      }
+      options.progress?.({ files: summary.restored, bytes: summary.bytes }, total);
+    }
+    for (const folder of touched) await fsyncFolder(folder);
+  }
+  summary.problems = summary.refused.length + summary.damaged.length + summary.failed.length;
+  return summary;
+}
+
+/** The sources restored and their versions and deletions, read in one transaction. */
+function readCatalog(catalog: Catalog, only: string | undefined): { sources: string[]; versions: PlanVersion[]; deletions: PlanDeletion[]; identifiers: Map<number, string> } {
+  catalog.statement('BEGIN').run();
+  try {
+    let sources = catalog.statement('SELECT id, base_url FROM sources ORDER BY id').all() as Array<{ id: number; base_url: string }>;
+    if (only !== undefined) {
+      const chosen = sources.filter((source) => source.base_url === only || source.base_url === only.replace(/\/+$/, ''));
+      if (chosen.length === 0) {
+        throw new ArchiverError('ERR_ARCHIVE_USAGE', `the archive has no source ${only}`, {
+          hint: sources.length > 0 ? `its sources: ${sources.map((source) => source.base_url).join(', ')}` : 'the archive has no source yet',
+        });
+      }
+      sources = chosen;
+    }
+    const versions: PlanVersion[] = [];
+    const deletions: PlanDeletion[] = [];
+    const identifiers = new Map<number, string>();
+    for (const source of sources) {
+      const versionRows = catalog
+        .statement(`SELECT v.id, v.resource_id, r.identifier, v.datestamp, v.size, v.sha256, v.bag_path
+          FROM versions v JOIN resources r ON r.id = v.resource_id WHERE r.source_id = ?`)
+        .all(source.id) as Array<Record<string, unknown>>;
+      for (const row of versionRows) {
+        const version = {
+          id: Number(row.id),
+          resourceId: Number(row.resource_id),
+          sourceId: source.id,
+          identifier: String(row.identifier),
+          datestamp: String(row.datestamp),
+          size: Number(row.size),
+          sha256: String(row.sha256).toLowerCase(),
+          bagPath: String(row.bag_path),
+        };
+        versions.push(version);
+        identifiers.set(version.resourceId, version.identifier);
+      }
+      const deletionRows = catalog
+        .statement('SELECT d.resource_id, d.datestamp, r.identifier FROM deletions d JOIN resources r ON r.id = d.resource_id WHERE r.source_id = ?')
+        .all(source.id) as Array<Record<string, unknown>>;
+      for (const row of deletionRows) {
+        deletions.push({ resourceId: Number(row.resource_id), datestamp: String(row.datestamp) });
+        identifiers.set(Number(row.resource_id), String(row.identifier));
+      }
+    }
+    return { sources: sources.map((source) => source.base_url), versions, deletions, identifiers };
+  } finally {
+    catalog.statement('COMMIT').run();
+  }
+}
+
+/**
+ * Writes one version at `segments` below `root`: the bag's tag files that are used are checked
+ * against tagmanifest-sha256.txt, the payload streamed into a temporary file while hashed,
+ * compared with the manifest and the catalog, given its mtime, fsynced and renamed into place.
+ * Throws Damage (the bag), InTheWay (the restore folder) or an I/O error.
+ */
+async function restoreOne(
+  archiveDir: string,
+  root: string,
+  version: PlanVersion,
+  segments: string[],
+  folders: Set<string>,
+  touched: Set<string>,
+): Promise<{ size: number; extraParts: string[] }> {
+  let bagDir: string;
+  try {
+    bagDir = resolveArchivePath(archiveDir, version.bagPath);
+  } catch (error) {
+    throw new Damage(`the catalog's bag path is unsafe: ${(error as Error).message}`);
+  }
+  const tagManifest = parseManifest(await readTag(bagDir, 'tagmanifest-sha256.txt'), 'tagmanifest-sha256.txt');
+  const readListed = async (name: string): Promise<Buffer | undefined> => {
+    const expected = tagManifest.find((entry) => entry.path === name)?.digest;
+    if (expected === undefined) return undefined;
+    const bytes = await readTag(bagDir, name);
+    const found = sha256(bytes);
+    if (found !== expected) throw new Damage(`${name} does not match tagmanifest-sha256.txt`, expected, found);
+    return bytes;
+  };
+  const manifestBytes = await readListed('manifest-sha256.txt');
+  if (manifestBytes === undefined) throw new Damage('manifest-sha256.txt is not listed in tagmanifest-sha256.txt');
+  const payload = parseManifest(manifestBytes, 'manifest-sha256.txt').filter((entry) => entry.path.startsWith('data/'));
+  if (payload.length === 0) throw new Damage('manifest-sha256.txt lists no payload file');
+  const parts = recordOrder(payload, version);
+  const first = parts[0]!;
+  const headers = await readListed('metadata/http-headers.txt');
+  const mtime = lastModified(headers) ?? datestampSeconds(version.datestamp) ?? Math.floor(Date.now() / 1000);
+
+  const folder = await prepareFolder(root, segments.slice(0, -1), folders, touched);
+  const target = join(folder, segments[segments.length - 1]!);
+  let source: FileHandle;
+  try {
+    source = await open(join(bagDir, ...first.path.split('/')), OPEN_PAYLOAD);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new Damage(`${first.path} is missing`);
+    if (code === 'ELOOP') throw new Damage(`${first.path} is a symbolic link`);
+    throw error;
+  }
+  const temp = join(folder, `${RESTORE_TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
+  let written: FileHandle | undefined;
+  let placed = false;
+  try {
+    written = await open(temp, OPEN_TEMP, 0o644);
+    const hash = createHash('sha256');
+    let size = 0;
+    for await (const chunk of source.createReadStream({ highWaterMark: 1 << 20, autoClose: false }) as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      size += chunk.byteLength;
+      await written.write(chunk);
+    }
+    const found = hash.digest('hex');
+    if (found !== first.digest) throw new Damage(`${first.path} does not match manifest-sha256.txt`, first.digest, found);
+    if (parts.length === 1 && (found !== version.sha256 || size !== version.size)) {
+      throw new Damage(`${first.path} does not match the catalog (sha-256 ${version.sha256}, ${version.size} bytes)`, version.sha256, `${found} ${size} bytes`);
+    }
+    await written.utimes(mtime, mtime);
+    await written.sync();
+    await written.close();
+    written = undefined;
+    const existing = await lstat(target).catch(() => undefined);
+    if (existing?.isDirectory()) throw new InTheWay(`${segments.join('/')} is a folder in the restore folder`);
+    await rename(temp, target);
+    placed = true;
+    touched.add(folder);
+    return { size, extraParts: parts.slice(1).map((part) => part.path) };
+  } finally {
+    await source.close().catch(() => undefined);
+    await written?.close().catch(() => undefined);
+    if (!placed) await rm(temp, { force: true }).catch(() => undefined);
+  }
+}
+
+interface ManifestEntry {
+  digest: string;
+  path: string;
+}
+
+async function readTag(bagDir: string, name: string): Promise<Buffer> {
+  let handle: FileHandle;
+  try {
+    handle = await open(join(bagDir, ...name.split('/')), OPEN_PAYLOAD);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new Damage(`${name} is missing`);
+    if (code === 'ELOOP') throw new Damage(`${name} is a symbolic link`);
+    throw error;
+  }
+  try {
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `<sha-256>  <path>` lines, in file order; a malformed line or unsafe path is damage. */
+function parseManifest(bytes: Buffer, name: string): ManifestEntry[] {
+  const lines = bytes.toString('utf8').split(/\r\n|\r|\n/);
+  if (lines.at(-1) === '') lines.pop();
+  return lines.map((line, index) => {
+    const match = /^([0-9a-fA-F]{64})[ \t]+(.+)$/.exec(line);
+    const path = match && decodeManifestPath(match[2]!);
+    if (!match || path === undefined || path === null) throw new Damage(`${name} line ${index + 1} is not "<sha-256>  <path>"`);
+    try {
+      normalizePayloadPath(path);
+    } catch {
+      throw new Damage(`${name} line ${index + 1} names an unsafe path`);
+    }
+    return { digest: match[1]!.toLowerCase(), path };
+  });
+}
+
+/**
+ * The payload files in the order of the record's parts (the bag writer names them after the
+ * URL's last segment: `a.pdf`, `a-2.pdf`, …), checked against the catalog's digest of the
+ * version, which for a compound object is the sha-256 of the parts' digests in that order.
+ * Falls back to manifest order when the names do not follow the pattern.
+ */
+function recordOrder(payload: ManifestEntry[], version: PlanVersion): ManifestEntry[] {
+  if (payload.length === 1) return payload;
+  const candidates: ManifestEntry[][] = [];
+  try {
+    const base = safeFileName(new URL(version.identifier).pathname.split('/').pop() ?? '');
+    const taken = new Set<string>();
+    const ordered: ManifestEntry[] = [];
+    for (let i = 0; i < payload.length; i++) {
+      const name = uniqueFileName(base, taken);
+      taken.add(name);
+      const entry = payload.find((candidate) => candidate.path === `data/${name}`);
+      if (entry) ordered.push(entry);
+    }
+    if (ordered.length === payload.length) candidates.push(ordered);
+  } catch {
+    // not a URL: manifest order only
+  }
+  candidates.push(payload);
+  for (const order of candidates) {
+    if (sha256(order.map((entry) => `${entry.digest}\n`).join('')) === version.sha256) return order;
+  }
+  throw new Damage(`manifest-sha256.txt does not match the catalog's sha-256 of the version (${version.sha256})`);
+}
+
+/** The first `Last-Modified` of metadata/http-headers.txt, in seconds since the epoch. */
+function lastModified(headers: Buffer | undefined): number | undefined {
+  if (headers === undefined) return undefined;
+  for (const line of headers.toString('utf8').split(/\r?\n/)) {
+    const match = /^last-modified:\s*(.+)$/i.exec(line);
+    if (!match) continue;
+    const ms = Date.parse(match[1]!.trim());
+    if (Number.isFinite(ms)) return Math.floor(ms / 1000);
+  }
+  return undefined;
+}
+
+/**
+ * Makes the folders of `segments` below `root`, one at a time and without following a link:
+ * an existing folder is used only when lstat says it is a real directory, so a symbolic link
+ * left in the restore folder can never lead a write elsewhere. Returns the absolute folder.
+ */
+async function prepareFolder(root: string, segments: string[], folders: Set<string>, touched: Set<string>): Promise<string> {
+  let current = root;
+  for (let n = 0; n < segments.length; n++) {
+    const rel = segments.slice(0, n + 1).join('/');
+    const next = join(current, segments[n]!);
+    if (!folders.has(rel)) {
+      let info = await lstat(next).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined;
+        throw error;
+      });
+      if (info === undefined) {
+        await mkdir(next).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'EEXIST') throw error;
+        });
+        touched.add(current);
+        info = await lstat(next);
+      }
+      if (info.isSymbolicLink()) throw new InTheWay(`${rel} is a symbolic link in the restore folder (never followed)`);
+      if (!info.isDirectory()) throw new InTheWay(`${rel} is a file in the restore folder, where a folder is needed`);
+      folders.add(rel);
+    }
+    current = next;
+  }
+  return current;
+}
+
+async function fsyncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY).catch(() => undefined);
+  if (!handle) return;
+  try {
+    await handle.sync().catch(() => undefined);
+  } finally {
+    await handle.close();
+  }
+}
+
+function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}

@@ -1,0 +1,341 @@
+// oaibag restore, end to end: a real site served by the real repository, real harvests into a
+// real archive, then restores compared with the site byte for byte and mtime for mtime, at the
+// latest state and at an earlier --as-of; damaged bags; hand-made AIPs with hostile URLs.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { createBagBuilder } from '../packages/archiver/src/bag-writer.ts';
+import { Catalog } from '../packages/archiver/src/catalog.ts';
+import { harvest } from '../packages/archiver/src/harvest.ts';
+import { restoreSite, type RestoreSummary } from '../packages/archiver/src/restore.ts';
+import { formatInstant } from '../packages/archiver/src/restore-plan.ts';
+import { bagDirectoryFor } from '../packages/archiver/src/storage-path.ts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const DAY = 86_400;
+const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
+const FAST_RETRY = { retries: 2, baseDelayMs: 10, maxDelayMs: 100 };
+/** One buffer as the async stream the bag writer reads. */
+async function* chunks(bytes: Buffer): AsyncIterable<Uint8Array> {
+  yield bytes;
+}
+const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
+
+/** Every regular file below `dir`: relative path → sha-256 and mtime in whole seconds. Links are reported as such. */
+type Tree = Map<string, { sha256: string; size: number; mtime: number } | 'symlink'>;
+
+function snapshot(dir: string, into: Tree = new Map(), prefix = ''): Tree {
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    const rel = prefix === '' ? name : `${prefix}/${name}`;
+    const info = lstatSync(path);
+    if (info.isSymbolicLink()) into.set(rel, 'symlink');
+    else if (info.isDirectory()) snapshot(path, into, rel);
+    else {
+      const bytes = readFileSync(path);
+      into.set(rel, { sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, mtime: Math.floor(info.mtimeMs / 1000) });
+    }
+  }
+  return into;
+}
+
+let work: string;
+let site: string;
+let archive: string;
+let repository: Repository;
+let endpoint: string;
+let firstState: Tree;
+let latestState: Tree;
+/** An instant after the first harvest's datestamps and before the changes were observed. */
+let between: string;
+
+function write(path: string, content: string | Buffer, mtime: number): void {
+  mkdirSync(dirname(join(site, path)), { recursive: true });
+  writeFileSync(join(site, path), content);
+  utimesSync(join(site, path), mtime, mtime);
+}
+
+before(async () => {
+  work = mkdtempSync(join(tmpdir(), 'oaibag-restore-'));
+  site = join(work, 'site');
+  archive = join(work, 'archive');
+  write('index.html', '<html>home</html>', YEAR_2000);
+  write('papers/a b.txt', 'a paper with a space in its name', YEAR_2000 + 1 * DAY + 17);
+  write('nested/deeper/deepest/leaf.txt', 'three folders down', YEAR_2000 + 2 * DAY + 3600);
+  write('empty.txt', '', YEAR_2000 + 3 * DAY);
+  write('café/naïve résumé.txt', 'non-ASCII names', YEAR_2000 + 4 * DAY + 59);
+  write('img/logo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]), YEAR_2000 + 5 * DAY);
+  write('big/large.bin', Buffer.alloc(300_000, 7), YEAR_2000 + 6 * DAY); // By-Reference
+  write('old/to-delete.txt', 'deleted after the first harvest', YEAR_2000 + 7 * DAY);
+  write('old/keep.txt', 'keeps old/ alive', YEAR_2000 + 7 * DAY);
+  repository = await createRepository({ root: site, index: join(work, 'index.sqlite'), watch: false, rescanSeconds: 0, byValueMax: 100_000, pageRecords: 3 });
+  endpoint = `${await repository.listen(0, '127.0.0.1')}/oai`;
+
+  const first = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY });
+  assert.equal(first.status, 'complete');
+  assert.equal(first.added, 9);
+  firstState = snapshot(site);
+
+  await nextSecond();
+  between = formatInstant(Math.floor(Date.now() / 1000) - 1);
+  write('index.html', '<html>home, edited</html>', YEAR_2000 + 100 * DAY); // modified
+  rmSync(join(site, 'old/to-delete.txt')); // deleted
+  write('added/new file.txt', 'added after the first harvest', YEAR_2000 + 50 * DAY); // added, like cp -p
+  const now = new Date();
+  utimesSync(join(site, 'img/logo.png'), now, now); // touched: same bytes, new mtime
+  await repository.scan();
+  await nextSecond();
+  const second = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY });
+  assert.deepEqual(
+    { added: second.added, modified: second.modified, touched: second.touched, deleted: second.deleted, failed: second.failed },
+    { added: 1, modified: 1, touched: 1, deleted: 1, failed: 0 },
+  );
+  latestState = snapshot(site);
+});
+
+after(async () => {
+  await repository.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+function assertClean(summary: RestoreSummary): void {
+  assert.equal(summary.problems, 0, JSON.stringify({ refused: summary.refused, damaged: summary.damaged, failed: summary.failed }));
+}
+
+test('restore of the latest state equals the site byte for byte and mtime for mtime', async () => {
+  const to = join(work, 'restore-latest');
+  const seen: number[] = [];
+  const summary = await restoreSite({ archiveDir: archive, to, progress: (done) => seen.push(done.files) });
+  assertClean(summary);
+  assert.equal(summary.restored, latestState.size);
+  assert.equal(summary.deleted, 1, 'the deleted file is skipped');
+  assert.equal(summary.asOf, null);
+  assert.deepEqual(seen.at(-1), latestState.size);
+  assert.deepEqual(snapshot(to), latestState);
+  assert.equal(existsSync(join(to, 'old/to-delete.txt')), false);
+});
+
+test('restore --as-of between the harvests equals the first state; deleted files come back', async () => {
+  const to = join(work, 'restore-first');
+  const summary = await restoreSite({ archiveDir: archive, to, asOf: between });
+  assertClean(summary);
+  assert.equal(summary.asOf, between);
+  assert.equal(summary.deleted, 0);
+  assert.deepEqual(snapshot(to), firstState);
+  assert.equal(readFileSync(join(to, 'old/to-delete.txt'), 'utf8'), 'deleted after the first harvest');
+});
+
+test('--as-of a bare date is the end of that day; before anything existed nothing is restored', async () => {
+  // The first scan of a new index dates each file by its mtime.
+  const day = await restoreSite({ archiveDir: archive, to: join(work, 'restore-day'), asOf: '2000-01-02' });
+  assertClean(day);
+  assert.equal(day.asOf, '2000-01-02T23:59:59Z');
+  assert.deepEqual([...snapshot(join(work, 'restore-day')).keys()], ['index.html', 'papers/a b.txt']);
+  const none = await restoreSite({ archiveDir: archive, to: join(work, 'restore-none'), asOf: '1999-12-31T23:59:59Z', dryRun: true });
+  assert.equal(none.restored, 0);
+  await assert.rejects(restoreSite({ archiveDir: archive, to: join(work, 'x'), asOf: 'last tuesday' }), { code: 'ERR_ARCHIVE_USAGE' });
+  await assert.rejects(restoreSite({ archiveDir: archive, to: join(work, 'x'), source: 'http://elsewhere/oai' }), { code: 'ERR_ARCHIVE_USAGE' });
+});
+
+test('--dry-run lists path, size and datestamp of each file and writes nothing', async () => {
+  const to = join(work, 'restore-dry');
+  const summary = await restoreSite({ archiveDir: archive, to, dryRun: true, source: endpoint });
+  assertClean(summary);
+  assert.equal(existsSync(to), false);
+  assert.deepEqual(summary.planned.map((file) => file.path), [...latestState.keys()].sort());
+  const empty = summary.planned.find((file) => file.path === 'empty.txt')!;
+  assert.equal(empty.size, 0);
+  assert.match(empty.datestamp, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+});
+
+test('a previous restore is overwritten only with verified bytes, and links in it are never followed', async () => {
+  const to = join(work, 'restore-again');
+  const outside = join(work, 'outside');
+  mkdirSync(outside);
+  writeFileSync(join(outside, 'victim.html'), 'must stay');
+  mkdirSync(to);
+  symlinkSync(outside, join(to, 'papers')); // a folder replaced by a link
+  symlinkSync(join(outside, 'victim.html'), join(to, 'index.html')); // a file replaced by a link
+  writeFileSync(join(to, 'empty.txt'), 'stale content from an earlier run');
+  const lines: string[] = [];
+  const summary = await restoreSite({ archiveDir: archive, to, log: (line) => lines.push(line) });
+  assert.deepEqual(readdirSync(outside), ['victim.html'], 'nothing written through the folder link');
+  assert.equal(readFileSync(join(outside, 'victim.html'), 'utf8'), 'must stay');
+  assert.equal(lstatSync(join(to, 'index.html')).isSymbolicLink(), false, 'the link itself is replaced');
+  assert.equal(readFileSync(join(to, 'index.html'), 'utf8'), '<html>home, edited</html>');
+  assert.equal(readFileSync(join(to, 'empty.txt'), 'utf8'), '');
+  assert.deepEqual(summary.refused.map((r) => [r.kind, r.identifier.slice(endpoint.length - 4)]), [['in-the-way', '/papers/a%20b.txt']]);
+  assert.match(lines.join('\n'), /in-the-way .*papers\/a%20b\.txt: papers is a symbolic link/);
+  assert.equal(summary.problems, 1);
+});
+
+test('damaged bags are reported by their path, nothing unverified is written, the rest is restored', async () => {
+  const copy = join(work, 'archive-damaged');
+  cpSync(archive, copy, { recursive: true }); // copies, so hard-linked payloads of the original stay intact
+  const catalog = Catalog.open(copy, { create: false });
+  const bagOf = (path: string): string => {
+    const identifier = `${endpoint.slice(0, -4)}/${path.split('/').map(encodeURIComponent).join('/')}`;
+    return join(copy, catalog.latestVersion(catalog.source(endpoint)!.id, identifier)!.bagPath);
+  };
+  const flipped = bagOf('papers/a b.txt');
+  const missing = bagOf('empty.txt');
+  const forged = bagOf('nested/deeper/deepest/leaf.txt');
+  catalog.close();
+  // One byte of a payload flipped.
+  const payload = join(flipped, 'data', 'a b.txt');
+  const bytes = readFileSync(payload);
+  bytes[0] = bytes[0]! ^ 1;
+  writeFileSync(payload, bytes);
+  // A payload file gone.
+  rmSync(join(missing, 'data', 'empty.txt'));
+  // Payload and manifest changed together: the tag manifest (and the catalog) still know better.
+  writeFileSync(join(forged, 'data', 'leaf.txt'), 'forged');
+  const forgedDigest = createHash('sha256').update('forged').digest('hex');
+  writeFileSync(join(forged, 'manifest-sha256.txt'), `${forgedDigest}  data/leaf.txt\n`);
+
+  const to = join(work, 'restore-damaged');
+  const lines: string[] = [];
+  const summary = await restoreSite({ archiveDir: copy, to, log: (line) => lines.push(line) });
+  const problems = new Map(summary.damaged.map((damage) => [damage.bag, damage.problem]));
+  assert.equal(summary.damaged.length, 3);
+  assert.match(problems.get(flipped) ?? '', /^data\/a b\.txt does not match manifest-sha256\.txt$/);
+  assert.match(problems.get(missing) ?? '', /^data\/empty\.txt is missing$/);
+  assert.match(problems.get(forged) ?? '', /^manifest-sha256\.txt does not match tagmanifest-sha256\.txt$/);
+  for (const bag of [flipped, missing, forged]) assert.ok(lines.some((line) => line.startsWith(`damaged bag ${bag} (`)), lines.join('\n'));
+  const flippedDamage = summary.damaged.find((damage) => damage.bag === flipped)!;
+  assert.equal(flippedDamage.found, createHash('sha256').update(bytes).digest('hex'));
+  assert.equal(summary.problems, 3);
+  const restored = snapshot(to);
+  for (const path of ['papers/a b.txt', 'empty.txt', 'nested/deeper/deepest/leaf.txt']) assert.equal(restored.has(path), false, `no unverified byte of ${path} is written`);
+  assert.equal(restored.size, latestState.size - 3);
+  assert.ok(![...restored.keys()].some((path) => path.includes('.oaibag-restore-')), 'no temporary file left');
+
+  // The command: the damaged bags on stderr, exit code 1.
+  const cli = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', COMMAND_HARNESS, 'restore', '--archive', copy, '--to', join(work, 'restore-damaged-cli')],
+    { cwd: join(ROOT, 'packages/archiver'), encoding: 'utf8' },
+  );
+  assert.equal(cli.status, 1, cli.stderr);
+  for (const bag of [flipped, missing, forged]) assert.ok(cli.stderr.includes(`oaibag: damaged bag ${bag} (`), cli.stderr);
+  assert.match(cli.stdout, new RegExp(`^restored ${latestState.size - 3} files .* 3 damaged bags`));
+});
+
+/** Runs restoreCommand() as the `oaibag` program would (until the lead wires it into cli.ts). */
+const COMMAND_HARNESS = `
+import { Command } from 'commander';
+import { restoreCommand } from './src/commands/restore-command.ts';
+await new Command('oaibag').addCommand(restoreCommand()).parseAsync(process.argv.slice(1), { from: 'user' });
+`;
+
+const cliWired = existsSync(join(ROOT, 'packages/archiver/dist/cli.js')) && readFileSync(join(ROOT, 'packages/archiver/src/cli.ts'), 'utf8').includes('restoreCommand');
+
+test('oaibag restore: --dry-run lines, --json, exit codes', () => {
+  // Through the installed command once the lead has wired restoreCommand into cli.ts; until
+  // then through the same command module (without cli.ts's mapping of errors to exit codes).
+  const run = (...args: string[]) =>
+    cliWired
+      ? spawnSync(process.execPath, [join(ROOT, 'packages/archiver/bin/oaibag.js'), 'restore', ...args], { encoding: 'utf8' })
+      : spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', COMMAND_HARNESS, 'restore', ...args], { cwd: join(ROOT, 'packages/archiver'), encoding: 'utf8' });
+  const to = join(work, 'restore-cli');
+  const dry = run('--archive', archive, '--to', to, '--dry-run');
+  assert.equal(dry.status, 0, dry.stderr);
+  assert.match(dry.stdout, /^papers\/a b\.txt\t32\t\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/m);
+  assert.match(dry.stdout, /^empty\.txt\t0\t/m);
+  assert.match(dry.stdout, new RegExp(`^would restore ${latestState.size} files`, 'm'));
+  assert.equal(existsSync(to), false);
+  const json = run('--archive', archive, '--to', to, '--as-of', between, '--json');
+  assert.equal(json.status, 0, json.stderr);
+  assert.equal((JSON.parse(json.stdout) as RestoreSummary).restored, firstState.size);
+  assert.deepEqual(snapshot(to), firstState);
+  assert.equal(json.stderr, '', 'no progress display when stderr is not a terminal');
+  if (cliWired) {
+    const usage = run('--archive', archive, '--to', to, '--as-of', 'soon');
+    assert.equal(usage.status, 2);
+    assert.match(usage.stderr, /ERR_ARCHIVE_USAGE/);
+  }
+});
+
+test('hostile URLs in hand-made AIPs cannot escape the restore folder and are each reported', async () => {
+  const sandbox = join(work, 'sandbox');
+  const handMade = join(work, 'archive-hostile');
+  mkdirSync(handMade);
+  const catalog = Catalog.open(handMade);
+  const h = catalog.upsertSource('http://h/oai', {});
+  const other = catalog.upsertSource('http://other:8080/oai', {});
+  const datestamp = '2024-01-01T00:00:00Z';
+  const lastModified = 'Sat, 01 Jan 2000 00:00:00 GMT';
+  const store = async (sourceId: number, identifier: string, parts: string[]): Promise<void> => {
+    const builder = await createBagBuilder(handMade);
+    const digests: string[] = [];
+    for (const [index, text] of parts.entries()) {
+      const file = await builder.addPayload(index === 0 ? 'doc.pdf' : `doc-${index + 1}.pdf`, chunks(Buffer.from(text)));
+      digests.push(file.sha256);
+    }
+    await builder.addTagFile('http-headers.txt', `Content-Type: text/plain\nLast-Modified: ${lastModified}\n`);
+    const sha256 = digests.length === 1 ? digests[0]! : createHash('sha256').update(digests.map((d) => `${d}\n`).join('')).digest('hex');
+    const destination = bagDirectoryFor(identifier, datestamp, sha256);
+    await builder.finish({ destination, bagInfo: [['External-Identifier', identifier]] });
+    catalog.recordVersion({ sourceId, identifier, datestamp, size: parts.join('').length, sha256, bagPath: destination });
+  };
+  const hostile = [
+    'http://h/../../etc/x',
+    'http://h/a/../../../x',
+    'http://h/a%2F..%2F..%2Fx',
+    'http://h/%2e%2e/x',
+    'http://h/%2e%2e%2f%2e%2e%2fx',
+    'http://h/a\\..\\b',
+    'http://h/a%5C..%5Cb',
+    'http://h/%00x',
+    'http://h//etc/passwd',
+    'file:///etc/passwd',
+    '/etc/passwd',
+    'oai:h:1',
+  ];
+  for (const identifier of hostile) await store(h.id, identifier, ['escaped!']);
+  await store(h.id, 'http://h/ok.txt', ['fine']);
+  await store(h.id, 'http://h/dir', ['a file named dir']);
+  await store(h.id, 'http://h/dir/inside.txt', ['needs dir to be a folder']);
+  await store(h.id, 'http://h/doc.pdf', ['part one', 'part two']);
+  await store(other.id, 'http://other:8080/y.txt', ['from another source']);
+  catalog.close();
+
+  const to = join(sandbox, 'a', 'b', 'c', 'out');
+  const lines: string[] = [];
+  const summary = await restoreSite({ archiveDir: handMade, to, source: 'http://h/oai', log: (line) => lines.push(line) });
+  assert.deepEqual(summary.refused.filter((r) => r.kind === 'path').map((r) => r.identifier).sort(), [...hostile].sort());
+  for (const identifier of hostile) assert.ok(lines.some((line) => line.startsWith('refused ') && line.includes(identifier)), identifier);
+  assert.deepEqual(summary.refused.filter((r) => r.kind === 'collision').map((r) => r.identifier), ['http://h/dir/inside.txt']);
+  assert.equal(summary.problems, hostile.length + 1);
+  const files = snapshot(sandbox);
+  assert.deepEqual([...files.keys()], ['a/b/c/out/dir', 'a/b/c/out/doc.pdf', 'a/b/c/out/ok.txt'], 'nothing outside the restore folder');
+  const ok = files.get('a/b/c/out/ok.txt');
+  assert.ok(ok !== undefined && ok !== 'symlink');
+  assert.equal(ok.mtime, Date.parse(lastModified) / 1000, 'mtime from the bag\'s Last-Modified');
+  // A compound object: its first part at the URL's path, the rest named in the summary.
+  assert.equal(readFileSync(join(to, 'doc.pdf'), 'utf8'), 'part one');
+  assert.deepEqual(summary.extraParts.map((e) => [e.identifier, e.parts]), [['http://h/doc.pdf', ['data/doc-2.pdf']]]);
+
+  // Several sources: each below a folder named after its host (and port).
+  const all = await restoreSite({ archiveDir: handMade, to: join(work, 'restore-all') });
+  assert.deepEqual([...snapshot(join(work, 'restore-all')).keys()], ['h/dir', 'h/doc.pdf', 'h/ok.txt', 'other_8080/y.txt']);
+  assert.equal(all.refused.length, hostile.length + 1);
+});
