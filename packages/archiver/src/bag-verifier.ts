@@ -39,6 +39,21 @@ export interface BagReport {
 export interface VerifyOptions {
   /** Skip checksums of payload files: completeness, sizes and Payload-Oxum only. */
   fast?: boolean;
+  /**
+   * Filled in with what the bag holds and what was read, for an audit's totals (`oaibag
+   * verify`). An out-parameter rather than more fields on {@link BagReport}, whose shape
+   * callers compare whole.
+   */
+  tally?: BagTally;
+}
+
+/** What {@link verifyBag} found on disk and read; see {@link VerifyOptions.tally}. */
+export interface BagTally {
+  /** Bytes and files of the payload on disk (what Payload-Oxum describes). */
+  payloadBytes: number;
+  payloadFiles: number;
+  /** Bytes read to compute checksums (tag files always; payload files unless fast). */
+  hashedBytes: number;
 }
 
 /** Hex digest lengths of the algorithms a manifest may name. */
@@ -67,9 +82,9 @@ export async function verifyBag(bagDir: string, options: VerifyOptions = {}): Pr
   const dataStat = await lstat(join(bagDir, 'data')).catch(() => undefined);
   if (dataStat?.isDirectory() !== true) add({ kind: 'missing', path: 'data/', message: 'data/ payload directory is missing' });
   else await walk(bagDir, 'data', disk, add);
-  for (const entry of await readdir(bagDir, { withFileTypes: true }).catch(() => [])) {
-    if (entry.name === 'data') continue;
-    await walk(bagDir, entry.name, tagDisk, add);
+  for (const name of sortedNames(await readdir(bagDir).catch(() => []))) {
+    if (name === 'data') continue;
+    await walk(bagDir, name, tagDisk, add);
   }
 
   const payloadManifests: Manifest[] = [];
@@ -112,6 +127,14 @@ export async function verifyBag(bagDir: string, options: VerifyOptions = {}): Pr
     await checkDigests(bagDir, [manifest], tagDisk, 'tag', add);
   }
   if (options.fast !== true) await checkDigests(bagDir, payloadManifests, disk, 'checksum', add);
+  if (options.tally !== undefined) {
+    const tally = options.tally;
+    tally.payloadFiles = disk.size;
+    tally.payloadBytes = [...disk.values()].reduce((sum, file) => sum + file.size, 0);
+    const hashed = (files: Map<string, { size: number }>, manifests: Manifest[]): number =>
+      [...files].reduce((sum, [key, file]) => sum + (manifests.some((m) => m.entries.has(key)) ? file.size : 0), 0);
+    tally.hashedBytes = hashed(tagDisk, tagManifests) + (options.fast === true ? 0 : hashed(disk, payloadManifests));
+  }
   return { valid: problems.length === 0, problems };
 }
 
@@ -140,7 +163,12 @@ async function walk(bagDir: string, rel: string, into: Map<string, { path: strin
     return;
   }
   if (!info.isDirectory()) return add({ kind: 'format', path: rel, message: `${show(rel)} is not a regular file or directory` });
-  for (const name of await readdir(join(bagDir, rel))) await walk(bagDir, `${rel}/${name}`, into, add);
+  for (const name of sortedNames(await readdir(join(bagDir, rel)))) await walk(bagDir, `${rel}/${name}`, into, add);
+}
+
+/** Directory entries in code-unit order, so the problems of a bag come in the same order on every file system. */
+function sortedNames(names: string[]): string[] {
+  return names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 async function readManifest(bagDir: string, name: string, algorithm: string, isTag: boolean, add: (p: BagProblem) => void): Promise<Manifest | undefined> {

@@ -8,13 +8,15 @@ import { harvestCommand } from './commands/harvest-command.js';
 import { mirrorCommand } from './commands/mirror-command.js';
 import { restoreCommand } from './commands/restore-command.js';
 import { statusCommand } from './commands/status-command.js';
+import { urlsCommand } from './commands/urls-command.js';
+import { verifyCommand } from './commands/verify-command.js';
 
 const program = new Command('oaibag')
   .description('Harvest web sites over OAI-PMH (oai_didl) into an archive of BagIt AIPs catalogued in SQLite.')
   .showHelpAfterError()
   .exitOverride();
 
-for (const command of [harvestCommand(), mirrorCommand(), restoreCommand(), statusCommand()]) {
+for (const command of [harvestCommand(), mirrorCommand(), restoreCommand(), verifyCommand(), urlsCommand(), statusCommand()]) {
   program.addCommand(command.showHelpAfterError().exitOverride());
 }
 

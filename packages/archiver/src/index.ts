@@ -23,7 +23,7 @@ export {
 } from './catalog-schema.js';
 export { acquireArchiveLock, readArchiveLockHolder, ArchiveLock, type ArchiveLockHolder } from './archive-lock.js';
 export { createBagBuilder, cleanupLeftovers, type BagBuilder, type FinishedBag, type PayloadFile } from './bag-writer.js';
-export { verifyBag, type BagReport, type BagProblem, type BagProblemKind } from './bag-verifier.js';
+export { verifyBag, type BagReport, type BagProblem, type BagProblemKind, type BagTally, type VerifyOptions } from './bag-verifier.js';
 export { bagDirectoryFor, resourceDirectoryFor } from './storage-path.js';
 export { safeFileName, uniqueFileName, encodeManifestPath, decodeManifestPath } from './bag-paths.js';
 export { OaiClient, type OaiClientOptions, type Credentials } from './oai-client.js';
@@ -37,3 +37,5 @@ export { mirror, type MirrorOptions, type MirrorRun, type MirrorSource } from '.
 export { readMirrorConfig, type MirrorConfig } from './mirror-config.js';
 export { nextRun, type MirrorSchedule, type NextRun } from './mirror-schedule.js';
 export { parseDuration, formatDuration } from './duration.js';
+export { verifyArchive, formatVerifyReport, type VerifyArchiveOptions, type VerifyReport, type ArchiveProblem, type ArchiveProblemKind, type DamagedBag as VerifyDamagedBag } from './verify-archive.js';
+export { listChangedUrls, isCrawlableUrl, formatChangedUrl, type ListChangedUrlsOptions, type ListChangedUrlsSummary, type ChangedUrl } from './list-changed-urls.js';

@@ -1,0 +1,39 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { formatVerifyReport, verifyArchive } from '../verify-archive.js';
+import { EXIT_PROBLEMS } from './exit-codes.js';
+
+/** `oaibag verify`: the fixity audit of an archive (docs/verify.md). */
+export function verifyCommand(): Command {
+  return new Command('verify')
+    .description('audit the archive: every bag checked for completeness and (unless --fast) every checksum recomputed')
+    .option('--archive <DIR>', 'the archive folder', './archive')
+    .option('--fast', 'check completeness, sizes and Payload-Oxum only (no checksums)')
+    .option('--jobs <N>', 'bags verified at once, one worker thread each (default: the number of cores)', (value: string) => {
+      const count = Number(value);
+      if (!/^\d+$/.test(value) || count < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
+      return count;
+    })
+    .option('--json', 'print the report as JSON')
+    .addHelpText(
+      'after',
+      '\nEach problem is one line naming the bag and the file (missing, unexpected, checksum with\n' +
+        'expected and found, Payload-Oxum); a catalogued bag not on disk is a missing-bag, a bag the\n' +
+        'catalog does not list an uncatalogued-bag. One PREMIS "fixity check" event per bag is written\n' +
+        'to the catalog (never into the bags). Holds the archive lock: no harvest meanwhile.\n' +
+        '\nExit codes: 0 everything intact; 1 something is wrong (or the archive is locked); 2 usage.',
+    )
+    .action(async (options: { archive: string; fast?: boolean; jobs?: number; json?: boolean }) => {
+      const terminal = process.stderr.isTTY;
+      const report = await verifyArchive({
+        archiveDir: options.archive,
+        fast: options.fast === true,
+        ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+        ...(terminal
+          ? { progress: (done: number, total: number, bytes: number) => process.stderr.write(`\r\x1b[K${done} of ${total} bags, ${(bytes / 1e6).toFixed(1)} MB`) }
+          : {}),
+      });
+      if (terminal) process.stderr.write('\r\x1b[K');
+      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report));
+      if (!report.ok) process.exitCode = EXIT_PROBLEMS;
+    });
+}
