@@ -1,104 +1,162 @@
 #!/usr/bin/env node
-// The README's first command ends here. Until the archiver exists, the main job is the DIDL
-// codec: wrap each file of a site as an oai_didl record (By-Reference and By-Value), inspect
-// it, extract the datastream again and compare it byte for byte with the original.
+// The README's first command ends here: the whole product on an embedded sample site.
 //
-//   node scripts/demo.mjs [SITE_DIR] [--base-url URL] [--out DIR]
+//   node scripts/demo.mjs [--out DIR] [--files N]
 //
-// SITE_DIR defaults to the embedded example site (examples/site); output goes to .demo/.
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+// 1. generates a sample web site (a few hundred files, mixed types, awkward names) in a
+//    temporary folder and serves it with the repository (mod_oai semantics) on 127.0.0.1;
+// 2. harvests it into DIR/archive (`oaibag harvest`), changes the site (touches a quarter of
+//    the files, rewrites, adds and deletes a few), harvests again;
+// 3. prints the audit of the second harvest and writes the HTML audit;
+// 4. restores the site into DIR/restored and checks it equals the site byte for byte and
+//    mtime for mtime; runs `oaibag verify` on the archive; prints where everything is.
+// DIR defaults to ./demo. The server it starts is always closed, and the sample site removed.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { changeSite, generateSite } from './demo-site.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const didl = join(root, 'packages/didl/dist/cli.js');
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: { 'base-url': { type: 'string', default: 'http://www.example.org/' }, out: { type: 'string', default: join(root, '.demo') } },
-});
-const site = resolve(positionals[0] ?? join(root, 'examples/site'));
+const oaibag = join(root, 'packages/archiver/bin/oaibag.js');
+const { values } = parseArgs({ options: { out: { type: 'string', default: 'demo' }, files: { type: 'string', default: '300' } } });
 const out = resolve(values.out);
-const baseUrl = values['base-url'].endsWith('/') ? values['base-url'] : `${values['base-url']}/`;
+const archive = join(out, 'archive');
+const restored = join(out, 'restored');
+const auditHtml = join(out, 'audit.html');
+const started = Date.now();
 
-rmSync(out, { recursive: true, force: true });
-mkdirSync(join(out, 'records'), { recursive: true });
+const { createRepository } = await import(join(root, 'packages/repository/dist/index.js'));
 
-const files = listFiles(site);
-if (files.length === 0) fail(`no files under ${site}`);
-console.log(`oaibag demo: ${files.length} file(s) from ${site}\n`);
+const work = mkdtempSync(join(tmpdir(), 'oaibag-demo-'));
+const site = join(work, 'site');
+let repository;
+let failed = false;
+try {
+  rmSync(archive, { recursive: true, force: true });
+  rmSync(restored, { recursive: true, force: true });
+  rmSync(auditHtml, { force: true });
 
-const rows = [];
-for (const file of files) {
-  const path = relative(site, file).split(sep).join('/');
-  const url = baseUrl + path.split('/').map(encodeURIComponent).join('/');
-  const record = join(out, 'records', `${path.replaceAll('/', '_')}.didl.xml`);
-  const extracted = join(out, 'extracted', path.replaceAll('/', '_'));
+  heading('1. A sample web site, served over OAI-PMH');
+  const paths = generateSite(site, Number(values.files));
+  console.log(`${paths.length} files in ${site} (HTML, text, CSS, JSON, PNG, PDF, a 2 MB binary; names like "${paths.find((p) => p.includes('résumé'))}")`);
+  repository = await createRepository({ root: site, index: join(work, 'index.sqlite'), watch: false, rescanSeconds: 0, byValueMax: 1_000_000 });
+  const baseUrl = await repository.listen(0, '127.0.0.1');
+  const endpoint = `${baseUrl}/oai`;
+  console.log(`repository: ${endpoint} (oai_didl: files up to 1 MB By-Value, larger ones By-Reference)`);
 
-  step(`didl wrap ${relative(root, file)} --id ${url} --by-value > ${relative(root, record)}`);
-  run(['wrap', file, '--id', url, '--by-value'], record);
-  step(`didl inspect ${relative(root, record)}`);
-  process.stdout.write(indent(run(['inspect', record])));
-  step(`didl extract ${relative(root, record)} --out ${relative(root, extracted)}`);
-  process.stdout.write(indent(run(['extract', record, '--out', extracted])));
+  heading('2. First harvest');
+  await oaibagRun(['harvest', endpoint, '--archive', archive]);
 
-  const [written] = readdirSync(extracted).map((name) => join(extracted, name));
-  const original = readFileSync(file);
-  const copy = readFileSync(written);
-  const same = original.equals(copy);
-  rows.push({ path, bytes: original.length, record: statSync(record).size, sha256: sha256(original).slice(0, 16), same });
-  console.log(`  compare: ${same ? 'identical' : 'DIFFERENT'}\n`);
-}
+  heading('3. The site changes');
+  await nextSecond();
+  const change = changeSite(site, paths);
+  await repository.scan();
+  console.log(`touched ${change.touched.length} files (new mtime, same bytes), rewrote ${change.modified.length}, added ${change.added.length}, deleted ${change.deleted.length}`);
+  await nextSecond();
 
-console.log('file'.padEnd(24), 'bytes'.padStart(8), 'record'.padStart(8), 'sha-256 (first 16)'.padEnd(18), 'round trip');
-for (const row of rows) {
-  console.log(row.path.padEnd(24), String(row.bytes).padStart(8), String(row.record).padStart(8), row.sha256.padEnd(18), row.same ? 'identical' : 'DIFFERENT');
-}
-const bad = rows.filter((row) => !row.same).length;
-console.log(`\n${rows.length - bad} of ${rows.length} file(s) came back byte for byte. Records and extracted files are in ${relative(root, out) || out}/`);
-process.exitCode = bad === 0 ? 0 : 1;
+  heading('4. Incremental harvest: only what changed');
+  await oaibagRun(['harvest', endpoint, '--archive', archive]);
 
-function run(args, stdoutFile) {
-  // With stdoutFile the command writes straight into it, as `> FILE` does in a shell.
-  const fd = stdoutFile ? openSync(stdoutFile, 'w') : undefined;
-  try {
-    const result = spawnSync(process.execPath, [didl, ...args], {
-      encoding: 'utf8',
-      stdio: ['ignore', fd ?? 'pipe', 'pipe'],
-    });
-    if (result.status !== 0) fail(`didl ${args[0]} failed: ${String(result.stderr).trim()}`);
-    return result.stdout ?? '';
-  } finally {
-    if (fd !== undefined) closeSync(fd);
+  heading('5. Audit of that harvest');
+  const audit = await oaibagRun(['audit', '--archive', archive, '--format', 'text'], { quiet: true });
+  console.log(auditExcerpt(audit, 12));
+  await oaibagRun(['audit', '--archive', archive, '--format', 'html', '--out', auditHtml]);
+
+  heading('6. Restore the site from its AIPs, and compare');
+  await oaibagRun(['restore', '--archive', archive, '--to', restored]);
+  const differences = compareTrees(site, restored);
+  if (differences.length > 0) {
+    failed = true;
+    console.log(`the restored site differs from the site:\n${limitLines(differences.join('\n'), 20)}`);
+  } else {
+    console.log(`the restored site equals the site: ${listFiles(site).length} files, byte for byte and mtime for mtime`);
   }
+
+  heading('7. Fixity check of every bag');
+  await oaibagRun(['verify', '--archive', archive]);
+
+  heading('Where everything is');
+  console.log(`archive (BagIt AIPs + catalog.sqlite): ${relative(process.cwd(), archive) || archive}`);
+  console.log(`HTML audit report:                    ${relative(process.cwd(), auditHtml)}`);
+  console.log(`restored site:                        ${relative(process.cwd(), restored)}`);
+  console.log(`status of the archive:                node ${relative(process.cwd(), oaibag)} status --archive ${relative(process.cwd(), archive)}`);
+  console.log(`\ndemo ${failed ? 'FAILED' : 'done'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+} catch (error) {
+  failed = true;
+  console.error(`demo: ${error.message}`);
+} finally {
+  await repository?.close();
+  rmSync(work, { recursive: true, force: true });
+}
+process.exitCode = failed ? 1 : 0;
+
+/**
+ * Runs an `oaibag` command, echoing it and its output; throws when it fails. Asynchronous:
+ * the repository serving the harvest lives in this process and must keep answering.
+ */
+async function oaibagRun(args, { quiet = false } = {}) {
+  console.log(`$ oaibag ${args.map((arg) => (/[\s'"&#]/.test(arg) ? JSON.stringify(arg) : arg)).map(shorten).join(' ')}`);
+  const child = spawn(process.execPath, [oaibag, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text) => (stdout += text));
+  child.stderr.setEncoding('utf8').on('data', (text) => (stderr += text));
+  const status = await new Promise((done, fail) => child.on('error', fail).on('close', done));
+  if (!quiet && stdout) process.stdout.write(stdout.replace(/^(?=.)/gm, '  '));
+  if (status !== 0) throw new Error(`oaibag ${args[0]} exited ${status}: ${stderr.trim()}`);
+  return stdout;
 }
 
-function listFiles(dir) {
+/** Paths relative to the working folder, so the printed commands stay readable. */
+function shorten(arg) {
+  return arg.startsWith(`${process.cwd()}${sep}`) ? relative(process.cwd(), arg) : arg;
+}
+
+/** Every difference between two trees: files missing either side, other bytes, other mtime. */
+function compareTrees(a, b) {
+  const left = new Set(listFiles(a));
+  const right = new Set(listFiles(b));
+  const differences = [];
+  for (const path of left) {
+    if (!right.has(path)) differences.push(`missing from the restore: ${path}`);
+    else if (!readFileSync(join(a, path)).equals(readFileSync(join(b, path)))) differences.push(`other bytes: ${path}`);
+    else if (Math.floor(statSync(join(a, path)).mtimeMs / 1000) !== Math.floor(statSync(join(b, path)).mtimeMs / 1000)) differences.push(`other mtime: ${path}`);
+  }
+  for (const path of right) if (!left.has(path)) differences.push(`only in the restore: ${path}`);
+  return differences;
+}
+
+function listFiles(dir, prefix = '') {
   const found = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-    if (entry.name.startsWith('.')) continue;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) found.push(...listFiles(path));
+  for (const entry of readdirSync(join(dir, prefix), { withFileTypes: true })) {
+    const path = prefix ? `${prefix}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) found.push(...listFiles(dir, path));
     else if (entry.isFile()) found.push(path);
   }
   return found;
 }
 
-function sha256(bytes) {
-  return createHash('sha256').update(bytes).digest('hex');
+/** The audit's heading and first rows, then its totals (the text report ends with them). */
+function auditExcerpt(text, rows) {
+  const lines = text.trimEnd().split('\n');
+  const totals = lines.findLastIndex((line) => line === '');
+  if (totals < 0 || totals <= rows + 3) return lines.join('\n');
+  return [...lines.slice(0, rows + 3), `  … ${totals - rows - 3} more rows`, ...lines.slice(totals)].join('\n');
 }
 
-function step(text) {
-  console.log(`$ ${text}`);
+function limitLines(text, max) {
+  const lines = text.trimEnd().split('\n');
+  return lines.length <= max ? lines.join('\n') : `${lines.slice(0, max).join('\n')}\n  … ${lines.length - max} more lines`;
 }
 
-function indent(text) {
-  return text.replace(/^(?=.)/gm, '  ');
+function heading(text) {
+  console.log(`\n== ${text}`);
 }
 
-function fail(message) {
-  console.error(`demo: ${message}`);
-  process.exit(1);
+/** The repository's lists exclude the current second: changes wait for the next one. */
+function nextSecond() {
+  return new Promise((done) => setTimeout(done, 1100 - (Date.now() % 1000)));
 }

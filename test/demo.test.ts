@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,12 +9,24 @@ import { test } from 'node:test';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-test('the README demo wraps, inspects and extracts the embedded site byte for byte', () => {
-  const out = join(mkdtempSync(join(tmpdir(), 'oaibag-demo-')), 'demo');
-  const result = spawnSync(process.execPath, [join(root, 'scripts/demo.mjs'), '--out', out], { encoding: 'utf8' });
-  assert.equal(result.status, 0, result.stderr);
-  assert.match(result.stdout, /3 of 3 file\(s\) came back byte for byte/);
-  const extracted = join(out, 'extracted', 'images_logo.png', 'logo.png');
-  assert.ok(existsSync(extracted));
-  assert.ok(readFileSync(extracted).equals(readFileSync(join(root, 'examples/site/images/logo.png'))));
+test('the README demo harvests, changes, harvests again, audits, restores identically and verifies', async (t) => {
+  const work = mkdtempSync(join(tmpdir(), 'oaibag-demo-test-'));
+  t.after(() => rmSync(work, { recursive: true, force: true }));
+  const out = join(work, 'demo');
+  // Fewer files than the README's run: the same steps, a shorter test.
+  const child = spawn(process.execPath, [join(root, 'scripts/demo.mjs'), '--out', out, '--files', '80'], { stdio: 'pipe' });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  assert.equal(code, 0, `${stdout}\n${stderr}`);
+  assert.match(stdout, /harvest #1 complete: 80 records \(80 added/);
+  // 20 touched, 5 rewritten, 5 added, 5 deleted (scripts/demo-site.mjs).
+  assert.match(stdout, /harvest #2 complete: 35 records \(5 added, 5 modified, 20 touched, 5 deleted, 0 failed\)/);
+  assert.match(stdout, /the restored site equals the site: 80 files, byte for byte and mtime for mtime/);
+  assert.match(stdout, /demo done in/);
+  assert.ok(existsSync(join(out, 'archive', 'catalog.sqlite')));
+  assert.match(readFileSync(join(out, 'audit.html'), 'utf8'), /<svg/);
+  assert.ok(existsSync(join(out, 'restored', 'papers', 'résumé.txt'.normalize('NFC'))) || existsSync(join(out, 'restored', 'papers', 'résumé.txt')));
 });

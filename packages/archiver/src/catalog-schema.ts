@@ -160,7 +160,19 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
         );
       `);
     },
-  }
+  },
+  {
+    version: 3,
+    name: 'audit indexes',
+    up(db) {
+      // `oaibag audit` selects what given harvests recorded; resources' deletions are found
+      // through the (resource_id, datestamp) unique index already.
+      db.exec(`
+        CREATE INDEX versions_by_harvest ON versions (harvest_id);
+        CREATE INDEX deletions_by_harvest ON deletions (harvest_id);
+      `);
+    },
+  },
 ];
 
 /** The schema version this program writes: the last migration's. */

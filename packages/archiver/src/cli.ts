@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { ArchiverError } from './errors.js';
 import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE, EXIT_USAGE } from './commands/exit-codes.js';
+import { auditCommand } from './commands/audit-command.js';
 import { harvestCommand } from './commands/harvest-command.js';
 import { mirrorCommand } from './commands/mirror-command.js';
 import { restoreCommand } from './commands/restore-command.js';
@@ -16,7 +17,7 @@ const program = new Command('oaibag')
   .showHelpAfterError()
   .exitOverride();
 
-for (const command of [harvestCommand(), mirrorCommand(), restoreCommand(), verifyCommand(), urlsCommand(), statusCommand()]) {
+for (const command of [harvestCommand(), mirrorCommand(), restoreCommand(), auditCommand(), verifyCommand(), urlsCommand(), statusCommand()]) {
   program.addCommand(command.showHelpAfterError().exitOverride());
 }
 

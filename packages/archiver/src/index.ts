@@ -39,3 +39,6 @@ export { nextRun, type MirrorSchedule, type NextRun } from './mirror-schedule.js
 export { parseDuration, formatDuration } from './duration.js';
 export { verifyArchive, formatVerifyReport, type VerifyArchiveOptions, type VerifyReport, type ArchiveProblem, type ArchiveProblemKind, type DamagedBag as VerifyDamagedBag } from './verify-archive.js';
 export { listChangedUrls, isCrawlableUrl, formatChangedUrl, type ListChangedUrlsOptions, type ListChangedUrlsSummary, type ChangedUrl } from './list-changed-urls.js';
+export { audit, resolveAuditPeriod, parseAuditDate, classifyChange, AUDIT_CHANGES, type AuditChange, type AuditState, type AuditRow, type AuditHarvestTotals, type AuditTotals, type AuditPeriod, type AuditSource, type AuditOptions, type AuditReport } from './audit-query.js';
+export { formatAudit, writeAuditOutput, AUDIT_FORMATS, AUDIT_CSV_HEADER, type AuditFormat } from './audit-format.js';
+export { renderAuditHtml } from './audit-html.js';

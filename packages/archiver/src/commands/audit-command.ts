@@ -1,0 +1,52 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { openAudit } from '../audit-query.js';
+import { AUDIT_FORMATS, formatAudit, writeAuditOutput, type AuditFormat } from '../audit-format.js';
+import { Catalog } from '../catalog.js';
+
+/** `oaibag audit`: the resources that changed in a period of harvests, and how (docs/audit.md). */
+export function auditCommand(): Command {
+  return new Command('audit')
+    .description('report the resources that changed (added, modified, touched, deleted, restored, MIME type) as the archive recorded them')
+    .option('--archive <DIR>', 'the archive folder', './archive')
+    .option('--source <BASEURL>', 'only this source (default: every source in the archive)')
+    .option('--since <DATE>', 'changes recorded by harvests started at or after DATE (YYYY-MM-DD or ISO 8601 date-time, UTC unless it says)')
+    .option('--until <DATE>', 'changes recorded by harvests started at or before DATE (a day includes all of it)')
+    .option('--harvest <ID>', 'the changes recorded by this harvest', (value: string) => {
+      if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('expected a harvest number');
+      return Number(value);
+    })
+    .addOption(new Option('--format <FORMAT>', 'output form').choices(AUDIT_FORMATS).default('text'))
+    .option('--out <FILE>', 'write to FILE (atomically: a temporary file renamed into place) instead of stdout')
+    .addHelpText(
+      'after',
+      '\nWithout --since, --until or --harvest: the latest harvest of each source that recorded a change.\n' +
+        'Rows: one per resource with a version or deletion recorded in the period; CSV has one header line,\n' +
+        'JSON is one object { period, sources, rows, totals }, HTML is one self-contained page.\n' +
+        '\nExit codes: 0 done (changes or none); 1 the catalog or --out cannot be read or written;\n' +
+        '2 usage (bad option, unknown source or harvest).',
+    )
+    .action(async (options: AuditCommandOptions) => {
+      const catalog = Catalog.open(options.archive, { create: false });
+      try {
+        const run = openAudit(catalog, {
+          ...(options.source !== undefined ? { source: options.source } : {}),
+          ...(options.since !== undefined ? { since: options.since } : {}),
+          ...(options.until !== undefined ? { until: options.until } : {}),
+          ...(options.harvest !== undefined ? { harvest: options.harvest } : {}),
+        });
+        await writeAuditOutput(formatAudit(run, options.format), options.out);
+      } finally {
+        catalog.close();
+      }
+    });
+}
+
+export interface AuditCommandOptions {
+  archive: string;
+  source?: string;
+  since?: string;
+  until?: string;
+  harvest?: number;
+  format: AuditFormat;
+  out?: string;
+}
