@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseDuration } from './duration.js';
+import { readPasswordLine } from './password-file.js';
 import { ArchiverError } from './errors.js';
 import type { MirrorSource } from './mirror.js';
 
@@ -73,14 +74,6 @@ export async function readMirrorConfig(file: string): Promise<MirrorConfig> {
     }),
   );
   return { ...(typeof data.archive === 'string' ? { archiveDir: resolve(folder, data.archive) } : {}), sources };
-}
-
-/** The first line of a password file (the password never appears on a command line). */
-export async function readPasswordLine(file: string): Promise<string> {
-  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new ArchiverError('ERR_ARCHIVE_USAGE', `cannot read the password file ${file}: ${error.code ?? error.message}`, { path: file });
-  });
-  return text.split(/\r?\n/)[0] ?? '';
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -10,7 +10,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { lstat, mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { decodeManifestPath, normalizePayloadPath, safeFileName, uniqueFileName } from './bag-paths.js';
 import { Catalog } from './catalog.js';

@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError } from 'commander';
-import { ArchiverError } from '../errors.js';
 import { harvest, type HarvestSummary } from '../harvest.js';
+import { credentialsFromOptions } from './credentials-options.js';
 import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE } from './exit-codes.js';
 import { stopSignal } from './stop-signal.js';
 
@@ -30,10 +29,7 @@ export function harvestCommand(): Command {
         '130 stopped by SIGINT/SIGTERM (what was stored is kept; the next harvest resumes).',
   )
   .action(async (baseUrl: string, options: HarvestCommandOptions) => {
-    if ((options.user === undefined) !== (options.passwordFile === undefined)) {
-      throw new ArchiverError('ERR_ARCHIVE_USAGE', '--user and --password-file go together');
-    }
-    const credentials = options.user !== undefined ? { user: options.user, password: await readPasswordFile(options.passwordFile!) } : undefined;
+    const credentials = await credentialsFromOptions(options);
     const started = Date.now();
     const terminal = process.stderr.isTTY;
     const stop = stopSignal((name) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${name}: finishing the records in progress, then stopping\n`));
@@ -88,9 +84,3 @@ export function formatSummary(summary: HarvestSummary): string {
     `${summary.requests} requests; from ${summary.from ?? 'the beginning'}; next harvest from ${summary.watermark ?? 'the beginning'}\n`
   );
 }
-
-export async function readPasswordFile(file: string): Promise<string> {
-  const text = await readFile(file, 'utf8');
-  return text.split(/\r?\n/)[0] ?? '';
-}
-

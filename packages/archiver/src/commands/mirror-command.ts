@@ -2,7 +2,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { formatDuration, parseDuration } from '../duration.js';
 import { ArchiverError } from '../errors.js';
 import { mirror, type MirrorRun, type MirrorSource } from '../mirror.js';
-import { readMirrorConfig, readPasswordLine } from '../mirror-config.js';
+import { readMirrorConfig } from '../mirror-config.js';
+import { credentialsFromOptions } from './credentials-options.js';
 import { formatSummary } from './harvest-command.js';
 import { stopSignal } from './stop-signal.js';
 
@@ -74,16 +75,14 @@ async function mirrorPlan(baseUrl: string | undefined, options: MirrorCommandOpt
   if (baseUrl === undefined || options.every === undefined) {
     throw new ArchiverError('ERR_ARCHIVE_USAGE', 'give BASEURL and --every DURATION (or --config FILE)');
   }
-  if ((options.user === undefined) !== (options.passwordFile === undefined)) {
-    throw new ArchiverError('ERR_ARCHIVE_USAGE', '--user and --password-file go together');
-  }
+  const credentials = await credentialsFromOptions(options);
   const source: MirrorSource = {
     baseUrl,
     schedule: { everyMs: parseDuration(options.every, '--every'), jitterMs: options.jitter === undefined ? 0 : parseDuration(options.jitter, '--jitter') },
     prefix: options.prefix,
     concurrency: options.concurrency,
     ...(options.set !== undefined ? { set: options.set } : {}),
-    ...(options.user !== undefined ? { credentials: { user: options.user, password: await readPasswordLine(options.passwordFile!) } } : {}),
+    ...(credentials ? { credentials } : {}),
   };
   return { sources: [source], archiveDir: options.archive ?? './archive' };
 }

@@ -1,8 +1,7 @@
 import { once } from 'node:events';
 import { Command } from 'commander';
-import { ArchiverError } from '../errors.js';
 import { formatChangedUrl, formatUrlsSummary, listChangedUrls } from '../list-changed-urls.js';
-import { readPasswordFile } from './harvest-command.js';
+import { credentialsFromOptions } from './credentials-options.js';
 
 /** `oaibag urls BASEURL`: the URLs that changed in a period, one a line, for a crawler (docs/urls.md). */
 export function urlsCommand(): Command {
@@ -26,10 +25,7 @@ export function urlsCommand(): Command {
         'not an OAI-PMH repository, or the list failed.',
     )
     .action(async (baseUrl: string, options: UrlsCommandOptions) => {
-      if ((options.user === undefined) !== (options.passwordFile === undefined)) {
-        throw new ArchiverError('ERR_ARCHIVE_USAGE', '--user and --password-file go together');
-      }
-      const credentials = options.user !== undefined ? { user: options.user, password: await readPasswordFile(options.passwordFile!) } : undefined;
+      const credentials = await credentialsFromOptions(options);
       // A reader that stops early (`| head`) is not an error.
       process.stdout.on('error', (error: NodeJS.ErrnoException) => {
         if (error.code === 'EPIPE') process.exit(0);
