@@ -115,8 +115,12 @@ export class OaiClient {
     }
   }
 
+  /**
+   * Closes the connections. After the signal aborted, requests still waiting for a response
+   * are abandoned (destroy) rather than awaited: a server holding one would hold the exit.
+   */
   close(): Promise<void> {
-    return this.pool.close();
+    return this.options.signal?.aborted ? this.pool.destroy() : this.pool.close();
   }
 
   private headers(): Record<string, string> {
