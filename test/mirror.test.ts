@@ -180,3 +180,37 @@ test('mirror --config: two sources with their own schedules into one archive; ba
   assert.equal(((await once(noEvery.child, 'exit')) as [number | null])[0], 2);
   assert.match(noEvery.stderr(), /give BASEURL and --every DURATION/);
 });
+
+test('mirror (library): a source that is down is reported at each tick and tried again on its schedule', async () => {
+  // A port that was just free: connections are refused at once.
+  const closed = createServer();
+  closed.listen(0, '127.0.0.1');
+  await once(closed, 'listening');
+  const port = (closed.address() as AddressInfo).port;
+  closed.close();
+  const { mirror } = await import('../packages/archiver/src/mirror.ts');
+  const controller = new AbortController();
+  const runs: Array<{ error?: string; startedAt: number; nextAt?: number }> = [];
+  let clock = 1_000_000;
+  await mirror({
+    archiveDir: join(work, 'archive-down'),
+    sources: [{ baseUrl: `http://127.0.0.1:${port}/oai`, schedule: { everyMs: 50, jitterMs: 0 } }],
+    signal: controller.signal,
+    retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1 },
+    // A clock that moves 50 ms per reading past a run: each run ends on the next tick's edge.
+    now: () => clock,
+    onRun: (run) => {
+      runs.push({ ...(run.error ? { error: run.error.code } : {}), startedAt: run.startedAt.getTime(), ...(run.nextAt ? { nextAt: run.nextAt.getTime() } : {}) });
+      clock += 50;
+      if (runs.length === 3) controller.abort();
+    },
+  });
+  assert.equal(runs.length, 3);
+  for (const run of runs) assert.equal(run.error, 'ERR_HARVEST_UNREACHABLE');
+  assert.deepEqual(
+    runs.map((run) => run.startedAt - 1_000_000),
+    [0, 50, 100],
+    'one run per tick, on the grid',
+  );
+  assert.deepEqual(runs.map((run) => run.nextAt! - 1_000_000), [50, 100, 150], 'each failure still schedules the next tick');
+});
