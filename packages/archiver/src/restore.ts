@@ -12,12 +12,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { lstat, mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { decodeManifestPath, normalizePayloadPath, safeFileName, uniqueFileName } from './bag-paths.js';
 import { Catalog } from './catalog.js';
 import { ArchiverError } from './errors.js';
 import { datestampSeconds, formatInstant, parseAsOf, planRestore, type PlanDeletion, type PlanVersion } from './restore-plan.js';
 import { findCollisions, restorePathFor } from './restore-path.js';
 import { resolveArchivePath } from './storage-path.js';
+import { Damage, lastModified, OPEN_PAYLOAD, parseManifest, readTag, recordOrder, sha256 } from './restore-bag.js';
 
 export interface RestoreOptions {
   archiveDir: string;
@@ -95,17 +95,11 @@ export interface RestoreSummary {
 /** Names of the files a restore leaves only while it writes one (a crash can leave one behind). */
 export const RESTORE_TEMP_PREFIX = '.oaibag-restore-';
 
-const OPEN_PAYLOAD = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW;
 const OPEN_TEMP = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 /** Text from a remote repository shown on one line, control characters escaped. */
 const show = (text: string): string => text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-class Damage extends Error {
-  constructor(message: string, readonly expected?: string, readonly found?: string) {
-    super(message);
-  }
-}
 class InTheWay extends Error {}
 
 /**
@@ -347,86 +341,6 @@ async function restoreOne(
   }
 }
 
-interface ManifestEntry {
-  digest: string;
-  path: string;
-}
-
-async function readTag(bagDir: string, name: string): Promise<Buffer> {
-  let handle: FileHandle;
-  try {
-    handle = await open(join(bagDir, ...name.split('/')), OPEN_PAYLOAD);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new Damage(`${name} is missing`);
-    if (code === 'ELOOP') throw new Damage(`${name} is a symbolic link`);
-    throw error;
-  }
-  try {
-    return await handle.readFile();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** `<sha-256>  <path>` lines, in file order; a malformed line or unsafe path is damage. */
-function parseManifest(bytes: Buffer, name: string): ManifestEntry[] {
-  const lines = bytes.toString('utf8').split(/\r\n|\r|\n/);
-  if (lines.at(-1) === '') lines.pop();
-  return lines.map((line, index) => {
-    const match = /^([0-9a-fA-F]{64})[ \t]+(.+)$/.exec(line);
-    const path = match && decodeManifestPath(match[2]!);
-    if (!match || path === undefined || path === null) throw new Damage(`${name} line ${index + 1} is not "<sha-256>  <path>"`);
-    try {
-      normalizePayloadPath(path);
-    } catch {
-      throw new Damage(`${name} line ${index + 1} names an unsafe path`);
-    }
-    return { digest: match[1]!.toLowerCase(), path };
-  });
-}
-
-/**
- * The payload files in the order of the record's parts (the bag writer names them after the
- * URL's last segment: `a.pdf`, `a-2.pdf`, …), checked against the catalog's digest of the
- * version, which for a compound object is the sha-256 of the parts' digests in that order.
- * Falls back to manifest order when the names do not follow the pattern.
- */
-function recordOrder(payload: ManifestEntry[], version: PlanVersion): ManifestEntry[] {
-  if (payload.length === 1) return payload;
-  const candidates: ManifestEntry[][] = [];
-  try {
-    const base = safeFileName(new URL(version.identifier).pathname.split('/').pop() ?? '');
-    const taken = new Set<string>();
-    const ordered: ManifestEntry[] = [];
-    for (let i = 0; i < payload.length; i++) {
-      const name = uniqueFileName(base, taken);
-      taken.add(name);
-      const entry = payload.find((candidate) => candidate.path === `data/${name}`);
-      if (entry) ordered.push(entry);
-    }
-    if (ordered.length === payload.length) candidates.push(ordered);
-  } catch {
-    // not a URL: manifest order only
-  }
-  candidates.push(payload);
-  for (const order of candidates) {
-    if (sha256(order.map((entry) => `${entry.digest}\n`).join('')) === version.sha256) return order;
-  }
-  throw new Damage(`manifest-sha256.txt does not match the catalog's sha-256 of the version (${version.sha256})`);
-}
-
-/** The first `Last-Modified` of metadata/http-headers.txt, in seconds since the epoch. */
-function lastModified(headers: Buffer | undefined): number | undefined {
-  if (headers === undefined) return undefined;
-  for (const line of headers.toString('utf8').split(/\r?\n/)) {
-    const match = /^last-modified:\s*(.+)$/i.exec(line);
-    if (!match) continue;
-    const ms = Date.parse(match[1]!.trim());
-    if (Number.isFinite(ms)) return Math.floor(ms / 1000);
-  }
-  return undefined;
-}
 
 /**
  * Makes the folders of `segments` below `root`, one at a time and without following a link:
@@ -469,6 +383,3 @@ async function fsyncFolder(folder: string): Promise<void> {
   }
 }
 
-function sha256(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
-}
