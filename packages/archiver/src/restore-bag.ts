@@ -19,11 +19,13 @@ export class Damage extends Error {
   }
 }
 
+/** One line of a manifest: the digest (lowercase hex) and the decoded bag-relative path. */
 export interface ManifestEntry {
   digest: string;
   path: string;
 }
 
+/** A tag file's bytes; a missing one or a symbolic link is damage. */
 export async function readTag(bagDir: string, name: string): Promise<Buffer> {
   let handle: FileHandle;
   try {
@@ -100,6 +102,7 @@ export function lastModified(headers: Buffer | undefined): number | undefined {
   return undefined;
 }
 
+/** Lowercase hex sha-256 of a tag file or a list of digests. */
 export function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
