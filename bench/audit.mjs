@@ -9,8 +9,8 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ROOT, median, round } from './repository-common.mjs';
+import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 
 const TARGET_SECONDS = 5;
 const FORMATS = ['text', 'json', 'csv', 'html'];
@@ -22,35 +22,15 @@ const USAGE = `usage: node bench/audit.mjs [--resources N] [--runs N] [--out FIL
   --keep          keep the catalog (its folder is printed)
   --strict        exit with status 1 when an audit takes ${TARGET_SECONDS} s or more`;
 
-let args;
-try {
-  const argv = process.argv.slice(2);
-  if (argv[0] === '--') argv.shift();
-  args = parseArgs({
-    args: argv,
-    options: {
-      resources: { type: 'string', default: '100000' },
-      runs: { type: 'string', default: '3' },
-      out: { type: 'string' },
-      keep: { type: 'boolean', default: false },
-      strict: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  }).values;
-} catch (error) {
-  process.stderr.write(`${error.message}\n${USAGE}\n`);
-  process.exit(2);
-}
-if (args.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
-const RESOURCES = Number(args.resources);
-const RUNS = Number(args.runs);
-if (!Number.isSafeInteger(RESOURCES) || RESOURCES < 10 || !Number.isSafeInteger(RUNS) || RUNS < 1) {
-  process.stderr.write(`--resources wants a whole number of at least 10, --runs at least 1\n${USAGE}\n`);
-  process.exit(2);
-}
+const { args, usageError } = parseBenchArgs('audit', USAGE, {
+    resources: { type: 'string', default: '100000' },
+    runs: { type: 'string', default: '3' },
+    out: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    strict: { type: 'boolean', default: false },
+});
+const RESOURCES = wholeNumberArg(args.resources, '--resources', usageError, 10);
+const RUNS = wholeNumberArg(args.runs, '--runs', usageError);
 
 const DIST = join(ROOT, 'packages/archiver/dist');
 for (const file of ['catalog.js', 'audit-query.js', 'audit-format.js']) {

@@ -6,7 +6,6 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import {
@@ -20,6 +19,7 @@ import {
   measureSha256,
 } from './didl-common.mjs';
 import { ensureFixture } from './didl-fixture.mjs';
+import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 
 const MB = 1e6; // every "MB" printed or stored here is 10^6 bytes
 const DEFAULT_SIZE_MIB = 1024;
@@ -36,33 +36,16 @@ const USAGE = `usage: node bench/didl-parse.mjs [--size MiB] [--runs N] [--regen
                   default size, bench/work/results/didl-parse-<size>MiB.json otherwise)
   --strict        exit with status 1 when a target is missed`;
 
-let args;
-try {
-  // `pnpm bench:didl -- --size 64` hands the script a literal `--` first: skip it.
-  const argv = process.argv.slice(2);
-  if (argv[0] === '--') argv.shift();
-  args = parseArgs({
-    args: argv,
-    options: {
-      size: { type: 'string', default: String(DEFAULT_SIZE_MIB) },
-      runs: { type: 'string', default: '3' },
-      regenerate: { type: 'boolean', default: false },
-      out: { type: 'string' },
-      strict: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  }).values;
-} catch (error) {
-  usageError(error.message);
-}
-if (args.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const { args, usageError } = parseBenchArgs('didl-parse', USAGE, {
+    size: { type: 'string', default: String(DEFAULT_SIZE_MIB) },
+    runs: { type: 'string', default: '3' },
+    regenerate: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    strict: { type: 'boolean', default: false },
+});
 const sizeMiB = Number(args.size);
-const runs = Number(args.runs);
+const runs = wholeNumberArg(args.runs, '--runs', usageError);
 if (!Number.isFinite(sizeMiB) || sizeMiB <= 0) usageError(`--size must be a positive number of MiB, not "${args.size}"`);
-if (!Number.isInteger(runs) || runs < 1) usageError(`--runs must be a positive integer, not "${args.runs}"`);
 const payloadBytes = Math.round(sizeMiB * 2 ** 20);
 const outPath = resolve(
   args.out ??
@@ -281,7 +264,3 @@ function round(value, digits) {
   return Math.round(value * factor) / factor;
 }
 
-function usageError(message) {
-  process.stderr.write(`didl-parse: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}

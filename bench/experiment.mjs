@@ -12,7 +12,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ARCHIVER_BIN, archiveUsage, checkBuilt, runHarvester, startRepository, summarizeProfile } from './harvest-common.mjs';
 import { VARIANTS, applyUpdate } from './harvest-fixture.mjs';
 import { measureMachine } from './experiment-machine.mjs';
@@ -21,6 +20,7 @@ import { buildFigures, writeOutputs } from './experiment-report.mjs';
 import { LISTING, compareTrees, groundTruth, prepareTestbed, scoreFound, snapshot, writeListing } from './experiment-testbed.mjs';
 import { ensureWget, requestLog, runWget, wgetArguments, wgetFound } from './experiment-wget.mjs';
 import { ROOT, cpuSecondsOf, round } from './repository-common.mjs';
+import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 
 const MB = 1e6;
 const MiB = 2 ** 20;
@@ -43,35 +43,19 @@ const USAGE = `usage: node bench/experiment.mjs [--full | --quick] [--runs N] [-
   --out-dir DIR   where experiment.json/.md/.svg go (default bench/results for --full,
                   bench/work/results/experiment-quick otherwise)`;
 
-let args;
-try {
-  const argv = process.argv.slice(2);
-  if (argv[0] === '--') argv.shift();
-  args = parseArgs({
-    args: argv,
-    options: {
-      full: { type: 'boolean', default: false },
-      quick: { type: 'boolean', default: false },
-      runs: { type: 'string', default: '3' },
-      keep: { type: 'boolean', default: false },
-      regenerate: { type: 'boolean', default: false },
-      'no-wget': { type: 'boolean', default: false },
-      'no-profile': { type: 'boolean', default: false },
-      'out-dir': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  }).values;
-} catch (error) {
-  usageError(error.message);
-}
-if (args.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const { args, usageError } = parseBenchArgs('experiment', USAGE, {
+    full: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
+    runs: { type: 'string', default: '3' },
+    keep: { type: 'boolean', default: false },
+    regenerate: { type: 'boolean', default: false },
+    'no-wget': { type: 'boolean', default: false },
+    'no-profile': { type: 'boolean', default: false },
+    'out-dir': { type: 'string' },
+});
 if (args.full && args.quick) usageError('--full and --quick exclude each other');
 const variant = args.full ? 'full' : 'quick';
-const runs = Number(args.runs);
-if (!Number.isSafeInteger(runs) || runs < 1) usageError(`--runs must be a positive integer, not "${args.runs}"`);
+const runs = wholeNumberArg(args.runs, '--runs', usageError);
 const outDir = resolve(args['out-dir'] ?? (variant === 'full' ? join(ROOT, 'bench/results') : join(ROOT, 'bench/work/results/experiment-quick')));
 const workDir = join(ROOT, 'bench/work/experiment');
 const log = (line) => process.stderr.write(`${line}\n`);
@@ -282,8 +266,4 @@ function gitInfo() {
   return head.status === 0 ? { gitCommit: head.stdout.trim() } : {};
 }
 
-function usageError(message) {
-  process.stderr.write(`experiment: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
 

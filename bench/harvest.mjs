@@ -9,10 +9,10 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ARCHIVER_BIN, archiveUsage, checkBuilt, requestLogFigures, runHarvester, startRepository, summarizeProfile } from './harvest-common.mjs';
 import { VARIANTS, applyUpdate, ensureLargeSite, ensureSite } from './harvest-fixture.mjs';
 import { ROOT, median, round } from './repository-common.mjs';
+import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 
 const MB = 1e6; // every "MB" printed or stored here is 10^6 bytes; MiB is 2^20
 const MiB = 2 ** 20;
@@ -39,35 +39,19 @@ const USAGE = `usage: node bench/harvest.mjs [--full | --quick] [--runs N] [--on
                   every section, bench/work/results/harvest-<label>.json otherwise)
   --strict        exit with status 1 when a target is missed`;
 
-let args;
-try {
-  const argv = process.argv.slice(2);
-  if (argv[0] === '--') argv.shift();
-  args = parseArgs({
-    args: argv,
-    options: {
-      full: { type: 'boolean', default: false },
-      quick: { type: 'boolean', default: false },
-      runs: { type: 'string', default: '1' },
-      only: { type: 'string' },
-      keep: { type: 'boolean', default: false },
-      regenerate: { type: 'boolean', default: false },
-      out: { type: 'string' },
-      strict: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  }).values;
-} catch (error) {
-  usageError(error.message);
-}
-if (args.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const { args, usageError } = parseBenchArgs('harvest', USAGE, {
+    full: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
+    runs: { type: 'string', default: '1' },
+    only: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    regenerate: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    strict: { type: 'boolean', default: false },
+});
 if (args.full && args.quick) usageError('--full and --quick exclude each other');
 const variant = args.full ? 'full' : 'quick';
-const runs = Number(args.runs);
-if (!Number.isSafeInteger(runs) || runs < 1) usageError(`--runs must be a positive integer, not "${args.runs}"`);
+const runs = wholeNumberArg(args.runs, '--runs', usageError);
 const sections = args.only === undefined ? SECTIONS : args.only.split(',').map((name) => name.trim());
 for (const name of sections) if (!SECTIONS.includes(name)) usageError(`--only: unknown section "${name}" (sections: ${SECTIONS.join(', ')})`);
 const has = (name) => sections.includes(name);
@@ -359,7 +343,3 @@ function table(header, body) {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
-function usageError(message) {
-  process.stderr.write(`harvest: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}

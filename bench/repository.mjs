@@ -6,10 +6,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ROOT, loadBetterSqlite3, loadRepository, median, percentile, round } from './repository-common.mjs';
 import { ensureLargeFiles, ensureMillionIndex, ensureSmallSite } from './repository-fixture.mjs';
 import { measureByValue, measureMemory, measureMillion, measureSmallSite } from './repository-sections.mjs';
+import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 
 const MB = 1e6; // every "MB" printed or stored here is 10^6 bytes; MiB is 2^20
 const MiB = 2 ** 20;
@@ -40,34 +40,19 @@ const USAGE = `usage: node bench/repository.mjs [--runs N] [--only LIST] [--file
                   with default sizes, bench/work/results/repository-<label>.json otherwise)
   --strict        exit with status 1 when a target is missed`;
 
-let args;
-try {
-  const argv = process.argv.slice(2);
-  if (argv[0] === '--') argv.shift();
-  args = parseArgs({
-    args: argv,
-    options: {
-      runs: { type: 'string', default: String(DEFAULTS.runs) },
-      only: { type: 'string' },
-      files: { type: 'string', default: String(DEFAULTS.files) },
-      million: { type: 'string', default: String(DEFAULTS.million) },
-      keep: { type: 'boolean', default: false },
-      regenerate: { type: 'boolean', default: false },
-      out: { type: 'string' },
-      strict: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  }).values;
-} catch (error) {
-  usageError(error.message);
-}
-if (args.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-const runs = count(args.runs, '--runs');
-const files = count(args.files, '--files');
-const millionRows = count(args.million, '--million');
+const { args, usageError } = parseBenchArgs('repository', USAGE, {
+    runs: { type: 'string', default: String(DEFAULTS.runs) },
+    only: { type: 'string' },
+    files: { type: 'string', default: String(DEFAULTS.files) },
+    million: { type: 'string', default: String(DEFAULTS.million) },
+    keep: { type: 'boolean', default: false },
+    regenerate: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    strict: { type: 'boolean', default: false },
+});
+const runs = wholeNumberArg(args.runs, '--runs', usageError);
+const files = wholeNumberArg(args.files, '--files', usageError);
+const millionRows = wholeNumberArg(args.million, '--million', usageError);
 const sections = args.only === undefined ? SECTIONS : args.only.split(',').map((name) => name.trim());
 for (const name of sections) if (!SECTIONS.includes(name)) usageError(`--only: unknown section "${name}" (sections: ${SECTIONS.join(', ')})`);
 const full = sections.length === SECTIONS.length && files === DEFAULTS.files && millionRows === DEFAULTS.million;
@@ -338,13 +323,4 @@ function table(header, body) {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
-function count(value, name) {
-  const number = Number(value);
-  if (!Number.isSafeInteger(number) || number < 1) usageError(`${name} must be a positive integer, not "${value}"`);
-  return number;
-}
 
-function usageError(message) {
-  process.stderr.write(`repository: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
