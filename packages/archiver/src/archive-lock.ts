@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { constants, readFileSync, unlinkSync } from 'node:fs';
-import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ArchiverError } from './errors.js';
@@ -14,6 +13,9 @@ export const ARCHIVE_LOCK_FILE_NAME = 'lock';
  * between create and write, and is taken over.
  */
 export const GARBAGE_LOCK_GRACE_MS = 60_000;
+
+/** A takeover takes milliseconds: a guard this old was left by a taker that died. */
+export const TAKEOVER_GUARD_STALE_MS = 30_000;
 
 /** What a lock file says about its holder. */
 export interface ArchiveLockHolder {
@@ -76,11 +78,14 @@ export class ArchiveLock {
  * it is taken over; otherwise this throws `ERR_ARCHIVE_LOCKED` naming the holder. A holder on
  * another host cannot be checked, so it always counts as alive.
  *
- * The takeover race: two processes may both judge the same lock stale. Each renames it to a
- * private name (rename is atomic, only one succeeds for a given file) and checks that what it
- * took is the very file it judged (same inode); one that took a fresh lock instead — created
- * by the winner in between — puts it back with link() (which never overwrites) and reports the
- * archive locked. Then each tries the exclusive create once more; only one can succeed.
+ * The takeover race: several processes may judge the same lock stale at once. Only the one
+ * that creates `<lock>.takeover` exclusively may remove it, and only after judging it stale
+ * again under that guard with the same inode: nobody else ever removes a lock, so a fresh one
+ * created meanwhile by another process can never be removed by mistake (moving the stale file
+ * aside and checking afterwards could, for an instant, leave the name free for a third process
+ * while the second put back the winner's lock: two holders). The others report the archive
+ * locked. A guard older than {@link TAKEOVER_GUARD_STALE_MS} was left by a taker that died and
+ * is removed. Then each tries the exclusive create once more; only one can succeed.
  */
 export async function acquireArchiveLock(archiveDir: string, purpose: string): Promise<ArchiveLock> {
   const file = join(archiveDir, ARCHIVE_LOCK_FILE_NAME);
@@ -144,24 +149,37 @@ async function inspectLock(file: string): Promise<LockState> {
   return { kind: dead ? 'stale' : 'held', holder, ino: info.ino };
 }
 
-/** Removes the stale lock with inode `ino`; false when someone else's fresh lock was found instead. */
+/** Removes the stale lock with inode `ino`; false when another process is taking it over or a fresh lock stands. */
 async function takeOver(file: string, ino: number): Promise<boolean> {
-  const aside = `${file}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const guard = `${file}.takeover`;
+  if (!(await createGuard(guard))) return false;
   try {
-    await rename(file, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true; // another taker removed it: race for the create
-    throw ioError(file, 'take over', error);
+    const again = await inspectLock(file);
+    if (again.kind === 'gone') return true;
+    if (again.kind !== 'stale' || again.ino !== ino) return false;
+    await unlink(file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw ioError(file, 'take over', error);
+    });
+    return true;
+  } finally {
+    await unlink(guard).catch(() => undefined);
   }
-  const taken = await stat(aside);
-  if (taken.ino !== ino) {
-    // We moved a lock created after our judgement: give it back (link never overwrites).
-    await link(aside, file).catch(() => undefined);
-    await unlink(aside).catch(() => undefined);
-    return false;
+}
+
+/** Creates the takeover guard exclusively; removes one left by a dead taker first. */
+async function createGuard(guard: string): Promise<boolean> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await (await open(guard, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644)).close();
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw ioError(guard, 'create', error);
+    }
+    const info = await stat(guard).catch(() => undefined);
+    if (info && Date.now() - info.mtimeMs <= TAKEOVER_GUARD_STALE_MS) return false;
+    await unlink(guard).catch(() => undefined);
   }
-  await unlink(aside).catch(() => undefined);
-  return true;
+  return false;
 }
 
 function parseHolder(raw: string): ArchiveLockHolder | undefined {
