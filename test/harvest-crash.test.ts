@@ -30,7 +30,9 @@ const BIN = fileURLToPath(new URL('../packages/archiver/bin/oaibag.js', import.m
 /** The few calls of better-sqlite3 (the archiver's dependency) used to hold the catalog's write lock. */
 interface SqliteDatabase {
   exec(sql: string): void;
-  prepare(sql: string): { all(): unknown[] };
+  pragma(sql: string): unknown;
+  prepare(sql: string): { all(): unknown[]; get(): unknown };
+  readonly inTransaction: boolean;
   close(): void;
 }
 const Sqlite = createRequire(fileURLToPath(new URL('../packages/archiver/package.json', import.meta.url)))('better-sqlite3') as new (file: string) => SqliteDatabase;
@@ -217,12 +219,13 @@ async function kill(running: Running): Promise<Outcome> {
 }
 
 /** Polls (every 2 ms, leaving the event loop free for the servers) until `condition` holds. */
-async function until(condition: () => boolean, running: Running, what: string): Promise<void> {
+/** Polls `condition` every `everyMs` (0: as often as the event loop allows). */
+async function until(condition: () => boolean, running: Running, what: string, everyMs = 2): Promise<void> {
   let ended = false;
   void running.exited.then(() => (ended = true));
   while (!condition()) {
     assert.ok(!ended, `the harvest ended before ${what}`);
-    await sleep(2);
+    await (everyMs === 0 ? new Promise<void>((resolve) => setImmediate(resolve)) : sleep(everyMs));
   }
 }
 
@@ -417,23 +420,32 @@ test('killed at moments spread over a whole harvest: every trial ends complete, 
 });
 
 /**
- * Kills a harvest at the one moment a timed kill rarely hits: a bag renamed into place, its
- * catalog row not yet written. The test holds the catalog's write lock (BEGIN IMMEDIATE) from
- * the first bag on, so the child's next write waits (busy_timeout); the bags already being
- * finished still reach aips/. Once one is on disk without its row, SIGKILL. Returns the bag
- * paths left without a row.
+ * Kills a harvest at the one moment a timed kill rarely hits: bags renamed into place, their
+ * catalog rows not yet written. A page's bags are noted as pending, renamed, flushed, and only
+ * then recorded (PageLedger). The test watches for pending notes and then holds the catalog's
+ * write lock (BEGIN IMMEDIATE), so the child's page commit waits (busy_timeout) while its
+ * renames go on; once a bag is on disk without its row, SIGKILL. A page whose commit came
+ * before the lock is let go, and the next page is tried. Returns the bag paths left without a row.
  */
 async function killBetweenBagAndRow(archive: string): Promise<string[]> {
+  const listsBefore = proxy.lists.length;
   const running = startHarvest(archive);
-  await until(() => bagsOnDisk(archive).length >= 1, running, 'the first bag was written');
+  await until(() => proxy.lists.length > listsBefore, running, 'the list was asked for (the catalog exists)');
   const db = new Sqlite(join(archive, 'catalog.sqlite'));
+  db.pragma('busy_timeout = 5000');
+  const pending = db.prepare('SELECT count(*) AS n FROM pending_bags');
+  const rows = db.prepare('SELECT bag_path FROM versions');
   let orphans: string[] = [];
   try {
-    db.exec('BEGIN IMMEDIATE');
-    const rows = () => (db.prepare('SELECT bag_path FROM versions').all() as Array<{ bag_path: string }>).map((row) => row.bag_path);
+    for (;;) {
+      await until(() => (pending.get() as { n: number }).n > 0, running, 'a page noted its bags as pending', 0);
+      db.exec('BEGIN IMMEDIATE');
+      if ((pending.get() as { n: number }).n > 0) break;
+      db.exec('ROLLBACK'); // that page committed first
+    }
     await until(
       () => {
-        const recorded = new Set(rows());
+        const recorded = new Set((rows.all() as Array<{ bag_path: string }>).map((row) => row.bag_path));
         orphans = bagsOnDisk(archive).filter((bag) => !recorded.has(bag));
         return orphans.length > 0;
       },
@@ -443,7 +455,7 @@ async function killBetweenBagAndRow(archive: string): Promise<string[]> {
     await kill(running);
   } finally {
     if (running.child.exitCode === null && running.child.signalCode === null) await kill(running);
-    db.exec('ROLLBACK');
+    if (db.inTransaction) db.exec('ROLLBACK');
     db.close();
   }
   assertStaleLock(archive, running.pid);

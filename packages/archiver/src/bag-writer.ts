@@ -1,20 +1,23 @@
 // Builds one BagIt 1.0 bag (RFC 8493) crash-safely: everything is written into
 // `<archive>/tmp/bag-<random>` (the same file system as the destination, so the final step is
-// one atomic rename), every file and directory is fsynced, and only then is the directory
-// renamed to its place and the parents fsynced. A crash at any moment leaves either no bag or
-// a complete one; the temporary directory left behind is removed by `cleanupLeftovers` at the
-// next start (under the archive lock, so no running build is touched).
+// one atomic rename). `seal` writes the tag files and manifests; the sealed bag is then made
+// durable and renamed into place by `placeSealedBags` (bag-placement.ts), which a harvest calls
+// once per page for all of that page's bags, so the cost of durability is paid per page, not
+// per file. A crash at any moment leaves either no bag or a complete one; the temporary
+// directory left behind is removed by `cleanupLeftovers` at the next start (under the archive
+// lock, so no running build is touched).
 //
 // Payload is streamed and hashed with SHA-256 and SHA-512 in the same pass as it is written;
 // memory does not grow with file size and no payload file is read back to be hashed.
 
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { constants as fsConstants, createReadStream } from 'node:fs';
-import { link, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { link, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { normalizePayloadPath, encodeManifestPath } from './bag-paths.js';
-import { verifyBag } from './bag-verifier.js';
+import { placeSealedBags, type SealedBag } from './bag-placement.js';
 import { ArchiverError } from './errors.js';
+import { fsyncFolder } from './flush-to-disk.js';
 import { resolveArchivePath } from './storage-path.js';
 
 /** Directory of the archive that holds bags under construction. */
@@ -78,7 +81,12 @@ export interface BagBuilder {
   linkPayload(relName: string, existingFile: string, digests: KnownDigests): Promise<PayloadFile & { linked: boolean }>;
   /** Writes a tag file at `metadata/<relPath>`; returns its bag-relative path. */
   addTagFile(relPath: string, content: string | Uint8Array): Promise<string>;
-  /** Writes the BagIt tag files, fsyncs, and renames the bag into place. */
+  /**
+   * Writes the BagIt tag files (bagit.txt, bag-info.txt, the manifests): the bag is complete in
+   * tmp/, not yet durable nor placed; see `placeSealedBags`. On failure the bag is removed.
+   */
+  seal(options: FinishOptions): Promise<SealedBag>;
+  /** Seals the bag, makes it durable and renames it into place: one bag on its own. */
   finish(options: FinishOptions): Promise<FinishedBag>;
   /** Removes the temporary directory; the builder cannot be used afterwards. */
   abort(): Promise<void>;
@@ -94,12 +102,10 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
   await mkdir(tmpRoot, { recursive: true });
   const tempDir = join(tmpRoot, `bag-${randomBytes(8).toString('hex')}`);
   await mkdir(join(tempDir, 'data'), { recursive: true });
-  await mkdir(join(tempDir, 'parts'));
   const now = options.now ?? (() => new Date());
   const payload = new Map<string, PayloadFile>();
   const tagFiles = new Map<string, string>(); // bag-relative path → sha256, hashed as written
-  let partCounter = 0;
-  let state: 'open' | 'finished' | 'aborted' = 'open';
+  let state: 'open' | 'sealed' | 'aborted' = 'open';
 
   const ensureOpen = (): void => {
     if (state !== 'open') throw new ArchiverError('ERR_ARCHIVE_BAG', `bag builder in ${tempDir} is already ${state}`);
@@ -110,22 +116,19 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
     if (payload.has(path)) throw new ArchiverError('ERR_ARCHIVE_BAG', `payload ${JSON.stringify(path)} added twice`, { path });
     return path;
   };
-  /** Streams into a part file, then renames it to `finalRel` inside the bag. */
+  /** Streams `source` into `finalRel` inside the bag (a failed write leaves no file there). */
   const writeThenPlace = async (finalRel: string, source: AsyncIterable<Uint8Array>): Promise<{ size: number; sha256: string; sha512: string }> => {
-    const part = join(tempDir, 'parts', String(partCounter++));
+    const target = join(tempDir, ...finalRel.split('/'));
     try {
-      const written = await writeHashed(part, source);
-      const target = join(tempDir, ...finalRel.split('/'));
       await mkdir(dirname(target), { recursive: true });
-      await rename(part, target);
-      return written;
+      return await writeHashed(target, source);
     } catch (error) {
-      await rm(part, { force: true });
+      await rm(target, { force: true });
       throw wrapIo(error, `cannot write ${finalRel} in ${tempDir}`);
     }
   };
 
-  return {
+  const builder: BagBuilder = {
     tempDir,
 
     async addPayload(relName, source) {
@@ -191,15 +194,15 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
       return path;
     },
 
-    async finish({ bagInfo, destination }) {
+    async seal({ bagInfo, destination }) {
       ensureOpen();
       if ([...payload.values()].some((f) => f.size < 0) || [...tagFiles.values()].includes('')) {
-        throw new ArchiverError('ERR_ARCHIVE_BAG', `finish called while a file of ${tempDir} is still being written`);
+        throw new ArchiverError('ERR_ARCHIVE_BAG', `seal called while a file of ${tempDir} is still being written`);
       }
       // From here on any failure removes the temporary directory: a half-finished bag is
       // never left for a retry to trip over.
       try {
-        const destinationPath = resolveArchivePath(archiveDir, destination);
+        const bagPath = resolveArchivePath(archiveDir, destination);
         const files = [...payload.values()].sort((a, b) => compareUtf8(a.path, b.path));
         const bytes = files.reduce((sum, f) => sum + f.size, 0);
         const payloadOxum = `${bytes}.${files.length}`;
@@ -214,58 +217,29 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
         for (const [tag, sha256] of tagFiles) tagDigests.set(tag, sha256);
         const tagLines = [...tagDigests].sort(([a], [b]) => compareUtf8(a, b)).map(([p, d]) => `${d}  ${encodeManifestPath(p)}\n`);
         await writeTag('tagmanifest-sha256.txt', tagLines.join(''));
-        await rm(join(tempDir, 'parts'), { recursive: true, force: true });
-        await fsyncTree(tempDir);
-
-        const firstCreated = await mkdir(dirname(destinationPath), { recursive: true });
-        if (firstCreated !== undefined) await fsyncNewFolders(firstCreated, dirname(destinationPath), archiveDir);
-        try {
-          await rename(tempDir, destinationPath);
-        } catch (error) {
-          const code = (error as NodeJS.ErrnoException).code;
-          if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
-          return await adoptExisting(destinationPath, tempDir, payloadOxum, files);
-        }
-        // The rename's new entry made durable. tmp/, which lost the entry, is not fsynced: if
-        // that were undone by a crash the bag would be back in tmp/ and not in aips/, which the
-        // next start handles (its pending note is dropped, tmp/ is emptied, the record comes
-        // again); on ext4 both entries change in one journal transaction anyway.
-        await fsyncDir(dirname(destinationPath));
-        state = 'finished';
-        return { bagPath: destinationPath, payloadOxum, files, existing: false };
+        state = 'sealed';
+        return { tempDir, destination, bagPath, payloadOxum, files };
       } catch (error) {
-        if (state === 'open') await abort();
+        await abort();
         throw wrapIo(error, `cannot finish bag ${destination}`);
       }
     },
 
+    async finish(finishOptions) {
+      const sealed = await builder.seal(finishOptions);
+      const [placement] = await placeSealedBags(archiveDir, [sealed]);
+      if (placement?.error) throw placement.error;
+      return placement!.bag!;
+    },
+
     abort,
   };
+  return builder;
 
   async function abort(): Promise<void> {
     if (state === 'aborted') return;
     state = 'aborted';
     await rm(tempDir, { recursive: true, force: true });
-  }
-
-  /** A racing delivery already put a bag there: keep it if it is ours, else refuse. */
-  async function adoptExisting(destinationPath: string, ours: string, payloadOxum: string, files: PayloadFile[]): Promise<FinishedBag> {
-    const same = await Promise.all(
-      ['manifest-sha256.txt', 'manifest-sha512.txt'].map(async (name) => {
-        const theirs = await readFile(join(destinationPath, name)).catch(() => undefined);
-        return theirs !== undefined && theirs.equals(await readFile(join(ours, name)));
-      }),
-    );
-    const report = same.every(Boolean) ? await verifyBag(destinationPath, { fast: true }) : undefined;
-    state = 'aborted';
-    await rm(ours, { recursive: true, force: true });
-    if (report?.valid !== true) {
-      throw new ArchiverError('ERR_ARCHIVE_BAG', `a different bag already exists at ${destinationPath}`, {
-        path: destinationPath,
-        hint: 'run `oaibag verify` on that bag; the archive never overwrites one',
-      });
-    }
-    return { bagPath: destinationPath, payloadOxum, files, existing: true };
   }
 }
 
@@ -281,7 +255,7 @@ export async function cleanupLeftovers(archiveDir: string): Promise<string[]> {
     throw wrapIo(error, `cannot list ${tmpRoot}`);
   });
   for (const name of names) await rm(join(tmpRoot, name), { recursive: true, force: true });
-  if (names.length > 0) await fsyncDir(tmpRoot);
+  if (names.length > 0) await fsyncFolder(tmpRoot);
   return names;
 }
 
@@ -329,7 +303,10 @@ export function humanSize(bytes: number): string {
   return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
 }
 
-/** Streams `source` to a new file, hashing with SHA-256 and SHA-512 on the way; fsyncs it. */
+/**
+ * Streams `source` to a new file, hashing with SHA-256 and SHA-512 on the way. Not fsynced:
+ * `placeSealedBags` flushes the whole bag before it is renamed into place.
+ */
 async function writeHashed(target: string, source: AsyncIterable<Uint8Array>): Promise<{ size: number; sha256: string; sha512: string }> {
   const hashes: Hash[] = [createHash('sha256'), createHash('sha512')];
   const handle = await open(target, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644);
@@ -341,7 +318,6 @@ async function writeHashed(target: string, source: AsyncIterable<Uint8Array>): P
       while (offset < chunk.byteLength) offset += (await handle.write(chunk, offset)).bytesWritten;
       size += chunk.byteLength;
     }
-    await handle.sync();
   } finally {
     await handle.close();
   }
@@ -361,40 +337,6 @@ function isLinkRefusal(error: unknown): boolean {
 /** Byte order of the UTF-8 encodings: what `LC_ALL=C sort` gives, stable across platforms. */
 function compareUtf8(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
-async function fsyncDir(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Fsyncs every directory of a tree (its files were fsynced as they were written). */
-async function fsyncTree(root: string): Promise<void> {
-  for (const entry of await readdir(root, { withFileTypes: true })) {
-    if (entry.isDirectory()) await fsyncTree(join(root, entry.name));
-  }
-  await fsyncDir(root);
-}
-
-/**
- * Makes folders just created by `mkdir -p` durable: the entry of each in its parent, from the
- * first one created (`firstCreated`, a path as mkdir returns it) down to `deepest`. Folders that
- * already existed are not fsynced again: when a version is added to a known resource (the
- * common case) this costs nothing, where fsyncing every ancestor cost five fsyncs per bag.
- */
-async function fsyncNewFolders(firstCreated: string, deepest: string, archiveDir: string): Promise<void> {
-  const chain: string[] = [];
-  for (let current = deepest; ; current = dirname(current)) {
-    chain.push(current);
-    if (current === firstCreated || relative(archiveDir, current) === '' || dirname(current) === current) break;
-  }
-  // Each new folder's own entries (its child folder), then the parent that gained the first one.
-  for (const dir of chain) await fsyncDir(dir);
-  await fsyncDir(dirname(firstCreated));
 }
 
 function wrapIo(error: unknown, message: string): unknown {

@@ -6,6 +6,7 @@ import { cleanupLeftovers } from './bag-writer.js';
 import { Catalog } from './catalog.js';
 import type { HarvestCounts, HarvestStatus } from './catalog-schema.js';
 import { ArchiverError } from './errors.js';
+import { defaultFlushMode } from './flush-to-disk.js';
 import { dateAtGranularity, identifyRepository } from './identify.js';
 import { discardIncoming, receiveIncoming, type IncomingFile } from './incoming-file.js';
 import { OaiClient, type Credentials } from './oai-client.js';
@@ -70,6 +71,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
   let completeListSize: number | undefined;
   const concurrency = options.concurrency ?? 4;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new ArchiverError('ERR_ARCHIVE_USAGE', `concurrency must be a whole number of at least 1, not ${concurrency}`);
+  defaultFlushMode(); // refuses a bad OAIBAG_SYNC before anything is written
   const progress = options.progress && ((counts: Readonly<HarvestCounts>) => options.progress!(counts, completeListSize));
   await mkdir(options.archiveDir, { recursive: true });
   const lock = await acquireArchiveLock(options.archiveDir, `harvest ${options.baseUrl}`);
@@ -127,8 +129,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       return true;
     };
 
-    const commit = (ledger: PageLedger, state?: Parameters<Catalog['saveResumeState']>[1]): void => {
-      addTally(counts, ledger.commit(catalog, state === undefined ? undefined : { sourceId: source.id, state }));
+    const commit = async (ledger: PageLedger, state?: Parameters<Catalog['saveResumeState']>[1]): Promise<void> => {
+      addTally(counts, await ledger.commit(catalog, state === undefined ? undefined : { sourceId: source.id, state }));
       progress?.(counts);
     };
     try {
@@ -138,13 +140,13 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
         completeListSize = page.completeListSize ?? completeListSize;
         const errors = page.errors;
         if (errors.some((error) => error.code === 'badResumptionToken') && restart('the repository refused the resumption token')) {
-          commit(page.ledger);
+          await commit(page.ledger);
           continue;
         }
         if (errors.length > 0 && !(errors.length === 1 && errors[0]!.code === 'noRecordsMatch')) {
           const message = errors.map((error) => `${error.code}: ${error.message}`).join('; ');
           page.ledger.stageFailure({ sourceId: source.id, harvestId, stage: 'list', code: errors[0]!.code, message });
-          commit(page.ledger);
+          await commit(page.ledger);
           status = 'failed';
           break;
         }
@@ -152,12 +154,12 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
         const token = page.token;
         if (!token) {
           // The list is complete: its last page and the end of the list state commit together.
-          commit(page.ledger, null);
+          await commit(page.ledger, null);
           break;
         }
         if (seenTokens.has(token)) {
           if (restart('a resumption token came back a second time')) {
-            commit(page.ledger);
+            await commit(page.ledger);
             continue;
           }
           page.ledger.stageFailure({
@@ -167,12 +169,12 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
             code: 'tokenLoop',
             message: `the resumption token ${token.slice(0, 80)} came back a second time, also after ${MAX_LIST_RESTARTS} restarts of the list`,
           });
-          commit(page.ledger);
+          await commit(page.ledger);
           status = 'failed';
           break;
         }
         seenTokens.add(token);
-        commit(page.ledger, { token, listFrom: from ?? null, listUntil: options.until ?? null, set: options.set ?? null, prefix, listResponseDate, harvestId });
+        await commit(page.ledger, { token, listFrom: from ?? null, listUntil: options.until ?? null, set: options.set ?? null, prefix, listResponseDate, harvestId });
         pageArgs = { verb: 'ListRecords', resumptionToken: token };
       }
     } catch (error) {
@@ -230,11 +232,11 @@ async function readPage(
   policy: RetryPolicy,
   log: (line: string) => void,
   concurrency: number,
-  commit: (ledger: PageLedger) => void,
+  commit: (ledger: PageLedger) => Promise<void>,
   progress?: (counts: Readonly<HarvestCounts>) => void,
 ): Promise<PageResult> {
   for (let attempt = 0; ; attempt++) {
-    const ledger = new PageLedger();
+    const ledger = new PageLedger(context.archiveDir);
     let pending: IncomingFile[] = [];
     const inFlight = new Set<Promise<void>>();
     let firstError: unknown;
@@ -274,7 +276,7 @@ async function readPage(
       for (const file of pending) await discardIncoming(file);
       // What the broken attempt did store is kept (without a token): the page asked for again
       // recognises those records.
-      commit(ledger);
+      await commit(ledger);
       if (context.signal?.aborted) throw new HarvestStopped();
       if (error instanceof ArchiverError || attempt >= policy.retries) {
         if (error instanceof ArchiverError) throw error;
@@ -330,7 +332,8 @@ async function processRecord(
     return;
   }
   try {
-    ledger.stageVersion(await storeRecord(context, header, record.didl, received));
+    const stored = await storeRecord(context, header, record.didl, received);
+    ledger.stageVersion(stored.version, stored.bag);
   } catch (error) {
     if (!(error instanceof ArchiverError)) throw error;
     counts.failed++;
@@ -355,5 +358,6 @@ function addTally(counts: HarvestCounts, tally: PageTally): void {
   counts.modified += tally.modified;
   counts.touched += tally.touched;
   counts.deleted += tally.deleted;
+  counts.failed += tally.failed;
   counts.bytes += tally.bytes;
 }

@@ -14,8 +14,9 @@ export interface IncomingFile {
 /**
  * Streams a datastream (decoded By-Value bytes, or a By-Reference response body) into a
  * temporary file inside the archive, hashing it with sha-256 and sha-512 as it is written,
- * so that nothing is read twice: the bag then takes the file by hard link. The file is
- * fsynced before this resolves. On failure the partial file is removed.
+ * so that nothing is read twice: the bag then takes the file by hard link. The file is not
+ * fsynced here: it reaches the disk with the bag that links it (see `placeSealedBags`). On
+ * failure the partial file is removed.
  */
 export async function receiveIncoming(archiveDir: string, source: AsyncIterable<Uint8Array>): Promise<IncomingFile> {
   const dir = join(archiveDir, TEMP_DIRECTORY);
@@ -32,7 +33,6 @@ export async function receiveIncoming(archiveDir: string, source: AsyncIterable<
       size += chunk.byteLength;
       await handle.write(chunk);
     }
-    await handle.sync();
   } catch (error) {
     await handle.close().catch(() => undefined);
     await rm(path, { force: true });

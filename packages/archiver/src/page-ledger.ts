@@ -1,5 +1,7 @@
+import { placeSealedBags, type SealedBag } from './bag-placement.js';
 import type { Catalog } from './catalog.js';
 import type { NewFailure, NewVersion, ResumeState, VersionChange } from './catalog-schema.js';
+import type { FlushMode } from './flush-to-disk.js';
 
 /** What one page's commit changed, for the harvest's counts. */
 export interface PageTally {
@@ -7,31 +9,44 @@ export interface PageTally {
   modified: number;
   touched: number;
   deleted: number;
+  /** Bags that could not be placed (a different bag at their destination, an I/O error). */
+  failed: number;
   /** Payload bytes of the versions that were new. */
   bytes: number;
 }
 
 type Entry =
-  | { kind: 'version'; version: NewVersion }
+  | { kind: 'version'; version: NewVersion; bag?: SealedBag }
   | { kind: 'deletion'; sourceId: number; identifier: string; datestamp: string; harvestId: number }
   | { kind: 'failure'; failure: NewFailure };
 
 /**
- * The catalog rows one page of a list produces (stored versions, deletions, failures), kept in
- * arrival order and written in one durable transaction together with the list's new
- * resumption token: after a crash the catalog holds whole pages, and the saved token never
- * points past a record whose row is missing. Bags are on disk before their page commits; each
- * was noted as pending before its rename (see `adoptPendingBags`), so none is ever lost.
+ * What one page of a list produces (stored versions with their sealed bags, deletions,
+ * failures), kept in arrival order. The commit places the page's bags together (two flushes to
+ * disk for the whole page, see `placeSealedBags`), then writes the rows in one durable
+ * transaction together with the list's new resumption token: after a crash the catalog holds
+ * whole pages, and the saved token never points past a record whose row is missing. The bags
+ * are noted as pending before their renames (see `adoptPendingBags`), so none is ever lost.
  */
 export class PageLedger {
   private entries: Entry[] = [];
+
+  /**
+   * @param archiveDir where the sealed bags go.
+   * @param flushMode how they are made durable (tests choose; see flush-to-disk.ts).
+   */
+  constructor(
+    private readonly archiveDir: string,
+    private readonly flushMode?: FlushMode,
+  ) {}
 
   get size(): number {
     return this.entries.length;
   }
 
-  stageVersion(version: NewVersion): void {
-    this.entries.push({ kind: 'version', version });
+  /** A version to record; `bag` is its new sealed bag (absent for a version already stored). */
+  stageVersion(version: NewVersion, bag?: SealedBag): void {
+    this.entries.push({ kind: 'version', version, ...(bag ? { bag } : {}) });
   }
 
   stageDeletion(sourceId: number, identifier: string, datestamp: string, harvestId: number): void {
@@ -43,15 +58,19 @@ export class PageLedger {
   }
 
   /**
-   * Writes the staged rows, and the list state when given (a token, or null when the list
-   * ended), in one transaction; empties the ledger. Versions and deletions already recorded
-   * (a page delivered again) change nothing and are not counted.
+   * Places the staged bags, then writes the staged rows, and the list state when given (a
+   * token, or null when the list ended), in one transaction; empties the ledger. A bag that
+   * cannot be placed becomes a failure of its record (retried by the next harvest). Versions
+   * and deletions already recorded (a page delivered again) change nothing and are not counted.
+   * When the page's bags cannot be made durable, nothing of the page is recorded and the error
+   * is thrown (its records come again with the page).
    */
-  commit(catalog: Catalog, resume?: { sourceId: number; state: ResumeState | null }): PageTally {
-    const tally: PageTally = { added: 0, modified: 0, touched: 0, deleted: 0, bytes: 0 };
+  async commit(catalog: Catalog, resume?: { sourceId: number; state: ResumeState | null }): Promise<PageTally> {
+    const tally: PageTally = { added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0 };
     const entries = this.entries;
     this.entries = [];
     if (entries.length === 0 && resume === undefined) return tally;
+    await this.placeBags(catalog, entries, tally);
     catalog.transaction(() => {
       for (const entry of entries) {
         if (entry.kind === 'version') {
@@ -68,6 +87,42 @@ export class PageLedger {
       if (resume) catalog.saveResumeState(resume.sourceId, resume.state);
     });
     return tally;
+  }
+
+  /** Places the entries' bags; an entry whose bag was refused becomes a failure in place. */
+  private async placeBags(catalog: Catalog, entries: Entry[], tally: PageTally): Promise<void> {
+    const withBags = entries.flatMap((entry, index) => (entry.kind === 'version' && entry.bag ? [{ index, version: entry.version, bag: entry.bag }] : []));
+    if (withBags.length === 0) return;
+    const placements = await placeSealedBags(
+      this.archiveDir,
+      withBags.map((item) => item.bag),
+      {
+        // Noted durably before the renames: a crash between a rename and the page's commit
+        // leaves a note the next start uses to adopt the bag (adoptPendingBags).
+        beforeRename: () => catalog.transaction(() => withBags.forEach((item) => catalog.addPendingBag(item.version))),
+        ...(this.flushMode ? { mode: this.flushMode } : {}),
+      },
+    );
+    placements.forEach((placement, i) => {
+      const { index, version } = withBags[i]!;
+      if (!placement.error) return;
+      catalog.removePendingBag(version.bagPath);
+      tally.failed++;
+      entries[index] = {
+        kind: 'failure',
+        failure: {
+          sourceId: version.sourceId,
+          harvestId: version.harvestId,
+          identifier: version.identifier,
+          datestamp: version.datestamp,
+          stage: 'store',
+          code: placement.error.code,
+          message: placement.error.message,
+          expected: null,
+          found: null,
+        },
+      };
+    });
   }
 }
 

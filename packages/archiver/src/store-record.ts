@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { componentDigest, componentHeaders, getHeader, isSha256, type DidlComponent, type DidlDocument, type DidlItem, type OaiHeader } from '@oaibag/didl';
 import { safeFileName, uniqueFileName } from './bag-paths.js';
 import { createBagBuilder } from './bag-writer.js';
+import type { SealedBag } from './bag-placement.js';
 import { didlRecordXml, httpHeadersText, oaiHeaderXml, premisXml } from './aip-metadata.js';
 import type { Catalog } from './catalog.js';
 import type { NewVersion } from './catalog-schema.js';
@@ -65,10 +66,17 @@ export function recordParts(document: DidlDocument): Part[] {
   return parts;
 }
 
+/** A record made ready for its page's commit: its version row, and its bag when it is new. */
+export interface StoredRecord {
+  version: NewVersion;
+  /** The sealed bag, placed by the page's commit (PageLedger); absent for a known version. */
+  bag?: SealedBag;
+}
+
 /**
- * Stores one verified record as a bag, or recognises it as a version already stored, and
- * returns the version row for the page's commit (see PageLedger; the bag is noted as pending
- * until then). `received` holds the By-Value datastreams already written to temporary files,
+ * Builds one verified record's bag and seals it, or recognises the record as a version already
+ * stored, and returns what the page's commit needs (see PageLedger, which places the page's
+ * bags together and records their versions). `received` holds the By-Value datastreams already written to temporary files,
  * in the order of the record's parts that have one. By-Reference parts are fetched here.
  * Every check is made before the bag is built; a refused record leaves nothing behind.
  */
@@ -77,7 +85,7 @@ export async function storeRecord(
   header: OaiHeader,
   document: DidlDocument,
   received: IncomingFile[],
-): Promise<NewVersion> {
+): Promise<StoredRecord> {
   const parts = recordParts(document);
   const files: IncomingFile[] = [];
   try {
@@ -137,13 +145,15 @@ async function buildVersion(
   document: DidlDocument,
   parts: Part[],
   files: IncomingFile[],
-): Promise<NewVersion> {
+): Promise<StoredRecord> {
   const { catalog, sourceId } = context;
   // One digest for the version: the payload's own for one file, else of the part digests.
   const sha256 = files.length === 1 ? files[0]!.sha256 : combinedDigest(files);
   const size = files.reduce((sum, file) => sum + file.size, 0);
   const known = catalog.knownVersion(sourceId, header.identifier, header.datestamp, sha256);
-  if (known) return { sourceId, identifier: header.identifier, datestamp: known.datestamp, size: known.size, sha256: known.sha256, mimeType: known.mimeType, bagPath: known.bagPath, harvestId: known.harvestId };
+  if (known) {
+    return { version: { sourceId, identifier: header.identifier, datestamp: known.datestamp, size: known.size, sha256: known.sha256, mimeType: known.mimeType, bagPath: known.bagPath, harvestId: known.harvestId } };
+  }
 
   const previous = catalog.latestVersion(sourceId, header.identifier);
   const builder = await createBagBuilder(context.archiveDir);
@@ -197,10 +207,7 @@ async function buildVersion(
       bagPath: destination,
       harvestId: context.harvestId,
     };
-    // Noted before the rename, so a crash between the rename and the version row leaves a
-    // note the next start uses to adopt the bag (adoptPendingBags).
-    catalog.addPendingBag(version);
-    await builder.finish({
+    const bag = await builder.seal({
       destination,
       bagInfo: [
         ['External-Identifier', document.identifier],
@@ -211,7 +218,7 @@ async function buildVersion(
         ['Source-Repository-Name', context.repositoryName],
       ],
     });
-    return version;
+    return { version, bag };
   } catch (error) {
     await builder.abort().catch(() => undefined);
     throw error;

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Catalog } from '../src/catalog.ts';
 import type { NewVersion } from '../src/catalog-schema.ts';
 import { PageLedger } from '../src/page-ledger.ts';
+import { createBagBuilder } from '../src/bag-writer.ts';
+import { verifyBag } from '../src/bag-verifier.ts';
+import type { FlushMode } from '../src/flush-to-disk.ts';
 
 const SHA_A = 'a'.repeat(64);
 const SHA_B = 'b'.repeat(64);
@@ -31,23 +34,23 @@ async function harvesting(t: TestContext) {
 }
 
 test("a page's versions, deletions and failures are written with its token and tallied", async (t) => {
-  const { catalog, source, harvestId, version, resume } = await harvesting(t);
-  const first = new PageLedger();
+  const { dir, catalog, source, harvestId, version, resume } = await harvesting(t);
+  const first = new PageLedger(dir);
   first.stageVersion(version('oai:1', '2024-01-01T00:00:00Z', SHA_A, 100));
   first.stageVersion(version('oai:2', '2024-01-01T00:00:00Z', SHA_A, 7));
   first.stageFailure({ sourceId: source.id, harvestId, identifier: 'oai:3', stage: 'verify', code: 'ERR_HARVEST_VERIFY', message: 'wrong length' });
   assert.equal(first.size, 3);
-  assert.deepEqual(first.commit(catalog, { sourceId: source.id, state: resume('t1') }), { added: 2, modified: 0, touched: 0, deleted: 0, bytes: 107 });
+  assert.deepEqual(await first.commit(catalog, { sourceId: source.id, state: resume('t1') }), { added: 2, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 107 });
   assert.equal(first.size, 0, 'a committed ledger is empty');
   assert.equal(catalog.source('https://example.org/oai')!.resume?.token, 't1');
   assert.equal(catalog.openFailures(source.id).length, 1);
 
-  const second = new PageLedger();
+  const second = new PageLedger(dir);
   second.stageVersion(version('oai:1', '2024-02-01T00:00:00Z', SHA_A, 100)); // touched
   second.stageVersion(version('oai:2', '2024-02-01T00:00:00Z', SHA_B, 9)); // modified
   second.stageVersion(version('oai:2', '2024-02-01T00:00:00Z', SHA_B, 9)); // delivered twice: counted once
   second.stageDeletion(source.id, 'oai:3', '2024-02-01T00:00:00Z', harvestId);
-  assert.deepEqual(second.commit(catalog, { sourceId: source.id, state: null }), { added: 0, modified: 1, touched: 1, deleted: 1, bytes: 109 });
+  assert.deepEqual(await second.commit(catalog, { sourceId: source.id, state: null }), { added: 0, modified: 1, touched: 1, deleted: 1, failed: 0, bytes: 109 });
   assert.equal(catalog.source('https://example.org/oai')!.resume, null, 'the end of the list clears the token');
   assert.deepEqual(catalog.openFailures(source.id), [], "the deletion resolves the record's failure");
   assert.deepEqual(
@@ -57,11 +60,77 @@ test("a page's versions, deletions and failures are written with its token and t
 });
 
 test('a page whose rows cannot all be written leaves neither its rows nor its token', async (t) => {
-  const { catalog, source, version, resume } = await harvesting(t);
-  const ledger = new PageLedger();
+  const { dir, catalog, source, version, resume } = await harvesting(t);
+  const ledger = new PageLedger(dir);
   ledger.stageVersion(version('oai:ok', '2024-01-01T00:00:00Z', SHA_A));
   ledger.stageVersion({ ...version('oai:bad', '2024-01-01T00:00:00Z', SHA_B), sourceId: 9999 }); // no such source
-  assert.throws(() => ledger.commit(catalog, { sourceId: source.id, state: resume('t9') }));
+  await assert.rejects(ledger.commit(catalog, { sourceId: source.id, state: resume('t9') }));
   assert.deepEqual(catalog.versions(source.id, 'oai:ok'), [], 'the whole page was rolled back');
   assert.equal(catalog.source('https://example.org/oai')!.resume, null, 'the token was not saved');
+});
+
+/** A sealed bag for `version`, with one payload file holding `text`. */
+async function sealedBag(dir: string, version: NewVersion, text: string) {
+  const builder = await createBagBuilder(dir);
+  await builder.addPayload('page.html', (async function* () {
+    yield Buffer.from(text);
+  })());
+  return builder.seal({ bagInfo: [['OAI-Identifier', version.identifier]], destination: version.bagPath });
+}
+
+for (const mode of ['filesystem', 'files'] as FlushMode[]) {
+  test(`a page's sealed bags are placed together, then recorded, pending notes gone (flush mode ${mode})`, async (t) => {
+    const { dir, catalog, source, version, resume } = await harvesting(t);
+    const ledger = new PageLedger(dir, mode);
+    const versions = [1, 2, 3].map((n) => version(`oai:${n}`, '2024-01-01T00:00:00Z', SHA_A, 6));
+    for (const [n, v] of versions.entries()) ledger.stageVersion(v, await sealedBag(dir, v, `page ${n}`));
+    assert.equal((await readdir(join(dir, 'tmp'))).length, 3, 'sealed bags wait in tmp/');
+    await assert.rejects(stat(join(dir, versions[0]!.bagPath)), 'nothing is placed before the commit');
+
+    assert.deepEqual(await ledger.commit(catalog, { sourceId: source.id, state: resume('t1') }), { added: 3, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 18 });
+    for (const [n, v] of versions.entries()) {
+      assert.equal((await verifyBag(join(dir, v.bagPath))).valid, true, v.bagPath);
+      assert.equal(await readFile(join(dir, v.bagPath, 'data', 'page.html'), 'utf8'), `page ${n}`);
+      assert.equal(catalog.versions(source.id, v.identifier).length, 1);
+    }
+    assert.deepEqual(await readdir(join(dir, 'tmp')), [], 'tmp/ is empty');
+    assert.deepEqual(catalog.pendingBags(), [], 'no pending note outlives the commit');
+  });
+}
+
+test('a bag refused at its destination becomes a failure of its record; the rest of the page is stored', async (t) => {
+  const { dir, catalog, source, version, resume } = await harvesting(t);
+  const taken = version('oai:taken', '2024-01-01T00:00:00Z', SHA_A, 6);
+  const before = new PageLedger(dir);
+  before.stageVersion(taken, await sealedBag(dir, taken, 'first'));
+  await before.commit(catalog);
+  const manifest = await readFile(join(dir, taken.bagPath, 'manifest-sha256.txt'), 'utf8');
+
+  const ledger = new PageLedger(dir);
+  const other = version('oai:other', '2024-01-01T00:00:00Z', SHA_B, 6);
+  ledger.stageVersion(taken, await sealedBag(dir, taken, 'other')); // same place, other bytes
+  ledger.stageVersion(other, await sealedBag(dir, other, 'second'));
+  const tally = await ledger.commit(catalog, { sourceId: source.id, state: resume('t2') });
+  assert.deepEqual(tally, { added: 1, modified: 0, touched: 0, deleted: 0, failed: 1, bytes: 6 });
+  assert.equal(await readFile(join(dir, taken.bagPath, 'manifest-sha256.txt'), 'utf8'), manifest, 'the bag in place was not overwritten');
+  const failures = catalog.openFailures(source.id);
+  assert.equal(failures.length, 1);
+  assert.equal(failures[0]!.identifier, 'oai:taken');
+  assert.match(failures[0]!.message, /a different bag already exists/);
+  assert.deepEqual(await readdir(join(dir, 'tmp')), [], 'the refused copy was removed');
+  assert.deepEqual(catalog.pendingBags(), []);
+});
+
+test('when the pending notes cannot be written, no bag of the page is placed and tmp/ is emptied', async (t) => {
+  const { dir, catalog, source, version, resume } = await harvesting(t);
+  const ledger = new PageLedger(dir);
+  const good = version('oai:good', '2024-01-01T00:00:00Z', SHA_A, 4);
+  const bad = { ...version('oai:bad', '2024-01-01T00:00:00Z', SHA_B, 3), sourceId: 9999 }; // no such source
+  ledger.stageVersion(good, await sealedBag(dir, good, 'good'));
+  ledger.stageVersion(bad, await sealedBag(dir, bad, 'bad'));
+  await assert.rejects(ledger.commit(catalog, { sourceId: source.id, state: resume('t3') }));
+  await assert.rejects(stat(join(dir, good.bagPath)), 'no bag was renamed into place');
+  assert.deepEqual(await readdir(join(dir, 'tmp')), []);
+  assert.deepEqual(catalog.pendingBags(), [], 'the notes were rolled back together');
+  assert.equal(catalog.source('https://example.org/oai')!.resume, null);
 });

@@ -26,7 +26,10 @@ export function harvestCommand(): Command {
     'after',
     '\nExit codes: 0 all done; 1 finished, but some records failed (they are retried next time);\n' +
       '2 usage; 3 the source is unreachable, not an OAI-PMH repository, or the list failed;\n' +
-        '130 stopped by SIGINT/SIGTERM (what was stored is kept; the next harvest resumes).',
+        '130 stopped by SIGINT/SIGTERM (what was stored is kept; the next harvest resumes).\n' +
+      '\nEnvironment: OAIBAG_SYNC=files makes each page durable by fsyncing its files one by one\n' +
+      "instead of one syncfs of the archive's file system (the default on Linux); choose it when\n" +
+      'that file system is shared with heavy writers. See docs/aip-profile.md.',
   )
   .action(async (baseUrl: string, options: HarvestCommandOptions) => {
     const credentials = await credentialsFromOptions(options);
