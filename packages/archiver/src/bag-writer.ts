@@ -12,7 +12,7 @@
 
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { constants as fsConstants, createReadStream } from 'node:fs';
-import { link, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
+import { link, mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { normalizePayloadPath, encodeManifestPath } from './bag-paths.js';
 import { placeSealedBags, type SealedBag } from './bag-placement.js';
@@ -99,9 +99,19 @@ export interface BagBuilder {
  */
 export async function createBagBuilder(archiveDir: string, options: BagBuilderOptions = {}): Promise<BagBuilder> {
   const tmpRoot = join(archiveDir, TEMP_DIRECTORY);
-  await mkdir(tmpRoot, { recursive: true });
   const tempDir = join(tmpRoot, `bag-${randomBytes(8).toString('hex')}`);
-  await mkdir(join(tempDir, 'data'), { recursive: true });
+  await mkdir(tempDir).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw wrapIo(error, `cannot create ${tempDir}`);
+    await mkdir(tempDir, { recursive: true }); // the first bag of this archive
+  });
+  await mkdir(join(tempDir, 'data'));
+  // Folders of the bag known to exist: each is created once, not before every file written.
+  const folders = new Set([tempDir, join(tempDir, 'data')]);
+  const ensureFolder = async (folder: string): Promise<void> => {
+    if (folders.has(folder)) return;
+    await mkdir(folder, { recursive: true });
+    folders.add(folder);
+  };
   const now = options.now ?? (() => new Date());
   const payload = new Map<string, PayloadFile>();
   const tagFiles = new Map<string, string>(); // bag-relative path → sha256, hashed as written
@@ -116,11 +126,26 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
     if (payload.has(path)) throw new ArchiverError('ERR_ARCHIVE_BAG', `payload ${JSON.stringify(path)} added twice`, { path });
     return path;
   };
+  /**
+   * Writes a tag file's bytes (small, already in memory) at `finalRel`; returns its sha256.
+   * Nothing is fsynced here (see placeSealedBags).
+   */
+  const writeTag = async (finalRel: string, bytes: Uint8Array): Promise<string> => {
+    const target = join(tempDir, ...finalRel.split('/'));
+    try {
+      await ensureFolder(dirname(target));
+      await writeFile(target, bytes, { flag: 'wx', mode: 0o644 });
+    } catch (error) {
+      await rm(target, { force: true });
+      throw wrapIo(error, `cannot write ${finalRel} in ${tempDir}`);
+    }
+    return createHash('sha256').update(bytes).digest('hex');
+  };
   /** Streams `source` into `finalRel` inside the bag (a failed write leaves no file there). */
   const writeThenPlace = async (finalRel: string, source: AsyncIterable<Uint8Array>): Promise<{ size: number; sha256: string; sha512: string }> => {
     const target = join(tempDir, ...finalRel.split('/'));
     try {
-      await mkdir(dirname(target), { recursive: true });
+      await ensureFolder(dirname(target));
       return await writeHashed(target, source);
     } catch (error) {
       await rm(target, { force: true });
@@ -151,7 +176,7 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
       payload.set(path, { path, size: -1, sha256: '', sha512: '' });
       try {
         const target = join(tempDir, ...path.split('/'));
-        await mkdir(dirname(target), { recursive: true });
+        await ensureFolder(dirname(target));
         const found = await stat(existingFile).catch((error: unknown) => {
           throw wrapIo(error, `cannot link ${existingFile}: it cannot be read`);
         });
@@ -186,7 +211,7 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
       tagFiles.set(path, '');
       const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
       try {
-        tagFiles.set(path, (await writeThenPlace(path, once(bytes))).sha256);
+        tagFiles.set(path, await writeTag(path, bytes));
       } catch (error) {
         tagFiles.delete(path);
         throw error;
@@ -207,16 +232,16 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
         const bytes = files.reduce((sum, f) => sum + f.size, 0);
         const payloadOxum = `${bytes}.${files.length}`;
         const tagDigests = new Map<string, string>();
-        const writeTag = async (name: string, text: string): Promise<void> => {
-          tagDigests.set(name, (await writeThenPlace(name, once(Buffer.from(text, 'utf8')))).sha256);
+        const writeBagitTag = async (name: string, text: string): Promise<void> => {
+          tagDigests.set(name, await writeTag(name, Buffer.from(text, 'utf8')));
         };
-        await writeTag('bagit.txt', 'BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n');
-        await writeTag('bag-info.txt', formatBagInfo(bagInfo, { bytes, payloadOxum, date: now() }));
-        await writeTag('manifest-sha256.txt', files.map((f) => `${f.sha256}  ${encodeManifestPath(f.path)}\n`).join(''));
-        await writeTag('manifest-sha512.txt', files.map((f) => `${f.sha512}  ${encodeManifestPath(f.path)}\n`).join(''));
+        await writeBagitTag('bagit.txt', 'BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n');
+        await writeBagitTag('bag-info.txt', formatBagInfo(bagInfo, { bytes, payloadOxum, date: now() }));
+        await writeBagitTag('manifest-sha256.txt', files.map((f) => `${f.sha256}  ${encodeManifestPath(f.path)}\n`).join(''));
+        await writeBagitTag('manifest-sha512.txt', files.map((f) => `${f.sha512}  ${encodeManifestPath(f.path)}\n`).join(''));
         for (const [tag, sha256] of tagFiles) tagDigests.set(tag, sha256);
         const tagLines = [...tagDigests].sort(([a], [b]) => compareUtf8(a, b)).map(([p, d]) => `${d}  ${encodeManifestPath(p)}\n`);
-        await writeTag('tagmanifest-sha256.txt', tagLines.join(''));
+        await writeBagitTag('tagmanifest-sha256.txt', tagLines.join(''));
         state = 'sealed';
         return { tempDir, destination, bagPath, payloadOxum, files };
       } catch (error) {
@@ -322,10 +347,6 @@ async function writeHashed(target: string, source: AsyncIterable<Uint8Array>): P
     await handle.close();
   }
   return { size, sha256: hashes[0]!.digest('hex'), sha512: hashes[1]!.digest('hex') };
-}
-
-async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
-  yield bytes;
 }
 
 /** Errors for which a hard link is impossible but a copy will do. */

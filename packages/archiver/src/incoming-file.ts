@@ -20,9 +20,12 @@ export interface IncomingFile {
  */
 export async function receiveIncoming(archiveDir: string, source: AsyncIterable<Uint8Array>): Promise<IncomingFile> {
   const dir = join(archiveDir, TEMP_DIRECTORY);
-  await mkdir(dir, { recursive: true });
   const path = join(dir, `incoming-${randomBytes(8).toString('hex')}`);
-  const handle = await open(path, 'wx');
+  const handle = await open(path, 'wx').catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+    await mkdir(dir, { recursive: true }); // the first datastream of this archive
+    return open(path, 'wx');
+  });
   const sha256 = createHash('sha256');
   const sha512 = createHash('sha512');
   let size = 0;
