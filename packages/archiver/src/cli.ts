@@ -11,9 +11,11 @@ import { restoreCommand } from './commands/restore-command.js';
 import { statusCommand } from './commands/status-command.js';
 import { urlsCommand } from './commands/urls-command.js';
 import { verifyCommand } from './commands/verify-command.js';
+import { ARCHIVER_VERSION } from './version.js';
 
 const program = new Command('oaibag')
   .description('Harvest web sites over OAI-PMH (oai_didl) into an archive of BagIt AIPs catalogued in SQLite.')
+  .version(ARCHIVER_VERSION, '-V, --version', 'print the version and exit')
   .showHelpAfterError()
   .exitOverride();
 

@@ -11,9 +11,10 @@ import { ArchiverError } from './errors.js';
 import { discardIncoming, receiveIncoming, type IncomingFile } from './incoming-file.js';
 import type { OaiClient } from './oai-client.js';
 import { bagDirectoryFor } from './storage-path.js';
+import { ARCHIVER_VERSION } from './version.js';
 
 /** Names the software in PREMIS events. */
-const AGENT = 'oaibag archiver 0.1.0';
+const AGENT = `oaibag archiver ${ARCHIVER_VERSION}`;
 
 /** Where a record is going: the source, the harvest, and the labels every bag carries. */
 export interface StoreContext {

@@ -8,6 +8,7 @@ import { readPassword } from './read-password.js';
 import { createRepository } from './repository.js';
 import { DEFAULTS } from './repository-options.js';
 import { parseByteSize, parseCount } from './size-argument.js';
+import { REPOSITORY_VERSION } from './version.js';
 
 /** Exit codes (docs/repository.md): 0 stopped cleanly; 1 could not run; 2 usage. */
 const EXIT_FAILURE = 1;
@@ -24,6 +25,7 @@ const program = new Command('oaibag-repository')
       'datestamp = when the change was observed, sets = MIME types; formats oai_dc, http_header, oai_didl), ' +
       'and serve the files themselves at their URLs. The OAI-PMH endpoint is <base-url>/oai.',
   )
+  .version(REPOSITORY_VERSION, '-V, --version', 'print the version and exit')
   .showHelpAfterError()
   .exitOverride();
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -163,6 +163,13 @@ describe('help', { concurrency: true }, () => {
       assert.match(result.stdout, /exit codes?:[^\n]*\b0\b[^\n]*\b1\b[^\n]*\b2\b/i, 'the exit codes are not in the help');
     });
   }
+});
+
+test('--version prints the version of package.json and exits 0', async () => {
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  const result = await run(['--version']);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stdout, `${version}\n`);
 });
 
 describe('usage errors exit 2', { concurrency: true }, () => {
