@@ -22,15 +22,15 @@ export const LISTING = 'listing.html';
 export const AWKWARD_NAMES = ['read me', 'café-menu', 'notes #1', 'q&a', '50% done', 'a+b=c', 'naïve résumé', 'Ünïcödé 日本', "it's (draft) [v2]"];
 
 /**
- * A fresh copy of the variant's site for one run, under `<workDir>/<variant>/run`: the cached
+ * A fresh copy of the variant's site for one run, under `<workDir>/<variant>/run-<run>`: the cached
  * pristine site copied (cp -a), awkward names given, the listing written with the site's date.
  * Returns the run's folder (for applyUpdate), its root, the site's description with `files`
  * the count applyUpdate draws from, and the renamed paths.
  */
-export function prepareTestbed({ workDir, variant, seed, regenerate, log }) {
+export function prepareTestbed({ workDir, variant, run, seed, regenerate, log }) {
   const pristineDir = join(workDir, variant, 'pristine');
   const site = ensureSite({ dir: pristineDir, variant, seed, regenerate, log });
-  const dir = join(workDir, variant, 'run');
+  const dir = join(workDir, variant, `run-${run}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const copied = spawnSync('cp', ['-a', join(pristineDir, 'site'), join(pristineDir, 'site.json'), join(pristineDir, 'paths.json'), dir], { encoding: 'utf8' });

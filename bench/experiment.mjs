@@ -20,6 +20,7 @@ import { buildFigures, writeOutputs } from './experiment-report.mjs';
 import { LISTING, compareTrees, groundTruth, prepareTestbed, scoreFound, snapshot, writeListing } from './experiment-testbed.mjs';
 import { ensureWget, requestLog, runWget, wgetArguments, wgetFound } from './experiment-wget.mjs';
 import { ROOT, cpuSecondsOf, round } from './repository-common.mjs';
+import { removeRunFolders, settleDisk } from './settle-disk.mjs';
 import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 
 const MB = 1e6;
@@ -73,9 +74,14 @@ log(`  sha-256 ${machine.sha256MBps} MB/s, base64 decode ${machine.base64DecodeM
 const samples = [];
 const profiles = {};
 let testbed;
+// Folders of earlier invocations go first, and every run keeps its own folder until the end: a
+// phase timed right after a large deletion measured the deletion (see settle-disk.mjs).
+await removeRunFolders(join(workDir, variant), log);
+const runDirs = [];
 for (let run = 1; run <= runs; run++) {
-  const tb = prepareTestbed({ workDir, variant, seed: SEED, regenerate: args.regenerate && run === 1, log });
+  const tb = prepareTestbed({ workDir, variant, run, seed: SEED, regenerate: args.regenerate && run === 1, log });
   const runDir = tb.dir;
+  runDirs.push(runDir);
   const logFile = join(runDir, 'requests.log');
   const index = join(runDir, 'index.sqlite');
   const archive = join(runDir, 'archive');
@@ -102,6 +108,7 @@ for (let run = 1; run <= runs; run++) {
     log(`\nrun ${run}/${runs}: ${variant} site, ${siteBefore.size} files (listing included), ${(payloadBytes / MB).toFixed(1)} MB at ${server.baseUrl}`);
 
     // ---- baseline ----
+    log(`  disk settled in ${await settleDisk()} s`);
     if (!tools.missing) {
       const from = requestLog(logFile).lines;
       const serverCpu = cpuSecondsOf(server.child.pid);
@@ -111,6 +118,7 @@ for (let run = 1; run <= runs; run++) {
       log(`  wget baseline: ${describe(sample.wgetBaseline)}; mirror ${check.matching}/${check.referenceFiles} files identical`);
     }
     {
+      await settleDisk();
       const from = requestLog(logFile).lines;
       const serverCpu = cpuSecondsOf(server.child.pid);
       const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir: archive, sampleMs: RSS_SAMPLE_MS });
@@ -140,6 +148,7 @@ for (let run = 1; run <= runs; run++) {
       for (const [key, mode, dir] of [['wgetIms', 'ims', mirror], ['wgetHead', 'head', mirrorHead]]) {
         const before = snapshot(dir, { hash: false });
         const usageBefore = archiveUsage(dir).diskBytes;
+        await settleDisk();
         const from = requestLog(logFile).lines;
       const serverCpu = cpuSecondsOf(server.child.pid);
         const result = await runWget({ tools, args: wgetArguments({ url: listingUrl, mirror: dir, logFile: join(runDir, `wget-${mode}.log`), mode }), timeFile: join(runDir, 'wget.time'), sampleMs: RSS_SAMPLE_MS });
@@ -160,6 +169,7 @@ for (let run = 1; run <= runs; run++) {
     }
     {
       const usageBefore = archiveUsage(archive).diskBytes;
+      await settleDisk();
       const from = requestLog(logFile).lines;
       const serverCpu = cpuSecondsOf(server.child.pid);
       const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir: archive, sampleMs: RSS_SAMPLE_MS });
@@ -192,9 +202,9 @@ for (let run = 1; run <= runs; run++) {
     samples.push(sample);
   } finally {
     await server?.child.stop();
-    if (!args.keep) rmSync(runDir, { recursive: true, force: true });
   }
 }
+if (!args.keep) for (const dir of runDirs) rmSync(dir, { recursive: true, force: true });
 
 const figures = buildFigures({ samples, testbed, tools, machine });
 const report = {
@@ -235,7 +245,6 @@ async function profiledHarvest(oaiUrl, archiveDir, profileDir) {
   const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
   const summary = { seconds: round(result.seconds, 2), cpuSeconds: round((result.peak.userSeconds ?? 0) + (result.peak.systemSeconds ?? 0), 2), ...summarizeProfile(join(profileDir, file), 12) };
   log(`  profiled ${archiveDir.endsWith('update') ? 'incremental' : 'baseline'} harvest (${summary.seconds} s, CPU ${summary.cpuSeconds} s): ${summary.byArea.slice(0, 5).map((a) => `${a.name} ${a.percent}%`).join(', ')}`);
-  rmSync(archiveDir, { recursive: true, force: true });
   return summary;
 }
 

@@ -6,6 +6,7 @@
 // Run with `npx --yes pnpm@10.34.9 bench:harvest [-- --full] [-- --runs N]`.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { pauseAfterDeletion } from './settle-disk.mjs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -83,6 +84,7 @@ if (has('baseline') || has('update') || has('profile')) {
     rmSync(requestLog, { force: true });
     const archiveDir = join(siteDir, 'archive');
     rmSync(archiveDir, { recursive: true, force: true });
+    if (run > 1) await pauseAfterDeletion(log, 'the previous run\'s archive was removed');
     let server = await startRepository({ root: site.root, index: indexFile, fresh: true, byValueMax: BY_VALUE_MAX, requestLog });
     try {
       log(`\nrun ${run}/${runs}: ${variant} site (${site.files} files, ${(site.bytes / MB).toFixed(1)} MB), repository scan ${server.seconds.toFixed(1)} s`);
@@ -103,6 +105,7 @@ if (has('baseline') || has('update') || has('profile')) {
         rmSync(profiledArchive, { recursive: true, force: true });
         const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir: profiledArchive, sampleMs: RSS_SAMPLE_MS, cpuProfileDir: profileDir });
         rmSync(profiledArchive, { recursive: true, force: true });
+        if (has('update')) await pauseAfterDeletion(log, 'the profiled archive was removed');
         const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
         profile = { seconds: round(result.seconds, 2), ...summarizeProfile(join(profileDir, file)) };
         log(`  profiled baseline (node --cpu-prof, ${result.seconds.toFixed(1)} s): ${profile.byArea.slice(0, 5).map((a) => `${a.name} ${a.percent}%`).join(', ')}`);
@@ -147,6 +150,7 @@ if (has('large')) {
     log(`\none ${site.bytes} byte By-Value record (by-value-max ${LARGE.byValueMax}), ${runs} run(s)`);
     for (let run = 1; run <= runs; run++) {
       rmSync(archiveDir, { recursive: true, force: true });
+      if (run > 1 || has('baseline') || has('update')) await pauseAfterDeletion(log, 'earlier archives were removed');
       loadMark(`large run ${run}`);
       const logFrom = requestLogFigures(requestLog).lines;
       const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir, sampleMs: RSS_SAMPLE_MS, timeoutSeconds: LARGE_TIMEOUT_SECONDS });

@@ -16,7 +16,7 @@ import { dirname, join, relative } from 'node:path';
 import type { FinishedBag, PayloadFile } from './bag-writer.js';
 import { verifyBag } from './bag-verifier.js';
 import { ArchiverError } from './errors.js';
-import { flushToDisk, type FlushMode } from './flush-to-disk.js';
+import { oneShotFlusher, type DiskFlusher } from './flush-to-disk.js';
 
 /** A bag whose files are all written (tag files and manifests included) but not yet placed. */
 export interface SealedBag {
@@ -36,7 +36,8 @@ export type Placement = { bag: FinishedBag; error?: undefined } | { bag?: undefi
 export interface PlaceOptions {
   /** Runs after the bags are durable in tmp/ and before the first rename (see the file comment). */
   beforeRename?: () => void | Promise<void>;
-  mode?: FlushMode;
+  /** Makes the bags and the renames durable (default: a one-shot flusher, see flush-to-disk.ts). */
+  flusher?: DiskFlusher;
 }
 
 /**
@@ -47,8 +48,9 @@ export interface PlaceOptions {
  */
 export async function placeSealedBags(archiveDir: string, bags: readonly SealedBag[], options: PlaceOptions = {}): Promise<Placement[]> {
   if (bags.length === 0) return [];
+  const flusher = options.flusher ?? oneShotFlusher(archiveDir);
   try {
-    await flushToDisk(archiveDir, { trees: bags.map((bag) => bag.tempDir) }, options.mode);
+    await flusher.flush({ trees: bags.map((bag) => bag.tempDir) });
     await options.beforeRename?.();
   } catch (error) {
     await Promise.all(bags.map((bag) => rm(bag.tempDir, { recursive: true, force: true })));
@@ -66,7 +68,7 @@ export async function placeSealedBags(archiveDir: string, bags: readonly SealedB
   }
   // tmp/, which lost the entries, is not flushed: if a crash undid that, a bag would be in
   // tmp/ as well as in aips/, and tmp/ is emptied at the next start.
-  await flushToDisk(archiveDir, { folders: [...folders] }, options.mode);
+  await flusher.flush({ folders: [...folders] });
   return placements;
 }
 

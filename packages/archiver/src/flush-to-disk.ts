@@ -6,15 +6,17 @@
 // Linux, `syncfs(2)` on the archive's file system writes back everything dirty and waits for it
 // in one journal commit: 500 small files in 11 ms where fsyncing each took 150 to 210 ms.
 // Node has no binding for syncfs; GNU coreutils' and busybox's `sync -f PATH` is exactly that
-// call, and costs one short-lived process per page.
+// call. A harvest starts one small shell at the beginning (`openDiskFlusher`) that runs it on
+// request: forking `sync` from the harvester itself, with its 150 MB of memory mapped, cost
+// 8 ms a flush, against under 2 ms from the small shell.
 //
 // Elsewhere (or with OAIBAG_SYNC=files, for an archive on a file system shared with heavy
 // writers, whose dirty data syncfs would also have to write) every file and folder named is
 // fsynced, a few at a time.
 
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { open, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ArchiverError } from './errors.js';
 
 /** `filesystem`: one syncfs of the archive's file system; `files`: one fsync per file and folder. */
@@ -58,6 +60,118 @@ export async function flushToDisk(archiveDir: string, request: FlushRequest, mod
   for (const tree of request.trees ?? []) await collectTree(tree, paths);
   paths.push(...(request.folders ?? []));
   await fsyncAll(paths);
+}
+
+/** Makes what a request names durable; see {@link openDiskFlusher}. */
+export interface DiskFlusher {
+  /** The mode in use (`files` when syncfs was asked for but is not available). */
+  readonly mode: FlushMode;
+  flush(request: FlushRequest): Promise<void>;
+  /** Stops the helper process, if any. */
+  close(): Promise<void>;
+}
+
+/** A flusher without a helper process: each flush runs `flushToDisk` (one `sync` process). */
+export function oneShotFlusher(archiveDir: string, mode: FlushMode = defaultFlushMode()): DiskFlusher {
+  return { mode, flush: (request) => flushToDisk(archiveDir, request, mode), close: async () => undefined };
+}
+
+/**
+ * A flusher for one harvest of `archiveDir`. In `filesystem` mode it starts a small shell that
+ * runs `sync -f ARCHIVE` each time it is asked, and checks it once; when that cannot work (no
+ * `sh`, no `sync -f`), it falls back to `files` mode. Close it when the harvest ends.
+ */
+export async function openDiskFlusher(archiveDir: string, mode: FlushMode = defaultFlushMode()): Promise<DiskFlusher> {
+  if (mode === 'files') return oneShotFlusher(archiveDir, 'files');
+  const helper = await SyncHelper.start(resolve(archiveDir));
+  if (helper === null) return oneShotFlusher(archiveDir, 'files');
+  return {
+    mode: 'filesystem',
+    flush: async (request) => {
+      const empty = (request.trees?.length ?? 0) === 0 && (request.folders?.length ?? 0) === 0;
+      if (!empty) await helper.sync();
+    },
+    close: () => helper.stop(),
+  };
+}
+
+/**
+ * `sh` reading one line per request from its stdin and answering `ok` or `failed` after running
+ * `sync -f` on the archive (whose path is the shell's `$1`, never part of the script).
+ */
+class SyncHelper {
+  private static readonly SCRIPT = 'while read -r _; do if sync -f "$1"; then echo ok; else echo failed; fi; done';
+  private readonly waiting: Array<(answer: string) => void> = [];
+  private buffered = '';
+  private stderr = '';
+  private exited = false;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly child: ChildProcessWithoutNullStreams,
+    private readonly dir: string,
+  ) {
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      this.buffered += text;
+      for (let end = this.buffered.indexOf('\n'); end >= 0; end = this.buffered.indexOf('\n')) {
+        const line = this.buffered.slice(0, end);
+        this.buffered = this.buffered.slice(end + 1);
+        this.waiting.shift()?.(line);
+      }
+    });
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (this.stderr = (this.stderr + text).slice(-2000)));
+    child.stdin.on('error', () => undefined); // a helper gone is reported by its exit
+    child.on('exit', () => {
+      this.exited = true;
+      for (const resolveAnswer of this.waiting.splice(0)) resolveAnswer('exited');
+    });
+  }
+
+  /** Starts and checks the helper; null when syncfs cannot be had this way (use fsyncs). */
+  static async start(dir: string): Promise<SyncHelper | null> {
+    if (process.platform !== 'linux' || syncCommandMissing) return null;
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = spawn('sh', ['-c', SyncHelper.SCRIPT, 'oaibag-sync', dir], { stdio: ['pipe', 'pipe', 'pipe'] });
+    } catch {
+      return null;
+    }
+    const started = await new Promise<boolean>((resolveStart) => {
+      child.once('spawn', () => resolveStart(true));
+      child.once('error', () => resolveStart(false));
+    });
+    if (!started) return null;
+    const helper = new SyncHelper(child, dir);
+    if (await helper.ask() === 'ok') return helper;
+    await helper.stop();
+    return null;
+  }
+
+  /** Runs syncfs (one at a time); throws when it reported an error or the helper is gone. */
+  sync(): Promise<void> {
+    const run = this.queue.then(async () => {
+      const answer = await this.ask();
+      if (answer === 'ok') return;
+      throw new ArchiverError('ERR_ARCHIVE_IO', `sync -f ${this.dir} ${answer === 'exited' ? 'could not run: its helper process exited' : 'failed'}: ${this.stderr.trim().split('\n').pop() ?? ''}`, { path: this.dir });
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async stop(): Promise<void> {
+    if (this.exited) return;
+    const exited = new Promise<void>((resolveExit) => this.child.once('exit', () => resolveExit()));
+    this.child.stdin.end();
+    await exited;
+  }
+
+  private ask(): Promise<string> {
+    if (this.exited) return Promise.resolve('exited');
+    return new Promise<string>((resolveAnswer) => {
+      this.waiting.push(resolveAnswer);
+      this.child.stdin.write('\n');
+    });
+  }
 }
 
 /** Fsyncs one folder: makes the entries added to or removed from it durable. */

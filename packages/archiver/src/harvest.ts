@@ -6,7 +6,7 @@ import { cleanupLeftovers } from './bag-writer.js';
 import { Catalog } from './catalog.js';
 import type { HarvestCounts, HarvestStatus } from './catalog-schema.js';
 import { ArchiverError } from './errors.js';
-import { defaultFlushMode } from './flush-to-disk.js';
+import { defaultFlushMode, openDiskFlusher, type DiskFlusher } from './flush-to-disk.js';
 import { dateAtGranularity, identifyRepository } from './identify.js';
 import { discardIncoming, receiveIncoming, type IncomingFile } from './incoming-file.js';
 import { OaiClient, type Credentials } from './oai-client.js';
@@ -82,7 +82,9 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     ...(options.signal ? { signal: options.signal } : {}),
     onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
   });
+  let flusher: DiskFlusher | undefined;
   try {
+    flusher = await openDiskFlusher(options.archiveDir);
     catalog.interruptRunningHarvests();
     await cleanupLeftovers(options.archiveDir);
     const adopted = await adoptPendingBags(options.archiveDir, catalog);
@@ -101,6 +103,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       harvestId,
       baseUrl: options.baseUrl,
       repositoryName: facts.repositoryName ?? options.baseUrl,
+      flusher,
       ...(options.signal ? { signal: options.signal } : {}),
     };
 
@@ -205,6 +208,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     const watermark = catalog.source(options.baseUrl)?.watermark ?? null;
     return { harvestId, from: from ?? null, until: options.until ?? null, status, watermark, ...counts };
   } finally {
+    await flusher?.close();
     await client.close();
     catalog.close();
     await lock.release();
@@ -236,7 +240,7 @@ async function readPage(
   progress?: (counts: Readonly<HarvestCounts>) => void,
 ): Promise<PageResult> {
   for (let attempt = 0; ; attempt++) {
-    const ledger = new PageLedger(context.archiveDir);
+    const ledger = new PageLedger(context.archiveDir, context.flusher);
     let pending: IncomingFile[] = [];
     const inFlight = new Set<Promise<void>>();
     let firstError: unknown;

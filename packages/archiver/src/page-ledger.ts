@@ -1,7 +1,7 @@
 import { placeSealedBags, type SealedBag } from './bag-placement.js';
 import type { Catalog } from './catalog.js';
 import type { NewFailure, NewVersion, ResumeState, VersionChange } from './catalog-schema.js';
-import type { FlushMode } from './flush-to-disk.js';
+import type { DiskFlusher } from './flush-to-disk.js';
 
 /** What one page's commit changed, for the harvest's counts. */
 export interface PageTally {
@@ -33,11 +33,11 @@ export class PageLedger {
 
   /**
    * @param archiveDir where the sealed bags go.
-   * @param flushMode how they are made durable (tests choose; see flush-to-disk.ts).
+   * @param flusher makes them durable (a harvest's, see `openDiskFlusher`; default one-shot).
    */
   constructor(
     private readonly archiveDir: string,
-    private readonly flushMode?: FlushMode,
+    private readonly flusher?: DiskFlusher,
   ) {}
 
   get size(): number {
@@ -100,7 +100,7 @@ export class PageLedger {
         // Noted durably before the renames: a crash between a rename and the page's commit
         // leaves a note the next start uses to adopt the bag (adoptPendingBags).
         beforeRename: () => catalog.transaction(() => withBags.forEach((item) => catalog.addPendingBag(item.version))),
-        ...(this.flushMode ? { mode: this.flushMode } : {}),
+        ...(this.flusher ? { flusher: this.flusher } : {}),
       },
     );
     placements.forEach((placement, i) => {

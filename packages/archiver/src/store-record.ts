@@ -8,6 +8,7 @@ import { didlRecordXml, httpHeadersText, oaiHeaderXml, premisXml } from './aip-m
 import type { Catalog } from './catalog.js';
 import type { NewVersion } from './catalog-schema.js';
 import { ArchiverError } from './errors.js';
+import type { DiskFlusher } from './flush-to-disk.js';
 import { discardIncoming, receiveIncoming, type IncomingFile } from './incoming-file.js';
 import type { OaiClient } from './oai-client.js';
 import { bagDirectoryFor } from './storage-path.js';
@@ -25,6 +26,8 @@ export interface StoreContext {
   harvestId: number;
   baseUrl: string;
   repositoryName: string;
+  /** Makes each page's bags durable (see PageLedger). */
+  flusher: DiskFlusher;
   /** Aborts By-Reference fetches; an aborted record is abandoned, not recorded as failed. */
   signal?: AbortSignal;
 }

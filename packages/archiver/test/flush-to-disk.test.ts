@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isArchiverError } from '../src/errors.ts';
-import { defaultFlushMode, flushToDisk, type FlushMode } from '../src/flush-to-disk.ts';
+import { defaultFlushMode, flushToDisk, openDiskFlusher, type FlushMode } from '../src/flush-to-disk.ts';
 
 async function tree(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'oaibag-flush-'));
@@ -60,4 +60,26 @@ test('OAIBAG_SYNC chooses the mode; unset or empty is the platform default; anyt
     if (saved === undefined) delete process.env.OAIBAG_SYNC;
     else process.env.OAIBAG_SYNC = saved;
   }
+});
+
+test('a harvest\'s flusher runs syncfs through one helper, one request at a time, and closes', { skip: process.platform !== 'linux' && 'syncfs is Linux only' }, async (t) => {
+  const dir = await tree(t);
+  const flusher = await openDiskFlusher(dir, 'filesystem');
+  assert.equal(flusher.mode, 'filesystem');
+  await Promise.all(Array.from({ length: 5 }, () => flusher.flush({ trees: [join(dir, 'bag')] })));
+  await flusher.flush({}); // nothing asked
+  await flusher.close();
+  await flusher.close(); // twice is harmless
+  await assert.rejects(flusher.flush({ folders: [dir] }), (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_IO' && /helper process exited/.test(error.message));
+});
+
+test('a flusher asked for files mode, or whose syncfs check fails, fsyncs file by file', async (t) => {
+  const dir = await tree(t);
+  const files = await openDiskFlusher(dir, 'files');
+  assert.equal(files.mode, 'files');
+  await files.flush({ trees: [join(dir, 'bag')], folders: [dir] });
+  await files.close();
+  const gone = await openDiskFlusher(join(dir, 'no-such-archive'), 'filesystem'); // sync -f fails on its check
+  assert.equal(gone.mode, 'files');
+  await gone.close();
 });

@@ -8,7 +8,7 @@ import type { NewVersion } from '../src/catalog-schema.ts';
 import { PageLedger } from '../src/page-ledger.ts';
 import { createBagBuilder } from '../src/bag-writer.ts';
 import { verifyBag } from '../src/bag-verifier.ts';
-import type { FlushMode } from '../src/flush-to-disk.ts';
+import { oneShotFlusher, type FlushMode } from '../src/flush-to-disk.ts';
 
 const SHA_A = 'a'.repeat(64);
 const SHA_B = 'b'.repeat(64);
@@ -81,7 +81,7 @@ async function sealedBag(dir: string, version: NewVersion, text: string) {
 for (const mode of ['filesystem', 'files'] as FlushMode[]) {
   test(`a page's sealed bags are placed together, then recorded, pending notes gone (flush mode ${mode})`, async (t) => {
     const { dir, catalog, source, version, resume } = await harvesting(t);
-    const ledger = new PageLedger(dir, mode);
+    const ledger = new PageLedger(dir, oneShotFlusher(dir, mode));
     const versions = [1, 2, 3].map((n) => version(`oai:${n}`, '2024-01-01T00:00:00Z', SHA_A, 6));
     for (const [n, v] of versions.entries()) ledger.stageVersion(v, await sealedBag(dir, v, `page ${n}`));
     assert.equal((await readdir(join(dir, 'tmp'))).length, 3, 'sealed bags wait in tmp/');
