@@ -474,17 +474,32 @@ test('killed after a bag was renamed into place but before its catalog row: the 
 // ---------------------------------------------------------------------------------------------
 // Resuming the interrupted list
 
-/** Starts a harvest and kills it the moment it asks for page 3: page 2's token is saved. */
+/** The resumption token the catalog holds now (read-only; the harvest may be writing). */
+function savedToken(archive: string): string | null {
+  const db = new Sqlite(join(archive, 'catalog.sqlite'));
+  try {
+    return (db.prepare('SELECT resume_token FROM sources').get() as { resume_token: string | null } | undefined)?.resume_token ?? null;
+  } catch {
+    return null; // the catalog is being created
+  } finally {
+    db.close();
+  }
+}
+
+/** Starts a harvest and kills it once it waits for page 3 with page 2's token saved. */
 async function killAtPage3(archive: string): Promise<{ token: string; running: Running }> {
   const running = startHarvest(archive);
   let token: string | undefined;
   proxy.lists = [];
+  // Page 3 is asked for while page 2 commits (prefetch): its answer is held, and the kill
+  // comes once page 2's token is in the catalog.
   proxy.beforeList = (query, index) => {
     if (index !== 3) return 'forward';
     token = query.get('resumptionToken') ?? undefined;
-    running.child.kill('SIGKILL');
     return 'hold';
   };
+  await until(() => token !== undefined && savedToken(archive) === token, running, "page 2's token was saved");
+  running.child.kill('SIGKILL');
   const outcome = await running.exited;
   proxy.beforeList = undefined;
   assert.equal(outcome.signal, 'SIGKILL', `the harvest was killed at page 3: ${outcome.stderr}`);

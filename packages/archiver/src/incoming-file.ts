@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TEMP_DIRECTORY } from './bag-writer.js';
@@ -45,6 +46,7 @@ export async function receiveIncoming(archiveDir: string, source: AsyncIterable<
   return { path, size, sha256: sha256.digest('hex'), sha512: sha512.digest('hex') };
 }
 
+/** Removes an incoming file (once the bag links it, or when the record is refused). */
 export async function discardIncoming(file: IncomingFile | undefined): Promise<void> {
-  if (file) await rm(file.path, { force: true });
+  if (file) rmSync(file.path, { force: true }); // one unlink: cheaper than a thread-pool round trip
 }
