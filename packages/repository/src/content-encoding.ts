@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { pipeline, type Writable } from 'node:stream';
-import { createDeflate, createGzip } from 'node:zlib';
+import { createAdaptiveCompressor } from './adaptive-compressor.js';
 
 /** The content codings the OAI-PMH responses can be sent in (Identify advertises gzip and deflate). */
 export type ContentEncoding = 'gzip' | 'deflate' | 'identity';
@@ -56,19 +56,20 @@ const QVALUE = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/;
  * HTTP is the zlib format (RFC 9110 section 8.4.1.2), hence createDeflate, not raw deflate.
  * Call before the headers are sent. If the client goes away, the zlib stream is destroyed
  * too, so a writer using `pipeline` stops with an error instead of compressing into the void.
+ * Base64 text is compressed with Huffman coding only (see adaptive-compressor.ts).
  */
 export function encodeResponse(res: ServerResponse, encoding: ContentEncoding): Writable {
   addVary(res, 'Accept-Encoding');
   if (encoding === 'identity') return res;
-  const compressor = encoding === 'gzip' ? createGzip() : createDeflate();
+  const compressor = createAdaptiveCompressor(encoding);
   res.setHeader('Content-Encoding', encoding);
   res.removeHeader('Content-Length');
-  pipeline(compressor, res, (error) => {
+  pipeline(compressor.output, res, (error) => {
     // Compression itself does not fail; an error here is the client leaving, and the
     // pipeline has already destroyed both streams.
     if (error) res.destroy();
   });
-  return compressor;
+  return compressor.input;
 }
 
 function addVary(res: ServerResponse, field: string): void {

@@ -11,6 +11,8 @@ import { pipeline } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { encodeResponse, negotiateContentEncoding, type ContentEncoding } from '../src/content-encoding.ts';
+import { isBase64Text } from '../src/adaptive-compressor.ts';
+import { randomBytes } from 'node:crypto';
 
 test('negotiateContentEncoding', () => {
   const table: Array<[string | undefined, ContentEncoding]> = [
@@ -63,6 +65,19 @@ const BODY = Buffer.from(
   'utf8',
 );
 
+/** base64 lines of 76 characters, as the DIDL writer yields them. */
+function base64Lines(bytes: Buffer): string {
+  return (bytes.toString('base64').match(/.{1,76}/g) ?? []).join('\n') + '\n';
+}
+
+/** Markup and large base64 chunks in turn, as an oai_didl page is written: each switch of strategy is crossed. */
+const MIXED: string[] = [];
+for (let i = 0; i < 6; i++) {
+  MIXED.push(`<record n="${i}"><didl:Resource mimeType="application/pdf" encoding="base64">\n`);
+  MIXED.push(base64Lines(randomBytes(20_000 + i * 7_001)));
+  MIXED.push('</didl:Resource></record>\n', BODY.subarray(0, 3000).toString('utf8'));
+}
+
 interface Reply {
   status: number;
   headers: IncomingHttpHeaders;
@@ -95,11 +110,16 @@ before(async () => {
     res.setHeader('Content-Length', String(BODY.length));
     if (req.url === '/vary') res.setHeader('Vary', 'Origin');
     const out = encodeResponse(res, encoding);
-    if (req.url === '/endless') {
+    if (req.url === '/mixed') {
+      pipeline(Readable.from(MIXED, { objectMode: false }), out).catch((error: unknown) => handlerErrors.push(error));
+      return;
+    }
+    if (req.url === '/endless' || req.url === '/endless-base64') {
       // Writes until the client leaves; the pipeline must then stop instead of compressing on.
+      const chunk = req.url === '/endless' ? BODY : Buffer.from(base64Lines(randomBytes(300_000)));
       const endless = Readable.from(
         (function* () {
-          for (;;) yield BODY;
+          for (;;) yield chunk;
         })(),
       );
       clientLeft = pipeline(endless, out).then(
@@ -155,21 +175,45 @@ describe('encodeResponse', { timeout: 30_000 }, () => {
     assert.ok(gunzipSync(reply.body).equals(BODY));
   });
 
-  test('a client leaving mid-body stops the compressing writer, and the server goes on', async () => {
-    clientLeft = undefined;
-    await new Promise<void>((resolve) => {
-      const req = request({ host: '127.0.0.1', port, path: '/endless', headers: { 'Accept-Encoding': 'gzip' }, agent: false }, (res) => {
-        assert.equal(res.headers['content-encoding'], 'gzip');
-        res.once('data', () => {
-          req.destroy();
-          resolve();
+  for (const path of ['/endless', '/endless-base64']) {
+    test(`a client leaving mid-body stops the compressing writer, and the server goes on (${path})`, async () => {
+      clientLeft = undefined;
+      await new Promise<void>((resolve) => {
+        const req = request({ host: '127.0.0.1', port, path, headers: { 'Accept-Encoding': 'gzip' }, agent: false }, (res) => {
+          assert.equal(res.headers['content-encoding'], 'gzip');
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
         });
+        req.on('error', () => {});
+        req.end();
       });
-      req.on('error', () => {});
-      req.end();
+      await clientLeft;
+      const reply = await fetchRaw('/', { 'Accept-Encoding': 'deflate' });
+      assert.ok(inflateSync(reply.body).equals(BODY));
     });
-    await clientLeft;
-    const reply = await fetchRaw('/', { 'Accept-Encoding': 'deflate' });
-    assert.ok(inflateSync(reply.body).equals(BODY));
+  }
+
+  test('markup and base64 in turn: both codings decode to the exact body; markup still shrinks with LZ77', async () => {
+    const expected = Buffer.from(MIXED.join(''), 'utf8');
+    for (const [coding, decode] of [['gzip', gunzipSync], ['deflate', inflateSync]] as const) {
+      const reply = await fetchRaw('/mixed', { 'Accept-Encoding': coding });
+      assert.equal(reply.headers['content-encoding'], coding);
+      assert.ok(decode(reply.body).equals(expected), `${coding} round trip`);
+      // Random bytes in base64 shrink to about 3/4 (6 bits a character) and no further.
+      assert.ok(reply.body.length < expected.length * 0.8, `${coding}: ${reply.body.length} of ${expected.length}`);
+    }
+    const markup = await fetchRaw('/', { 'Accept-Encoding': 'gzip' });
+    assert.ok(markup.body.length < BODY.length / 10, `repetitive markup compressed to ${markup.body.length} of ${BODY.length}: LZ77 was not used`);
   });
+});
+
+test('isBase64Text: long runs of base64 lines only, judged by both ends', () => {
+  const lines = Buffer.from(base64Lines(randomBytes(6000)));
+  assert.equal(isBase64Text(lines), true);
+  assert.equal(isBase64Text(lines.subarray(0, 4000)), false, 'shorter than 4096 bytes: not worth a switch');
+  assert.equal(isBase64Text(Buffer.concat([Buffer.from('<didl:Resource>'), lines])), false, 'markup at the start');
+  assert.equal(isBase64Text(Buffer.concat([lines, Buffer.from('</didl:Resource>\n')])), false, 'markup at the end');
+  assert.equal(isBase64Text(Buffer.from(BODY.subarray(0, 8000))), false);
 });
