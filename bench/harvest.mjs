@@ -6,7 +6,7 @@
 // Run with `npx --yes pnpm@10.34.9 bench:harvest [-- --full] [-- --runs N]`.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { pauseAfterDeletion } from './settle-disk.mjs';
+import { pauseAfterDeletion, settleDisk } from './settle-disk.mjs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -89,6 +89,7 @@ if (has('baseline') || has('update') || has('profile')) {
     try {
       log(`\nrun ${run}/${runs}: ${variant} site (${site.files} files, ${(site.bytes / MB).toFixed(1)} MB), repository scan ${server.seconds.toFixed(1)} s`);
       if (has('baseline') || has('update')) {
+        log(`  disk settled in ${await settleDisk()} s`);
         loadMark(`run ${run}: before baseline`);
         const logFrom = requestLogFigures(requestLog).lines;
         const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir, sampleMs: RSS_SAMPLE_MS });
@@ -103,9 +104,8 @@ if (has('baseline') || has('update') || has('profile')) {
         rmSync(profileDir, { recursive: true, force: true });
         const profiledArchive = join(siteDir, 'archive-profiled');
         rmSync(profiledArchive, { recursive: true, force: true });
+        // Kept until the end of the run: deleting 630 MB right before the update slowed it.
         const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir: profiledArchive, sampleMs: RSS_SAMPLE_MS, cpuProfileDir: profileDir });
-        rmSync(profiledArchive, { recursive: true, force: true });
-        if (has('update')) await pauseAfterDeletion(log, 'the profiled archive was removed');
         const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
         profile = { seconds: round(result.seconds, 2), ...summarizeProfile(join(profileDir, file)) };
         log(`  profiled baseline (node --cpu-prof, ${result.seconds.toFixed(1)} s): ${profile.byArea.slice(0, 5).map((a) => `${a.name} ${a.percent}%`).join(', ')}`);
@@ -120,6 +120,7 @@ if (has('baseline') || has('update') || has('profile')) {
         // Lists exclude the current second: the changes' datestamps must be in the past.
         await new Promise((done) => setTimeout(done, 1000 - (Date.now() % 1000) + 50));
         log(`  update: ${changes.touched} touched, ${changes.rewritten} rewritten, ${changes.added} added, ${changes.deleted} deleted; repository rescan ${JSON.stringify(server.scan)}`);
+        await settleDisk();
         loadMark(`run ${run}: before update`);
         const logFrom = requestLogFigures(requestLog).lines;
         const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir, sampleMs: RSS_SAMPLE_MS });
@@ -132,6 +133,7 @@ if (has('baseline') || has('update') || has('profile')) {
     } finally {
       await server?.child?.stop();
       rmSync(archiveDir, { recursive: true, force: true });
+      rmSync(join(siteDir, 'archive-profiled'), { recursive: true, force: true });
     }
   }
   loadMark('after site');

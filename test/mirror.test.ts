@@ -214,3 +214,46 @@ test('mirror (library): a source that is down is reported at each tick and tried
   );
   assert.deepEqual(runs.map((run) => run.nextAt! - 1_000_000), [50, 100, 150], 'each failure still schedules the next tick');
 });
+
+test('oaibag harvest: Ctrl-C (SIGINT to its whole process group) mid-harvest: exit 130, interrupted, the next harvest completes', async () => {
+  // Its own process group, as a shell gives a command: the signal reaches the harvester and
+  // anything it started (the helper that runs sync -f), as a Ctrl-C on a terminal would.
+  const archive = join(work, 'archive-ctrl-c');
+  let release!: () => void;
+  const arrived = new Promise<void>((resolve) => {
+    holding = { arrived: resolve, released: new Promise<void>((r) => (release = r)) };
+  });
+  const child = spawn(process.execPath, [OAIBAG, 'harvest', endpoint, '--archive', archive, '--json'], { stdio: 'pipe', detached: true });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  await arrived;
+  process.kill(-child.pid!, 'SIGINT');
+  const [code] = await exited;
+  holding = undefined;
+  release();
+  assert.equal(code, 130, stderr);
+  assert.match(stderr, /SIGINT: finishing the records in progress, then stopping/);
+  assert.doesNotMatch(stderr, /ERR_ARCHIVE_IO|sync -f/, 'the page in progress was flushed and committed');
+
+  let catalog = Catalog.open(archive);
+  try {
+    assert.equal(catalog.harvest(1)?.status, 'interrupted');
+    assert.deepEqual(catalog.pendingBags(), []);
+  } finally {
+    catalog.close();
+  }
+  const next = spawn(process.execPath, [OAIBAG, 'harvest', endpoint, '--archive', archive], { stdio: 'pipe' });
+  assert.equal(((await once(next, 'exit')) as [number | null])[0], 0);
+  catalog = Catalog.open(archive);
+  try {
+    const source = catalog.source(endpoint)!;
+    for (const name of readdirSync(site)) {
+      const versions = catalog.versions(source.id, `${endpoint.slice(0, -4)}/${name}`);
+      assert.equal(versions.length, 1, `${name}: one version`);
+      assert.equal((await verifyBag(join(archive, versions[0]!.bagPath))).valid, true);
+    }
+  } finally {
+    catalog.close();
+  }
+});

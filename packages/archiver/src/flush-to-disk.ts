@@ -85,11 +85,14 @@ export async function openDiskFlusher(archiveDir: string, mode: FlushMode = defa
   if (mode === 'files') return oneShotFlusher(archiveDir, 'files');
   const helper = await SyncHelper.start(resolve(archiveDir));
   if (helper === null) return oneShotFlusher(archiveDir, 'files');
+  const files = oneShotFlusher(archiveDir, 'files');
   return {
     mode: 'filesystem',
     flush: async (request) => {
       const empty = (request.trees?.length ?? 0) === 0 && (request.folders?.length ?? 0) === 0;
-      if (!empty) await helper.sync();
+      if (empty) return;
+      // A helper that is gone (killed from outside) costs speed, not safety: fsync file by file.
+      if (helper.gone || !(await helper.sync())) await files.flush(request);
     },
     close: () => helper.stop(),
   };
@@ -100,7 +103,9 @@ export async function openDiskFlusher(archiveDir: string, mode: FlushMode = defa
  * `sync -f` on the archive (whose path is the shell's `$1`, never part of the script).
  */
 class SyncHelper {
-  private static readonly SCRIPT = 'while read -r _; do if sync -f "$1"; then echo ok; else echo failed; fi; done';
+  // Signals meant for the harvest (Ctrl-C reaches the whole process group, systemd signals the
+  // whole unit) are ignored: the harvest finishes its records and flushes them before it exits.
+  private static readonly SCRIPT = "trap '' INT TERM HUP; while read -r _; do if sync -f \"$1\"; then echo ok; else echo failed; fi; done";
   private readonly waiting: Array<(answer: string) => void> = [];
   private buffered = '';
   private stderr = '';
@@ -147,12 +152,21 @@ class SyncHelper {
     return null;
   }
 
-  /** Runs syncfs (one at a time); throws when it reported an error or the helper is gone. */
-  sync(): Promise<void> {
+  /** True once the helper process has exited. */
+  get gone(): boolean {
+    return this.exited;
+  }
+
+  /**
+   * Runs syncfs (one at a time): true when done, false when the helper is gone (the caller
+   * flushes another way); throws when sync reported an error (the data may not be on disk).
+   */
+  sync(): Promise<boolean> {
     const run = this.queue.then(async () => {
       const answer = await this.ask();
-      if (answer === 'ok') return;
-      throw new ArchiverError('ERR_ARCHIVE_IO', `sync -f ${this.dir} ${answer === 'exited' ? 'could not run: its helper process exited' : 'failed'}: ${this.stderr.trim().split('\n').pop() ?? ''}`, { path: this.dir });
+      if (answer === 'ok') return true;
+      if (answer === 'exited') return false;
+      throw new ArchiverError('ERR_ARCHIVE_IO', `sync -f ${this.dir} failed: ${this.stderr.trim().split('\n').pop() ?? ''}`, { path: this.dir });
     });
     this.queue = run.catch(() => undefined);
     return run;
