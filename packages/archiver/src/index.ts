@@ -23,6 +23,8 @@ export {
 } from './catalog-schema.js';
 export { acquireArchiveLock, readArchiveLockHolder, ArchiveLock, type ArchiveLockHolder } from './archive-lock.js';
 export { createBagBuilder, cleanupLeftovers, type BagBuilder, type FinishedBag, type PayloadFile } from './bag-writer.js';
+export { placeSealedBags, type SealedBag, type Placement, type PlaceOptions } from './bag-placement.js';
+export { openDiskFlusher, oneShotFlusher, flushToDisk, defaultFlushMode, type DiskFlusher, type FlushMode, type FlushRequest } from './flush-to-disk.js';
 export { verifyBag, type BagReport, type BagProblem, type BagProblemKind, type BagTally, type VerifyOptions } from './bag-verifier.js';
 export { bagDirectoryFor, resourceDirectoryFor } from './storage-path.js';
 export { safeFileName, uniqueFileName, encodeManifestPath, decodeManifestPath } from './bag-paths.js';
