@@ -79,6 +79,11 @@ export interface BagBuilder {
    * `digests`. With a link, `digests` are trusted (the size is checked).
    */
   linkPayload(relName: string, existingFile: string, digests: KnownDigests): Promise<PayloadFile & { linked: boolean }>;
+  /**
+   * Writes `bytes` (small, already in memory and hashed by the caller: `digests`) at
+   * `data/<relName>`, synchronously.
+   */
+  addPayloadBytes(relName: string, bytes: Uint8Array, digests: KnownDigests): PayloadFile;
   /** Writes a tag file at `metadata/<relPath>`; returns its bag-relative path. */
   addTagFile(relPath: string, content: string | Uint8Array): Promise<string>;
   /**
@@ -211,6 +216,18 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
         payload.delete(path);
         throw error;
       }
+    },
+
+    addPayloadBytes(relName, bytes, digests) {
+      ensureOpen();
+      if (bytes.byteLength !== digests.size) {
+        throw new ArchiverError('ERR_ARCHIVE_BAG', `payload ${JSON.stringify(relName)}: ${bytes.byteLength} bytes, expected ${digests.size}`);
+      }
+      const path = claim(relName);
+      writeTag(path, bytes);
+      const entry = { path, size: digests.size, sha256: digests.sha256.toLowerCase(), sha512: digests.sha512.toLowerCase() };
+      payload.set(path, entry);
+      return entry;
     },
 
     async addTagFile(relPath, content) {

@@ -8,7 +8,7 @@ import type { HarvestCounts, HarvestStatus } from './catalog-schema.js';
 import { ArchiverError } from './errors.js';
 import { defaultFlushMode, openDiskFlusher, type DiskFlusher } from './flush-to-disk.js';
 import { dateAtGranularity, identifyRepository } from './identify.js';
-import { discardIncoming, receiveIncoming, type IncomingFile } from './incoming-file.js';
+import { discardIncoming, harvestMemoryBudget, receiveIncoming, type IncomingFile } from './incoming-file.js';
 import { OaiClient, type Credentials, type OaiHttpResponse } from './oai-client.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
 import { PageLedger, type PageTally } from './page-ledger.js';
@@ -104,6 +104,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       baseUrl: options.baseUrl,
       repositoryName: facts.repositoryName ?? options.baseUrl,
       flusher,
+      budget: harvestMemoryBudget(),
       ...(options.signal ? { signal: options.signal } : {}),
     };
 
@@ -269,7 +270,7 @@ async function readPage(
       const summary = await readDidl(response.body, {
         recordErrors: 'report',
         onDatastream: async (datastream: IncomingDatastream) => {
-          pending.push(await receiveIncoming(context.archiveDir, datastream.bytes));
+          pending.push(await receiveIncoming(context.archiveDir, datastream.bytes, context.budget));
         },
         onRecord: async (record: ReadRecord) => {
           const received = pending;

@@ -9,7 +9,7 @@ import type { Catalog } from './catalog.js';
 import type { NewVersion } from './catalog-schema.js';
 import { ArchiverError } from './errors.js';
 import type { DiskFlusher } from './flush-to-disk.js';
-import { discardIncoming, receiveIncoming, type IncomingFile } from './incoming-file.js';
+import { discardIncoming, receiveIncoming, type IncomingFile, type MemoryBudget } from './incoming-file.js';
 import type { OaiClient } from './oai-client.js';
 import { bagDirectoryFor } from './storage-path.js';
 import { ARCHIVER_VERSION } from './version.js';
@@ -28,6 +28,8 @@ export interface StoreContext {
   repositoryName: string;
   /** Makes each page's bags durable (see PageLedger). */
   flusher: DiskFlusher;
+  /** Memory for small datastreams not yet bagged (see `receiveIncoming`); none: always files. */
+  budget?: MemoryBudget;
   /** Aborts By-Reference fetches; an aborted record is abandoned, not recorded as failed. */
   signal?: AbortSignal;
 }
@@ -113,7 +115,7 @@ async function fetchPart(context: StoreContext, identifier: string, part: Part):
     context.signal?.throwIfAborted();
     throw new RecordRefused(`fetching ${url.href} failed: ${error.message}`, 'fetch');
   });
-  const file = await receiveIncoming(context.archiveDir, response.body).catch((error: Error) => {
+  const file = await receiveIncoming(context.archiveDir, response.body, context.budget).catch((error: Error) => {
     context.signal?.throwIfAborted();
     throw new RecordRefused(`reading ${url.href} failed: ${error.message}`, 'fetch');
   });
@@ -172,7 +174,9 @@ async function buildVersion(
       // Same bytes as the previous version (a touch): link its payload, costing no space.
       const reuse = previous && previous.sha256 === file.sha256 && files.length === 1 ? join(context.archiveDir, previous.bagPath, 'data', name) : undefined;
       const linked = reuse ? await builder.linkPayload(name, reuse, file).catch(() => undefined) : undefined;
-      if (!linked) await builder.linkPayload(name, file.path, file);
+      if (linked) continue;
+      if (file.bytes !== null) builder.addPayloadBytes(name, file.bytes, file);
+      else await builder.linkPayload(name, file.path!, file);
     }
     await builder.addTagFile('oai-header.xml', oaiHeaderXml(header));
     await builder.addTagFile('didl.xml', await didlRecordXml(document, names, files.map((file) => file.sha256)));
