@@ -207,7 +207,10 @@ function syncFileSystem(dir: string): Promise<boolean> {
     });
     child.on('close', (code) => {
       if (code === 0) resolve(true);
-      else reject(new ArchiverError('ERR_ARCHIVE_IO', `sync -f ${dir} failed (exit ${code}): ${stderr.trim().split('\n')[0] ?? ''}`, { path: dir }));
+      else if (/invalid option|unrecognized option|usage/i.test(stderr)) {
+        syncCommandMissing = true; // a `sync` without -f (coreutils before 8.24): fsync instead
+        resolve(false);
+      } else reject(new ArchiverError('ERR_ARCHIVE_IO', `sync -f ${dir} failed (exit ${code}): ${stderr.trim().split('\n')[0] ?? ''}`, { path: dir }));
     });
   });
 }

@@ -85,3 +85,22 @@ test('a flusher asked for files mode, or whose syncfs check fails, fsyncs file b
   assert.equal(gone.mode, 'files');
   await gone.close();
 });
+
+// Last in this file: it marks `sync -f` as missing for the rest of the process.
+test('a `sync` without -f (old coreutils) is not an error: the flush fsyncs file by file from then on', { skip: process.platform !== 'linux' && 'syncfs is Linux only' }, async (t) => {
+  const dir = await tree(t);
+  const fakeBin = join(dir, 'bin');
+  await mkdir(fakeBin);
+  await writeFile(join(fakeBin, 'sync'), "#!/bin/sh\necho \"sync: invalid option -- 'f'\" >&2\nexit 1\n", { mode: 0o755 });
+  const savedPath = process.env.PATH;
+  process.env.PATH = `${fakeBin}:${savedPath ?? ''}`;
+  try {
+    const flusher = await openDiskFlusher(dir, 'filesystem');
+    assert.equal(flusher.mode, 'files', 'the helper checked sync -f once and fell back');
+    await flusher.close();
+    await flushToDisk(dir, { trees: [join(dir, 'bag')] }, 'filesystem');
+    assert.equal(defaultFlushMode(), 'files');
+  } finally {
+    process.env.PATH = savedPath;
+  }
+});
