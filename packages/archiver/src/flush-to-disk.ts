@@ -25,6 +25,8 @@ export type FlushMode = 'filesystem' | 'files';
 export interface FlushRequest {
   /** Trees whose every file and folder must reach the disk (bags built in tmp/). */
   trees?: readonly string[];
+  /** Single files that must reach the disk (a restore's verified files before their rename). */
+  files?: readonly string[];
   /** Folders whose entries must reach the disk (where bags were renamed to, new folders). */
   folders?: readonly string[];
 }
@@ -53,13 +55,16 @@ export function defaultFlushMode(): FlushMode {
  * not known to be durable and must not be recorded as stored.
  */
 export async function flushToDisk(archiveDir: string, request: FlushRequest, mode: FlushMode = defaultFlushMode()): Promise<void> {
-  const empty = (request.trees?.length ?? 0) === 0 && (request.folders?.length ?? 0) === 0;
-  if (empty) return;
+  if (isEmpty(request)) return;
   if (mode === 'filesystem' && (await syncFileSystem(archiveDir))) return;
-  const paths: string[] = [];
+  const paths: string[] = [...(request.files ?? [])];
   for (const tree of request.trees ?? []) await collectTree(tree, paths);
   paths.push(...(request.folders ?? []));
   await fsyncAll(paths);
+}
+
+function isEmpty(request: FlushRequest): boolean {
+  return (request.trees?.length ?? 0) === 0 && (request.files?.length ?? 0) === 0 && (request.folders?.length ?? 0) === 0;
 }
 
 /** Makes what a request names durable; see {@link openDiskFlusher}. */
@@ -89,8 +94,7 @@ export async function openDiskFlusher(archiveDir: string, mode: FlushMode = defa
   return {
     mode: 'filesystem',
     flush: async (request) => {
-      const empty = (request.trees?.length ?? 0) === 0 && (request.folders?.length ?? 0) === 0;
-      if (empty) return;
+      if (isEmpty(request)) return;
       // A helper that is gone (killed from outside) costs speed, not safety: fsync file by file.
       if (helper.gone || !(await helper.sync())) await files.flush(request);
     },

@@ -11,6 +11,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { lstat, mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { openDiskFlusher } from './flush-to-disk.js';
 import { join, resolve } from 'node:path';
 import { Catalog } from './catalog.js';
 import { ArchiverError } from './errors.js';
@@ -102,6 +103,22 @@ const show = (text: string): string => text.replace(CONTROL, (c) => `\\u${c.char
 
 class InTheWay extends Error {}
 
+/** A verified file under its temporary name, waiting for its batch to be made durable. */
+interface StagedFile {
+  temp: string;
+  target: string;
+  folder: string;
+  size: number;
+  extraParts: string[];
+  version: PlanVersion;
+  bag: string;
+  path: string;
+}
+
+/** A batch is made durable and renamed at this many files or bytes, whichever comes first. */
+const BATCH_FILES = 256;
+const BATCH_BYTES = 256 * 1024 * 1024;
+
 /**
  * Rebuilds the site(s) of an archive in `options.to`: every resource live at `asOf` (default:
  * latest), in its version current then, at the path its URL gives, with its Last-Modified as
@@ -174,35 +191,80 @@ export async function restoreSite(options: RestoreOptions): Promise<RestoreSumma
       throw new ArchiverError('ERR_ARCHIVE_IO', `cannot create the restore folder ${root}: ${(error as Error).message}`, { cause: error, path: root });
     });
     const folders = new Set<string>(); // relative folders known to be real directories
-    const touched = new Set<string>([root]); // folders whose entries changed: fsynced at the end
-    for (const { version, path, segments } of work) {
-      const bag = join(options.archiveDir, version.bagPath);
+    const touched = new Set<string>([root]); // folders whose entries changed: flushed at the end
+    const damaged = (version: PlanVersion, bag: string, error: Damage): void => {
+      summary.damaged.push({
+        identifier: version.identifier,
+        bag,
+        problem: error.message,
+        ...(error.expected !== undefined ? { expected: error.expected } : {}),
+        ...(error.found !== undefined ? { found: error.found } : {}),
+      });
+      log(`damaged bag ${show(bag)} (${show(version.identifier)}): ${show(error.message)}`);
+    };
+    const failed = (version: PlanVersion, path: string, error: unknown): void => {
+      const message = (error as Error).message;
+      summary.failed.push({ identifier: version.identifier, path, message });
+      log(`failed ${show(version.identifier)}: cannot write ${show(path)}: ${show(message)}`);
+    };
+    // Verified files wait under their temporary names and are made durable a batch at a time
+    // (one syncfs where available), then renamed: the same guarantee as fsyncing each, for a
+    // fraction of the cost (see flush-to-disk.ts).
+    const flusher = await openDiskFlusher(root);
+    let batch: StagedFile[] = [];
+    let batchBytes = 0;
+    const place = async (): Promise<void> => {
+      const staged = batch;
+      batch = [];
+      batchBytes = 0;
       try {
-        const written = await restoreOne(options.archiveDir, root, version, segments, folders, touched);
-        summary.restored += 1;
-        summary.bytes += written.size;
-        if (written.extraParts.length > 0) summary.extraParts.push({ identifier: version.identifier, bag, parts: written.extraParts });
+        await flusher.flush({ files: staged.map((file) => file.temp) });
       } catch (error) {
-        if (error instanceof Damage) {
-          summary.damaged.push({
-            identifier: version.identifier,
-            bag,
-            problem: error.message,
-            ...(error.expected !== undefined ? { expected: error.expected } : {}),
-            ...(error.found !== undefined ? { found: error.found } : {}),
-          });
-          log(`damaged bag ${show(bag)} (${show(version.identifier)}): ${show(error.message)}`);
-        } else if (error instanceof InTheWay) {
-          refuse('in-the-way', version.identifier, error.message);
-        } else {
-          const message = (error as Error).message;
-          summary.failed.push({ identifier: version.identifier, path, message });
-          log(`failed ${show(version.identifier)}: cannot write ${show(path)}: ${show(message)}`);
+        for (const file of staged) {
+          await rm(file.temp, { force: true }).catch(() => undefined);
+          failed(file.version, file.path, error);
+        }
+        return;
+      }
+      for (const file of staged) {
+        try {
+          const existing = await lstat(file.target).catch(() => undefined);
+          if (existing?.isDirectory()) throw new InTheWay(`${file.path} is a folder in the restore folder`);
+          await rename(file.temp, file.target);
+          touched.add(file.folder);
+          summary.restored += 1;
+          summary.bytes += file.size;
+          if (file.extraParts.length > 0) summary.extraParts.push({ identifier: file.version.identifier, bag: file.bag, parts: file.extraParts });
+        } catch (error) {
+          await rm(file.temp, { force: true }).catch(() => undefined);
+          if (error instanceof InTheWay) refuse('in-the-way', file.version.identifier, error.message);
+          else failed(file.version, file.path, error);
+        }
+        options.progress?.({ files: summary.restored, bytes: summary.bytes }, total);
+      }
+    };
+    try {
+      for (const { version, path, segments } of work) {
+        const bag = join(options.archiveDir, version.bagPath);
+        try {
+          const staged = await stageOne(options.archiveDir, root, version, segments, folders, touched);
+          batch.push({ ...staged, version, bag, path });
+          batchBytes += staged.size;
+          if (batch.length >= BATCH_FILES || batchBytes >= BATCH_BYTES) await place();
+        } catch (error) {
+          if (error instanceof Damage) damaged(version, bag, error);
+          else if (error instanceof InTheWay) refuse('in-the-way', version.identifier, error.message);
+          else failed(version, path, error);
+          options.progress?.({ files: summary.restored, bytes: summary.bytes }, total);
         }
       }
-      options.progress?.({ files: summary.restored, bytes: summary.bytes }, total);
+      await place();
+      if (flusher.mode === 'filesystem') await flusher.flush({ folders: [root] }).catch(() => undefined);
+      else for (const folder of touched) await fsyncFolder(folder);
+    } finally {
+      for (const file of batch) await rm(file.temp, { force: true }).catch(() => undefined);
+      await flusher.close();
     }
-    for (const folder of touched) await fsyncFolder(folder);
   }
   summary.problems = summary.refused.length + summary.damaged.length + summary.failed.length;
   return summary;
@@ -259,19 +321,20 @@ function readCatalog(catalog: Catalog, only: string | undefined): { sources: str
 }
 
 /**
- * Writes one version at `segments` below `root`: the bag's tag files that are used are checked
- * against tagmanifest-sha256.txt, the payload streamed into a temporary file while hashed,
- * compared with the manifest and the catalog, given its mtime, fsynced and renamed into place.
- * Throws Damage (the bag), InTheWay (the restore folder) or an I/O error.
+ * Writes one version beside its place below `root`, under a temporary name: the bag's tag
+ * files that are used are checked against tagmanifest-sha256.txt, the payload streamed into
+ * the temporary file while hashed, compared with the manifest and the catalog, and given its
+ * mtime. The caller makes it durable and renames it (see restoreSite). Throws Damage (the
+ * bag), InTheWay (the restore folder) or an I/O error, and then leaves no temporary file.
  */
-async function restoreOne(
+async function stageOne(
   archiveDir: string,
   root: string,
   version: PlanVersion,
   segments: string[],
   folders: Set<string>,
   touched: Set<string>,
-): Promise<{ size: number; extraParts: string[] }> {
+): Promise<{ temp: string; target: string; folder: string; size: number; extraParts: string[] }> {
   let bagDir: string;
   try {
     bagDir = resolveArchivePath(archiveDir, version.bagPath);
@@ -325,15 +388,10 @@ async function restoreOne(
       throw new Damage(`${first.path} does not match the catalog (sha-256 ${version.sha256}, ${version.size} bytes)`, version.sha256, `${found} ${size} bytes`);
     }
     await written.utimes(mtime, mtime);
-    await written.sync();
     await written.close();
     written = undefined;
-    const existing = await lstat(target).catch(() => undefined);
-    if (existing?.isDirectory()) throw new InTheWay(`${segments.join('/')} is a folder in the restore folder`);
-    await rename(temp, target);
-    placed = true;
-    touched.add(folder);
-    return { size, extraParts: parts.slice(1).map((part) => part.path) };
+    placed = true; // handed to the caller, which renames or removes it
+    return { temp, target, folder, size, extraParts: parts.slice(1).map((part) => part.path) };
   } finally {
     await source.close().catch(() => undefined);
     await written?.close().catch(() => undefined);
