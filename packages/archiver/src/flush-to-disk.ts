@@ -8,7 +8,7 @@
 // Node has no binding for syncfs; GNU coreutils' and busybox's `sync -f PATH` is exactly that
 // call. A harvest starts one small shell at the beginning (`openDiskFlusher`) that runs it on
 // request: forking `sync` from the harvester itself, with its 150 MB of memory mapped, cost
-// 8 ms a flush, against under 2 ms from the small shell.
+// 8 ms a flush, against 1.1 ms through the small shell (both measured on an idle file system).
 //
 // Elsewhere (or with OAIBAG_SYNC=files, for an archive on a file system shared with heavy
 // writers, whose dirty data syncfs would also have to write) every file and folder named is

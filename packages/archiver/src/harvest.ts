@@ -379,10 +379,5 @@ async function processRecord(
 }
 
 function addTally(counts: HarvestCounts, tally: PageTally): void {
-  counts.added += tally.added;
-  counts.modified += tally.modified;
-  counts.touched += tally.touched;
-  counts.deleted += tally.deleted;
-  counts.failed += tally.failed;
-  counts.bytes += tally.bytes;
+  for (const key of Object.keys(tally) as Array<keyof PageTally>) counts[key] += tally[key];
 }

@@ -1,19 +1,14 @@
 import { placeSealedBags, type SealedBag } from './bag-placement.js';
 import type { Catalog } from './catalog.js';
-import type { NewFailure, NewVersion, ResumeState, VersionChange } from './catalog-schema.js';
+import type { HarvestCounts, NewFailure, NewVersion, ResumeState, VersionChange } from './catalog-schema.js';
 import type { DiskFlusher } from './flush-to-disk.js';
 
-/** What one page's commit changed, for the harvest's counts. */
-export interface PageTally {
-  added: number;
-  modified: number;
-  touched: number;
-  deleted: number;
-  /** Bags that could not be placed (a different bag at their destination, an I/O error). */
-  failed: number;
-  /** Payload bytes of the versions that were new. */
-  bytes: number;
-}
+/**
+ * What one page's commit changed, added to the harvest's counts: `failed` counts the bags that
+ * could not be placed (a different bag at their destination), `bytes` the payload of the new
+ * versions.
+ */
+export type PageTally = Omit<HarvestCounts, 'records' | 'requests'>;
 
 type Entry =
   | { kind: 'version'; version: NewVersion; bag?: SealedBag }
