@@ -40,10 +40,32 @@ export interface AdaptiveCompressor {
 /** A compressor for `encoding` (deflate: the zlib format, RFC 9110 section 8.4.1.2). */
 export function createAdaptiveCompressor(encoding: 'gzip' | 'deflate'): AdaptiveCompressor {
   const deflater: Deflate | DeflateRaw = encoding === 'gzip' ? createDeflateRaw(ZLIB_OPTIONS) : createDeflate(ZLIB_OPTIONS);
-  const output = encoding === 'gzip' ? new PassThrough() : deflater;
+  // The deflater is never handed out: only stopDeflater() below may destroy it (see there).
+  const output = new PassThrough();
   let strategy: number = constants.Z_DEFAULT_STRATEGY;
   let crc = 0;
   let size = 0;
+  /** A params() call is waiting for its flush to complete. */
+  let switching = false;
+  /** Set when the deflater was asked to stop during a switch: destroy it once the switch is done. */
+  let stopAfterSwitch: { error: Error | undefined } | undefined;
+
+  // Node 20's params() flushes, then asserts in the flush's callback that the zlib handle is
+  // still open; destroying the stream in between throws ERR_INTERNAL_ASSERTION ("zlib binding
+  // closed") from a callback, which takes the whole repository down (a client leaving at the
+  // wrong moment did it). So a stop during a switch waits for it: the compressed bytes are
+  // read and dropped until the flush completes, then the deflater is destroyed.
+  const stopDeflater = (error?: Error): void => {
+    if (deflater.destroyed || stopAfterSwitch !== undefined) return;
+    if (!switching) {
+      deflater.destroy(error);
+      return;
+    }
+    stopAfterSwitch = { error };
+    deflater.unpipe();
+    deflater.resume();
+  };
+
   const input = new Writable({
     write(chunk: Buffer, _encoding, callback) {
       crc = crc32(chunk, crc);
@@ -55,21 +77,34 @@ export function createAdaptiveCompressor(encoding: 'gzip' | 'deflate'): Adaptive
       const wanted = isBase64Text(chunk) ? constants.Z_HUFFMAN_ONLY : constants.Z_DEFAULT_STRATEGY;
       if (wanted === strategy) return forward();
       strategy = wanted;
-      deflater.params(constants.Z_DEFAULT_COMPRESSION, wanted, forward);
+      switching = true;
+      deflater.params(constants.Z_DEFAULT_COMPRESSION, wanted, () => {
+        switching = false;
+        if (stopAfterSwitch === undefined) return forward();
+        deflater.destroy(stopAfterSwitch.error);
+        callback();
+      });
     },
     final(callback) {
       deflater.end(() => callback());
     },
     destroy(error, callback) {
       // After a normal end (autoDestroy), the deflater still holds the compressed tail: leave it.
-      if (!deflater.destroyed && (error !== null || !this.writableFinished)) deflater.destroy(error ?? undefined);
+      if (error !== null || !this.writableFinished) stopDeflater(error ?? undefined);
       callback(error);
     },
   });
-  if (output !== deflater) frameAsGzip(deflater, output as PassThrough, () => ({ crc, size }));
-  // The response went away (pipeline destroyed the output): the writer must stop too, with the
-  // error a client leaving gives, instead of waiting for a 'drain' that never comes.
-  for (const stream of new Set<Readable>([deflater, output])) {
+
+  if (encoding === 'gzip') frameAsGzip(deflater, output, () => ({ crc, size }));
+  else deflater.pipe(output);
+  deflater.once('error', (error) => output.destroy(error));
+  // The response went away (pipeline destroyed the output): the deflater must stop, and the
+  // writer too, with the error a client leaving gives, instead of waiting for a 'drain' that
+  // never comes.
+  output.once('close', () => {
+    if (!deflater.readableEnded) stopDeflater();
+  });
+  for (const stream of [deflater, output]) {
     stream.once('close', () => {
       if (input.destroyed || input.writableFinished) return;
       input.destroy(Object.assign(new Error('the response was closed before the body ended'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
@@ -89,10 +124,6 @@ function frameAsGzip(raw: DeflateRaw | Deflate, framed: PassThrough, trailer: ()
     bytes.writeUInt32LE(size, 4);
     framed.end(bytes);
   });
-  framed.once('close', () => {
-    if (!raw.destroyed) raw.destroy();
-  });
-  raw.once('error', (error) => framed.destroy(error));
 }
 
 /** True for a long chunk whose both ends are base64 text (the encoder yields whole lines). */

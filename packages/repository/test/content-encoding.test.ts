@@ -11,8 +11,9 @@ import { pipeline } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { encodeResponse, negotiateContentEncoding, type ContentEncoding } from '../src/content-encoding.ts';
-import { isBase64Text } from '../src/adaptive-compressor.ts';
+import { createAdaptiveCompressor, isBase64Text } from '../src/adaptive-compressor.ts';
 import { randomBytes } from 'node:crypto';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 
 test('negotiateContentEncoding', () => {
   const table: Array<[string | undefined, ContentEncoding]> = [
@@ -216,4 +217,34 @@ test('isBase64Text: long runs of base64 lines only, judged by both ends', () => 
   assert.equal(isBase64Text(Buffer.concat([Buffer.from('<didl:Resource>'), lines])), false, 'markup at the start');
   assert.equal(isBase64Text(Buffer.concat([lines, Buffer.from('</didl:Resource>\n')])), false, 'markup at the end');
   assert.equal(isBase64Text(Buffer.from(BODY.subarray(0, 8000))), false);
+});
+
+test('the response closing while the strategy switches: the writer stops, nothing is thrown', async () => {
+  // Node's params() asserts that the zlib handle is open when its flush completes. Destroying
+  // the deflater in between threw ERR_INTERNAL_ASSERTION from a callback and killed the server.
+  const thrown: unknown[] = [];
+  const record = (error: unknown): void => void thrown.push(error);
+  process.on('uncaughtException', record);
+  try {
+    const markup = BODY.subarray(0, 2000);
+    const base64 = Buffer.from(base64Lines(randomBytes(30_000)));
+    for (const encoding of ['gzip', 'deflate'] as const) {
+      for (let turns = 0; turns < 6; turns++) {
+        const { input, output } = createAdaptiveCompressor(encoding);
+        const inputError = new Promise<unknown>((resolve) => input.once('error', resolve));
+        output.on('error', () => {});
+        output.resume();
+        input.write(markup);
+        input.write(base64); // the switch to Huffman coding starts once the markup is taken
+        input.write(markup); // and back
+        for (let i = 0; i < turns; i++) await nextTurn();
+        output.destroy();
+        assert.equal((await inputError as { code?: string }).code, 'ERR_STREAM_PREMATURE_CLOSE', `${encoding}, ${turns} turns`);
+      }
+    }
+    await sleep(200); // every flush that was waiting has completed by now
+    assert.deepEqual(thrown, []);
+  } finally {
+    process.off('uncaughtException', record);
+  }
 });
