@@ -6,13 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { utimesSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { headers, resumptionToken, startRepository, tempDir, writeTree, type RunningRepository } from './repository-helpers.ts';
 
 const FILES = 40;
 const REQUESTS = 240;
 const AT_ONCE = 8;
+const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 
 /** mulberry32: the same cut points every run, so a failure can be replayed. */
 function seededRandom(seed: number): () => number {
@@ -37,6 +40,8 @@ before(async () => {
     files[`d${i % 4}/f${i}.${i % 3 === 0 ? 'pdf' : 'html'}`] = i % 3 === 0 ? randomBytes(20_000 + i * 5_000) : `<html>${'x'.repeat(i * 300)}</html>`;
   }
   writeTree(site.path, files);
+  // Dated in 2000 (a new index dates files by mtime): listed at once, not a second later.
+  for (const path of Object.keys(files)) utimesSync(join(site.path, path), YEAR_2000, YEAR_2000);
   repository = await startRepository(site.path, work.path, { pageRecords: 7 });
 });
 
