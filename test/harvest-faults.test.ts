@@ -489,6 +489,21 @@ test('a digest mismatch (By-Value and By-Reference): failures with expected and 
   assert.deepEqual([big.expected, big.found], [wrong, sha256(readFileSync(join(site, BY_REFERENCE)))]);
 });
 
+test('a Component with a second By-Value Resource: the record is refused whole, never stored without it', async () => {
+  const archive = newArchive('two-by-value');
+  // The same Resource written twice: one file per By-Value Resource is decoded, but a version
+  // keeps one payload per Component, so one of the two would otherwise be dropped unseen.
+  const doubled = (record: string) => record.replace(/<didl:Resource[^>]*encoding="base64">[^<]*<\/didl:Resource>/, (resource) => resource + resource);
+  script(({ page }) => (page > 0 ? { kind: 'rewrite', edit: (body) => editRecord(body, 'bravo.txt', doubled) } : undefined));
+  const summary = await run(archive);
+  assert.equal(summary.status, 'partial');
+  assert.deepEqual({ added: summary.added, failed: summary.failed }, { added: FILES.length - 1, failed: 1 });
+  const state = await checkArchive(archive, { refused: ['bravo.txt'] });
+  const bravo = failureOf(state.failures, 'bravo.txt');
+  assert.equal(bravo.stage, 'verify');
+  assert.match(bravo.message, /a Component carries 2 By-Value Resources; one per Component is supported/);
+});
+
 test('a By-Reference URL answering 404: a fetch failure, the other records stored', async () => {
   const archive = newArchive('404');
   script(({ path }) => (path === `/${BY_REFERENCE}` ? { kind: 'status', status: 404 } : undefined));

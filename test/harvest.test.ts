@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,8 @@ import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
 
 const SCHEMAS = join(dirname(fileURLToPath(import.meta.url)), '../../shared/schemas');
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
+/** A payload name with every character an XML attribute must escape. */
+const ODD = 'odd/say "a" & <b>.txt';
 const FAST_RETRY = { retries: 2, baseDelayMs: 10, maxDelayMs: 100 };
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
 
@@ -33,6 +36,7 @@ before(async () => {
   write('papers/a b.txt', 'a paper with a space in its name');
   write('big/large.bin', Buffer.alloc(300_000, 7)); // By-Reference (over by-value-max)
   write('img/logo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]));
+  write(ODD, 'a name that needs escaping in XML');
   repository = await createRepository({ root: site, index: join(work, 'index.sqlite'), watch: false, rescanSeconds: 0, byValueMax: 100_000, pageRecords: 2 });
   endpoint = `${await repository.listen(0, '127.0.0.1')}/oai`;
 });
@@ -42,18 +46,33 @@ after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
+/**
+ * What metadata/didl.xml must hold for a file: the DIDL element of its record as the repository
+ * sends it, byte for byte, with the namespaces it inherits from the OAI-PMH envelope declared on
+ * its root and the base64 of the By-Value Resource replaced by a pointer to the payload file.
+ */
+async function didlAsKept(identifier: string, name: string, bytes: Buffer): Promise<string> {
+  const page = await (await fetch(`${endpoint}?verb=GetRecord&metadataPrefix=oai_didl&identifier=${encodeURIComponent(identifier)}`)).text();
+  const didl = /<didl:DIDL[\s\S]*<\/didl:DIDL>/.exec(page)![0];
+  const envelope = ' xmlns="http://www.openarchives.org/OAI/2.0/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"';
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const pointer = `<oaibag:byValue xmlns:oaibag="urn:oaibag:aip:1" payload="data/${name.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')}" size="${bytes.length}" sha256="${sha256}"/>`;
+  const kept = didl.replace(/^<didl:DIDL[^>]*/, (start) => start + envelope).replace(/(encoding="base64">)[^<]*(<\/didl:Resource>)/, `$1${pointer}$2`);
+  return `<?xml version="1.0" encoding="UTF-8"?>\n${kept}\n`;
+}
+
 test('a first harvest stores one valid bag per exported file, with identical bytes', async () => {
   const archive = join(work, 'archive');
   const seen: Array<[number, number | undefined]> = [];
   const summary = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, progress: (counts, total) => seen.push([counts.records, total]) });
   assert.equal(summary.status, 'complete');
-  assert.equal(summary.added, 4);
-  assert.deepEqual(seen.at(-1), [4, 4], 'progress knows the list size once the repository gave it');
+  assert.equal(summary.added, 5);
+  assert.deepEqual(seen.at(-1), [5, 5], 'progress knows the list size once the repository gave it');
   assert.equal(summary.failed, 0);
   assert.ok(summary.watermark, 'the watermark is set after a complete list');
   const catalog = Catalog.open(archive);
   try {
-    for (const path of ['index.html', 'papers/a b.txt', 'big/large.bin', 'img/logo.png']) {
+    for (const path of ['index.html', 'papers/a b.txt', 'big/large.bin', 'img/logo.png', ODD]) {
       const identifier = `${endpoint.slice(0, -4)}/${path.split('/').map(encodeURIComponent).join('/')}`;
       const version = catalog.latestVersion(catalog.source(endpoint)!.id, identifier);
       assert.ok(version, `no version of ${identifier}`);
@@ -67,7 +86,7 @@ test('a first harvest stores one valid bag per exported file, with identical byt
       assert.equal(didl.status, 0, didl.stderr);
       const premis = spawnSync('xmllint', ['--noout', join(bag, 'metadata/premis.xml')], { encoding: 'utf8' });
       assert.equal(premis.status, 0, premis.stderr);
-      assert.doesNotMatch(readFileSync(join(bag, 'metadata/didl.xml'), 'utf8'), /encoding="base64"/, 'no byte is stored twice');
+      assert.equal(readFileSync(join(bag, 'metadata/didl.xml'), 'utf8'), await didlAsKept(identifier, name, readFileSync(join(site, path))), 'didl.xml is the record as received');
       assert.match(readFileSync(join(archive, version.bagPath, 'bag-info.txt'), 'utf8'), new RegExp(`External-Identifier: ${identifier.replace(/[.?*+()]/g, '\\$&')}`));
     }
   } finally {

@@ -1,4 +1,4 @@
-import { escapeText, type DidlDocument, type HttpHeader, type OaiHeader } from '@oaibag/didl';
+import { escapeAttribute, escapeText, type DidlDocument, type DidlResource, type HttpHeader, type OaiHeader, type ReceivedDidl } from '@oaibag/didl';
 
 /** What the provenance of one version records (PREMIS 3 events of the capture). */
 export interface CaptureFacts {
@@ -89,8 +89,37 @@ export function oaiHeaderXml(header: OaiHeader): string {
   );
 }
 
+/** Where a By-Value datastream of the record was stored: its payload file and SHA-256. */
+export interface StoredPayload {
+  name: string;
+  sha256: string;
+}
+
 /**
- * The record's DIDL, written again from what was read: identifier, headers, digests, refs
+ * The record's DIDL element as received, byte for byte, except that the base64 content of each
+ * By-Value Resource is replaced by a pointer to its payload file (`<oaibag:byValue payload size
+ * sha256/>`), so that no byte is stored twice; namespaces it inherited from the OAI-PMH
+ * response are declared on its root (see ReceivedDidl).
+ */
+export function receivedDidlXml(received: ReceivedDidl, payloadOf: (resource: DidlResource) => StoredPayload | undefined): Buffer {
+  const parts: Uint8Array[] = [Buffer.from('<?xml version="1.0" encoding="UTF-8"?>\n')];
+  for (const part of received.parts) {
+    if (part instanceof Uint8Array) {
+      parts.push(part);
+      continue;
+    }
+    const payload = payloadOf(part);
+    const size = part.byValue?.size ?? 0;
+    const sha256 = payload?.sha256 ?? part.byValue?.sha256 ?? '';
+    const where = payload ? ` payload="data/${escapeAttribute(payload.name)}"` : '';
+    parts.push(Buffer.from(`<oaibag:byValue xmlns:oaibag="${AIP_NAMESPACE}"${where} size="${size}" sha256="${sha256}"/>`, 'utf8'));
+  }
+  parts.push(Buffer.from('\n'));
+  return Buffer.concat(parts);
+}
+
+/**
+ * The record's DIDL, written again from what was read (when it was not kept as received): identifier, headers, digests, refs
  * and the Descriptors we do not interpret, with each By-Value Resource replaced by a pointer
  * to its payload file and digest, so that no byte is stored twice.
  */
@@ -107,7 +136,7 @@ export async function didlRecordXml(document: DidlDocument, payloadNames: readon
       payload++;
       const pointer = byValue
         ? [
-            `<didl:Descriptor><didl:Statement mimeType="application/xml"><oaibag:byValue xmlns:oaibag="${AIP_NAMESPACE}" payload="data/${escapeText(name ?? '')}" size="${byValue.byValue!.size}" sha256="${sha256 ?? ''}"/></didl:Statement></didl:Descriptor>`,
+            `<didl:Descriptor><didl:Statement mimeType="application/xml"><oaibag:byValue xmlns:oaibag="${AIP_NAMESPACE}" payload="data/${escapeAttribute(name ?? '')}" size="${byValue.byValue!.size}" sha256="${sha256 ?? ''}"/></didl:Statement></didl:Descriptor>`,
           ]
         : [];
       return {

@@ -269,6 +269,7 @@ async function readPage(
       const response = await (attempt === 0 && prefetched ? prefetched : client.oai(args));
       const summary = await readDidl(response.body, {
         recordErrors: 'report',
+        keepReceivedXml: true,
         onDatastream: async (datastream: IncomingDatastream) => {
           pending.push(await receiveIncoming(context.archiveDir, datastream.bytes, context.budget));
         },
@@ -357,7 +358,7 @@ async function processRecord(
     return;
   }
   try {
-    const stored = await storeRecord(context, header, record.didl, received);
+    const stored = await storeRecord(context, header, record.didl, received, record.receivedDidl);
     ledger.stageVersion(stored.version, stored.bag);
   } catch (error) {
     if (!(error instanceof ArchiverError)) throw error;

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { componentDigest, componentHeaders, getHeader, isSha256, type DidlComponent, type DidlDocument, type DidlItem, type OaiHeader } from '@oaibag/didl';
+import { componentDigest, componentHeaders, getHeader, isSha256, type DidlComponent, type DidlDocument, type DidlItem, type DidlResource, type OaiHeader, type ReceivedDidl } from '@oaibag/didl';
 import { safeFileName, uniqueFileName } from './bag-paths.js';
 import { createBagBuilder } from './bag-writer.js';
 import type { SealedBag } from './bag-placement.js';
-import { didlRecordXml, httpHeadersText, oaiHeaderXml, premisXml } from './aip-metadata.js';
+import { didlRecordXml, httpHeadersText, oaiHeaderXml, premisXml, receivedDidlXml, type StoredPayload } from './aip-metadata.js';
 import type { Catalog } from './catalog.js';
 import type { NewVersion } from './catalog-schema.js';
 import { ArchiverError } from './errors.js';
@@ -84,6 +84,8 @@ export interface StoredRecord {
  * stored, and returns what the page's commit needs (see PageLedger, which places the page's
  * bags together and records their versions). `received` holds the By-Value datastreams already written to temporary files,
  * in the order of the record's parts that have one. By-Reference parts are fetched here.
+ * `receivedDidl`, when the reader kept it, becomes metadata/didl.xml; otherwise the DIDL is
+ * written again from `document`.
  * Every check is made before the bag is built; a refused record leaves nothing behind.
  */
 export async function storeRecord(
@@ -91,10 +93,18 @@ export async function storeRecord(
   header: OaiHeader,
   document: DidlDocument,
   received: IncomingFile[],
+  receivedDidl?: ReceivedDidl,
 ): Promise<StoredRecord> {
   const parts = recordParts(document);
   const files: IncomingFile[] = [];
   try {
+    // received[] holds one file per By-Value Resource; a second one in a Component would be
+    // matched to the wrong part, or its bytes dropped: refuse the record instead.
+    const crowded = parts.find((part) => part.component.resources.filter((resource) => resource.byValue).length > 1);
+    if (crowded) {
+      const count = crowded.component.resources.filter((resource) => resource.byValue).length;
+      throw new RecordRefused(`${document.identifier}: a Component carries ${count} By-Value Resources; one per Component is supported`, 'verify');
+    }
     let byValueIndex = 0;
     for (const part of parts) {
       const file = part.byValue ? received[byValueIndex++] : await fetchPart(context, document.identifier, part);
@@ -103,7 +113,7 @@ export async function storeRecord(
       verifyPart(document.identifier, part, file);
     }
     if (files.length === 0) throw new RecordRefused('the record carries no datastream, By-Value or By-Reference', 'verify');
-    return await buildVersion(context, header, document, parts, files);
+    return await buildVersion(context, header, document, parts, files, receivedDidl);
   } finally {
     for (const file of [...files, ...received]) await discardIncoming(file);
   }
@@ -151,6 +161,7 @@ async function buildVersion(
   document: DidlDocument,
   parts: Part[],
   files: IncomingFile[],
+  receivedDidl: ReceivedDidl | undefined,
 ): Promise<StoredRecord> {
   const { catalog, sourceId } = context;
   // One digest for the version: the payload's own for one file, else of the part digests.
@@ -179,7 +190,7 @@ async function buildVersion(
       else await builder.linkPayload(name, file.path!, file);
     }
     await builder.addTagFile('oai-header.xml', oaiHeaderXml(header));
-    await builder.addTagFile('didl.xml', await didlRecordXml(document, names, files.map((file) => file.sha256)));
+    await builder.addTagFile('didl.xml', await didlXml(document, receivedDidl, parts, names, files));
     const headersText = httpHeadersText(document);
     if (headersText !== '') await builder.addTagFile('http-headers.txt', headersText);
     await builder.addTagFile(
@@ -237,4 +248,15 @@ function combinedDigest(files: IncomingFile[]): string {
   const hash = createHash('sha256');
   for (const file of files) hash.update(`${file.sha256}\n`);
   return hash.digest('hex');
+}
+
+/** metadata/didl.xml: the DIDL as received when the reader kept it, else written again. */
+async function didlXml(document: DidlDocument, receivedDidl: ReceivedDidl | undefined, parts: Part[], names: string[], files: IncomingFile[]): Promise<string | Buffer> {
+  if (!receivedDidl) return didlRecordXml(document, names, files.map((file) => file.sha256));
+  const stored = new Map<DidlResource, StoredPayload>();
+  parts.forEach((part, index) => {
+    const resource = part.byValue ? part.component.resources.find((candidate) => candidate.byValue) : undefined;
+    if (resource) stored.set(resource, { name: names[index]!, sha256: files[index]!.sha256 });
+  });
+  return receivedDidlXml(receivedDidl, (resource) => stored.get(resource));
 }

@@ -1,6 +1,7 @@
 export { readDidl, readDidlFile, type ReadDidlOptions, type DidlReadSummary } from './read-didl.js';
 export { writeDidl, didlReadable, type DidlWriteInput, type DidlWriteComponent, type DidlWriteOptions } from './write-didl.js';
 export type { ReadRecord, RecordHandler } from './record-builder.js';
+export type { ReceivedDidl } from './received-xml.js';
 export type { IncomingDatastream, DatastreamHandler } from './datastream.js';
 export type {
   ByValueContent,

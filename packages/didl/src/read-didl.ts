@@ -7,6 +7,7 @@ import { RecordBuilder, type RecordHandler } from './record-builder.js';
 import { inputFileError } from './input-file.js';
 import { Utf8Segments } from './utf8-text.js';
 import { MarkupNormalizer } from './xml-normalize.js';
+import { ReceivedXmlCapture } from './received-xml.js';
 import { findForbiddenXmlChar } from './xml-text.js';
 
 export interface ReadDidlOptions {
@@ -26,6 +27,11 @@ export interface ReadDidlOptions {
   maxMetadataChars?: number;
   /** Bytes a datastream stream buffers before the reader waits (default 1 MiB). */
   highWaterMark?: number;
+  /**
+   * Also hand over each record's DIDL element as received (`ReadRecord.receivedDidl`): its
+   * bytes, with the place of each By-Value content marked instead of the base64 (default false).
+   */
+  keepReceivedXml?: boolean;
 }
 
 export interface DidlReadSummary {
@@ -40,7 +46,10 @@ export interface DidlReadSummary {
 const LT = 0x3c;
 const GT = 0x3e;
 const AMP = 0x26;
-const TEXT_STATE = (sax as unknown as { STATE: Record<string, number> }).STATE['TEXT']!;
+const SAX_STATE = (sax as unknown as { STATE: Record<string, number> }).STATE;
+const TEXT_STATE = SAX_STATE['TEXT']!;
+/** Inside an entity or character reference in text (`&#10;`), still character content. */
+const TEXT_ENTITY_STATE = SAX_STATE['TEXT_ENTITY']!;
 
 /**
  * Reads a DIDL document, or an OAI-PMH response whose records carry DIDL, from a stream of
@@ -78,9 +87,11 @@ class DidlStreamReader {
   private readonly builder: RecordBuilder;
   private readonly text = new Utf8Segments();
   private readonly markup = new MarkupNormalizer();
+  private readonly received: ReceivedXmlCapture | undefined;
   private started = false;
 
   constructor(options: ReadDidlOptions) {
+    if (options.keepReceivedXml) this.received = new ReceivedXmlCapture();
     // strictEntities: only the five predefined entities, never HTML's (missing from @types/sax).
     this.parser = sax.parser(true, { xmlns: true, position: true, strictEntities: true } as sax.SAXOptions);
     this.builder = new RecordBuilder(
@@ -91,6 +102,7 @@ class DidlStreamReader {
         maxDepth: options.maxDepth ?? 100,
         maxMetadataChars: options.maxMetadataChars ?? 4 << 20,
         highWaterMark: options.highWaterMark ?? 1 << 20,
+        ...(this.received ? { received: this.received } : {}),
       },
       () => this.position(),
     );
@@ -128,16 +140,16 @@ class DidlStreamReader {
     let pos = 0;
     while (pos < bytes.length) {
       const active = this.builder.active;
-      // Only between markup (sax in its text state) and only while no entity reference forced
-      // this Resource onto sax's path, whose text must keep its order with ours.
-      if (active && !active.viaSax && (this.parser as unknown as { state: number }).state === TEXT_STATE) {
-        // Fast path: the run of base64 text up to the next markup.
+      // The content of a By-Value Resource (sax in text, or in a reference a chunk cut in two):
+      // never markup, never kept.
+      const state = this.saxState();
+      if (active && (state === TEXT_STATE || state === TEXT_ENTITY_STATE)) {
         const lt = bytes.indexOf(LT, pos);
         const end = lt === -1 ? bytes.length : lt;
-        if (end > pos) pos = await this.decodeRun(bytes, pos, end);
+        // Fast path: the run of base64 text up to the next markup, without sax. Once an entity
+        // reference forced this Resource onto sax's path, its text must keep its order there.
+        if (!active.viaSax && end > pos) pos = await this.decodeRun(bytes, pos, end);
         if (pos < end) {
-          // An entity reference inside the content: sax decodes it, and from here on this
-          // Resource's text goes through sax.
           active.viaSax = true;
           this.feed(bytes.subarray(pos, end));
           pos = end;
@@ -149,7 +161,10 @@ class DidlStreamReader {
       // after the start tag of a By-Value Resource.
       const gt = bytes.indexOf(GT, pos);
       const end = gt === -1 ? bytes.length : gt + 1;
-      this.feed(bytes.subarray(pos, end));
+      const run = bytes.subarray(pos, end);
+      this.received?.markup(run);
+      this.feed(run);
+      if (this.received && this.saxState() === TEXT_STATE) this.received.settled();
       pos = end;
       await this.runTasks();
     }
@@ -229,7 +244,7 @@ class DidlStreamReader {
   }
 
   private feed(bytes: Buffer): void {
-    const state = (this.parser as unknown as { state: number }).state;
+    const state = this.saxState();
     const decoded = this.text.write(bytes);
     if (decoded === undefined) throw this.notUtf8();
     const text = this.markup.segment(decoded, state);
@@ -250,6 +265,10 @@ class DidlStreamReader {
     for (let tasks = this.builder.takeTasks(); tasks.length > 0; tasks = this.builder.takeTasks()) {
       for (const task of tasks) await task();
     }
+  }
+
+  private saxState(): number {
+    return (this.parser as unknown as { state: number }).state;
   }
 
   private notUtf8(): DidlError {

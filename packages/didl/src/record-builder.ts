@@ -6,7 +6,8 @@ import type { DidlComponent, DidlDocument, DidlItem, DidlResource, HttpHeader, O
 import { METADATA_ENTITY_TYPE, NS } from './namespaces.js';
 import { checkDatastreams, checkRef } from './record-checks.js';
 import { attribute, describe, plainAttributes, positionInText, trimXmlSpace } from './sax-helpers.js';
-import { XmlCapture } from './xml-capture.js';
+import type { ReceivedDidl, ReceivedXmlCapture } from './received-xml.js';
+import { XmlCapture, inheritedNamespaceDeclarations } from './xml-capture.js';
 
 /** One record as the reader hands it over: an OAI-PMH header, a DIDL document, or both. */
 export interface ReadRecord {
@@ -16,6 +17,8 @@ export interface ReadRecord {
   error?: DidlError;
   /** Namespace URI of the metadata when it was not DIDL (another format); the payload is skipped. */
   otherMetadataNamespace?: string;
+  /** The DIDL element as received, By-Value content left out (only with `keepReceivedXml`). */
+  receivedDidl?: ReceivedDidl;
 }
 
 export type RecordHandler = (record: ReadRecord) => void | Promise<void>;
@@ -27,6 +30,8 @@ export interface RecordBuilderOptions {
   maxDepth: number;
   maxMetadataChars: number;
   highWaterMark: number;
+  /** Told where DIDL elements and By-Value contents begin and end, when they are kept as received. */
+  received?: ReceivedXmlCapture;
 }
 
 /** What the driver needs from the builder to run the base64 fast path. */
@@ -78,6 +83,7 @@ interface RecordState {
   top?: ItemState;
   documentId?: string;
   headerOnly: boolean;
+  received?: ReceivedDidl;
 }
 
 /**
@@ -170,9 +176,12 @@ export class RecordBuilder {
       case 'item':
         this.closeItem(frame.item!);
         break;
-      case 'didl':
+      case 'didl': {
+        const received = this.options.received?.finish();
+        if (received && this.current) this.current.received = received;
         if (this.rootKind === 'didl') this.closeRecord();
         break;
+      }
       case 'oai-record':
         this.closeRecord();
         break;
@@ -210,6 +219,7 @@ export class RecordBuilder {
   async abort(error: Error): Promise<void> {
     const active = this.active;
     this.active = undefined;
+    this.options.received?.discard();
     if (active) await active.sink.abandon(error);
   }
 
@@ -323,6 +333,7 @@ export class RecordBuilder {
   private openDidl(tag: QualifiedTag): Frame {
     const documentId = attribute(tag, 'DIDLDocumentId');
     if (this.current && documentId !== undefined) this.current.documentId = documentId;
+    this.options.received?.start(inheritedNamespaceDeclarations(tag));
     return { kind: 'didl', name: tag.name };
   }
 
@@ -415,6 +426,7 @@ export class RecordBuilder {
     const active: ActiveByValue = { sink, decoder: new Base64Decoder(), discarding: false, viaSax: false };
     this.active = active;
     resource.byValue = { encoding: 'base64', size: 0, sha256: '' };
+    this.options.received?.byValue(resource, tag.name, tag.isSelfClosing);
     const byValue = resource.byValue;
     this.closeByValueHook = () => {
       const problem = active.discarding ? undefined : active.decoder.end();
@@ -487,6 +499,7 @@ export class RecordBuilder {
       const document: DidlDocument = { identifier, item: state.top.item };
       if (state.documentId !== undefined) document.documentId = state.documentId;
       record.didl = document;
+      if (state.received) record.receivedDidl = state.received;
       if (!record.error && identifier) {
         const mismatch = checkDatastreams(document, this.where());
         if (mismatch) this.fail(mismatch, record);

@@ -22,20 +22,8 @@ export class XmlCapture {
   open(tag: QualifiedTag): void {
     this.closePendingStartTag();
     let start = `<${tag.name}`;
-    const declared = new Set<string>();
-    for (const [name, attribute] of Object.entries(tag.attributes)) {
-      start += ` ${name}="${escapeAttribute(attribute.value)}"`;
-      if (name === 'xmlns') declared.add('');
-      else if (name.startsWith('xmlns:')) declared.add(name.slice(6));
-    }
-    if (this.depth === 0) {
-      // `ns` holds inherited bindings on its prototype chain: for..in visits them too.
-      for (const prefix in tag.ns) {
-        if (declared.has(prefix) || prefix === 'xml' || prefix === 'xmlns') continue;
-        const uri = tag.ns[prefix]!;
-        start += prefix === '' ? ` xmlns="${escapeAttribute(uri)}"` : ` xmlns:${prefix}="${escapeAttribute(uri)}"`;
-      }
-    }
+    for (const [name, attribute] of Object.entries(tag.attributes)) start += ` ${name}="${escapeAttribute(attribute.value)}"`;
+    if (this.depth === 0) start += inheritedNamespaceDeclarations(tag);
     this.append(start);
     this.openTagPending = true;
     this.depth++;
@@ -84,4 +72,24 @@ export class XmlCapture {
       });
     }
   }
+}
+
+/**
+ * Declarations (` xmlns:p="uri"`, each with a leading space) of the namespaces in scope at
+ * `tag` that it does not declare itself: what it would need to mean the same on its own.
+ */
+export function inheritedNamespaceDeclarations(tag: QualifiedTag): string {
+  const declared = new Set<string>();
+  for (const name of Object.keys(tag.attributes)) {
+    if (name === 'xmlns') declared.add('');
+    else if (name.startsWith('xmlns:')) declared.add(name.slice(6));
+  }
+  let declarations = '';
+  // `ns` holds inherited bindings on its prototype chain: for..in visits them too.
+  for (const prefix in tag.ns) {
+    if (declared.has(prefix) || prefix === 'xml' || prefix === 'xmlns') continue;
+    const uri = tag.ns[prefix]!;
+    declarations += prefix === '' ? ` xmlns="${escapeAttribute(uri)}"` : ` xmlns:${prefix}="${escapeAttribute(uri)}"`;
+  }
+  return declarations;
 }
