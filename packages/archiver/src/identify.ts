@@ -36,19 +36,8 @@ export function dateAtGranularity(datestamp: string, granularity: string | null 
   return granularity === 'YYYY-MM-DD' ? datestamp.slice(0, 10) : datestamp;
 }
 
-async function smallResponse(client: OaiClient, args: Record<string, string>): Promise<string> {
-  const response = await client.oai(args);
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_SMALL_RESPONSE) {
-      response.body.destroy();
-      throw new ArchiverError('ERR_HARVEST_NOT_OAI', `${args.verb} of ${client.endpoint.href} is larger than 1 MiB`);
-    }
-    parts.push(chunk);
-  }
-  return Buffer.concat(parts).toString('utf8');
+function smallResponse(client: OaiClient, args: Record<string, string>): Promise<string> {
+  return client.oaiText(args, MAX_SMALL_RESPONSE);
 }
 
 function elements(xml: string, name: string): string[] {

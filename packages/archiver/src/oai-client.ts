@@ -63,6 +63,34 @@ export class OaiClient {
     return this.get(url, 'OAI-PMH request');
   }
 
+  /**
+   * An OAI-PMH response small enough to read whole (Identify, ListMetadataFormats), as text.
+   * A body that breaks off (a reset, a bad gzip stream, or an OAI-PMH document without its end
+   * tag) is asked for again like a failed request; after the retries, ERR_HARVEST_UNREACHABLE.
+   */
+  async oaiText(args: Record<string, string>, maxBytes: number): Promise<string> {
+    const policy = this.options.retry ?? DEFAULT_RETRY_POLICY;
+    const signal = this.options.signal;
+    const what = `${args['verb'] ?? 'OAI-PMH request'} of ${this.endpoint.href}`;
+    for (let attempt = 0; ; attempt++) {
+      const response = await this.oai(args);
+      let reason: string;
+      try {
+        const text = await readWhole(response.body, maxBytes, what);
+        if (!brokeOff(text)) return text;
+        reason = 'the response ended before </OAI-PMH>';
+      } catch (error) {
+        if (error instanceof ArchiverError) throw error;
+        signal?.throwIfAborted();
+        reason = isNetworkError(error) ? describeNetworkError(error) : (error as Error).message;
+      }
+      if (attempt >= policy.retries) throw new ArchiverError('ERR_HARVEST_UNREACHABLE', `${what} failed after ${attempt + 1} attempts: ${reason}`);
+      const delayMs = retryDelayMs(attempt + 1, policy);
+      this.options.onRetry?.({ attempt: attempt + 1, delayMs, reason });
+      await sleep(delayMs, undefined, signal ? { signal } : {});
+    }
+  }
+
   /** GET of any URL on the same origin (By-Reference datastreams), with retries. */
   async get(url: URL, what: string, extraHeaders: Record<string, string> = {}): Promise<OaiHttpResponse> {
     if (url.origin !== this.endpoint.origin) {
@@ -214,6 +242,26 @@ function pumpInto(body: Readable, inflater: Transform): void {
       inflater.destroy(error as Error);
     }
   })();
+}
+
+/** The whole body as UTF-8 text; over `maxBytes` it is not an answer we expect (ERR_HARVEST_NOT_OAI). */
+async function readWhole(body: Readable, maxBytes: number, what: string): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      body.destroy();
+      throw new ArchiverError('ERR_HARVEST_NOT_OAI', `${what} is larger than ${maxBytes} bytes`);
+    }
+    parts.push(chunk);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** An OAI-PMH document that began and did not end: the connection broke off. */
+function brokeOff(text: string): boolean {
+  return /<(?:[A-Za-z_][\w.-]*:)?OAI-PMH[\s>]/.test(text) && !/<\/(?:[A-Za-z_][\w.-]*:)?OAI-PMH\s*>\s*$/.test(text);
 }
 
 function isNetworkError(error: unknown): boolean {

@@ -84,6 +84,57 @@ test('giving up after the retries names the URL, the attempts and the last reaso
   }
 });
 
+const IDENTIFY = '<?xml version="1.0"?>\n<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><Identify><repositoryName>r</repositoryName></Identify></OAI-PMH>\n';
+
+test('oaiText: a body reset mid-way, a document cut short and a broken gzip stream are asked for again', async () => {
+  const { url, seen } = await scripted([
+    (_req, res) => {
+      // Headers and half the body, then the connection reset.
+      res.writeHead(200, { 'Content-Type': 'text/xml' });
+      res.write(IDENTIFY.slice(0, 60));
+      setTimeout(() => res.socket?.resetAndDestroy(), 10);
+    },
+    (_req, res) => res.end(IDENTIFY.slice(0, 80)), // ends cleanly, but before </OAI-PMH>
+    (_req, res) => {
+      res.writeHead(200, { 'Content-Encoding': 'gzip' });
+      res.end(gzipSync(IDENTIFY).subarray(0, 40)); // a gzip stream without its end
+    },
+    ok(IDENTIFY),
+  ]);
+  const retries: string[] = [];
+  const client = new OaiClient(url, { retry: FAST, onRetry: (info) => retries.push(info.reason) });
+  try {
+    assert.equal(await client.oaiText({ verb: 'Identify' }, 1 << 20), IDENTIFY);
+    assert.equal(seen.length, 4);
+    assert.equal(retries.length, 3);
+    assert.match(retries[1]!, /ended before <\/OAI-PMH>/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('oaiText: broken every time, a coded error naming the verb, the URL and the attempts; an HTML page is not retried', async () => {
+  const broken = await scripted([(_req, res) => res.end(IDENTIFY.slice(0, 80))]);
+  const client = new OaiClient(broken.url, { retry: FAST });
+  try {
+    await assert.rejects(client.oaiText({ verb: 'ListMetadataFormats' }, 1 << 20), {
+      code: 'ERR_HARVEST_UNREACHABLE',
+      message: new RegExp(`^ListMetadataFormats of ${broken.url.replace(/[.?]/g, '\\$&')} failed after 4 attempts: the response ended before </OAI-PMH>$`),
+    });
+    assert.equal(broken.seen.length, 4);
+  } finally {
+    await client.close();
+  }
+  const html = await scripted([ok('<html><body>not a repository</body></html>')]);
+  const other = new OaiClient(html.url, { retry: FAST });
+  try {
+    assert.equal(await other.oaiText({ verb: 'Identify' }, 1 << 20), '<html><body>not a repository</body></html>');
+    assert.equal(html.seen.length, 1, 'an answer that is not OAI-PMH is left to the caller, not asked for again');
+  } finally {
+    await other.close();
+  }
+});
+
 test('gzip and deflate bodies are decoded; credentials and Accept-Encoding are sent', async () => {
   const { url, seen } = await scripted([
     (_req, res) => {
