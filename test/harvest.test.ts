@@ -47,18 +47,20 @@ after(async () => {
 });
 
 /**
- * What metadata/didl.xml must hold for a file: the DIDL element of its record as the repository
- * sends it, byte for byte, with the namespaces it inherits from the OAI-PMH envelope declared on
- * its root and the base64 of the By-Value Resource replaced by a pointer to the payload file.
+ * What metadata/oai-header.xml and didl.xml must hold for a file: the header and DIDL elements of
+ * its record as the repository sends them, byte for byte, with the namespaces they inherit from
+ * the OAI-PMH envelope declared on them and the base64 of the By-Value Resource replaced by a
+ * pointer to the payload file.
  */
-async function didlAsKept(identifier: string, name: string, bytes: Buffer): Promise<string> {
+async function asKept(identifier: string, name: string, bytes: Buffer): Promise<{ header: string; didl: string }> {
   const page = await (await fetch(`${endpoint}?verb=GetRecord&metadataPrefix=oai_didl&identifier=${encodeURIComponent(identifier)}`)).text();
   const didl = /<didl:DIDL[\s\S]*<\/didl:DIDL>/.exec(page)![0];
   const envelope = ' xmlns="http://www.openarchives.org/OAI/2.0/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"';
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const pointer = `<oaibag:byValue xmlns:oaibag="urn:oaibag:aip:1" payload="data/${name.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')}" size="${bytes.length}" sha256="${sha256}"/>`;
   const kept = didl.replace(/^<didl:DIDL[^>]*/, (start) => start + envelope).replace(/(encoding="base64">)[^<]*(<\/didl:Resource>)/, `$1${pointer}$2`);
-  return `<?xml version="1.0" encoding="UTF-8"?>\n${kept}\n`;
+  const header = /<header>[\s\S]*?<\/header>/.exec(page)![0].replace('<header>', `<header${envelope}>`);
+  return { header: `<?xml version="1.0" encoding="UTF-8"?>\n${header}\n`, didl: `<?xml version="1.0" encoding="UTF-8"?>\n${kept}\n` };
 }
 
 test('a first harvest stores one valid bag per exported file, with identical bytes', async () => {
@@ -86,7 +88,9 @@ test('a first harvest stores one valid bag per exported file, with identical byt
       assert.equal(didl.status, 0, didl.stderr);
       const premis = spawnSync('xmllint', ['--noout', join(bag, 'metadata/premis.xml')], { encoding: 'utf8' });
       assert.equal(premis.status, 0, premis.stderr);
-      assert.equal(readFileSync(join(bag, 'metadata/didl.xml'), 'utf8'), await didlAsKept(identifier, name, readFileSync(join(site, path))), 'didl.xml is the record as received');
+      const kept = await asKept(identifier, name, readFileSync(join(site, path)));
+      assert.equal(readFileSync(join(bag, 'metadata/oai-header.xml'), 'utf8'), kept.header, 'oai-header.xml is the header as received');
+      assert.equal(readFileSync(join(bag, 'metadata/didl.xml'), 'utf8'), kept.didl, 'didl.xml is the record as received');
       assert.match(readFileSync(join(archive, version.bagPath, 'bag-info.txt'), 'utf8'), new RegExp(`External-Identifier: ${identifier.replace(/[.?*+()]/g, '\\$&')}`));
     }
   } finally {

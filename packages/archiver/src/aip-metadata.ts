@@ -77,7 +77,12 @@ export function premisXml(facts: CaptureFacts): string {
 /** Namespace of our own elements in the tag files (docs/aip-profile.md). */
 export const AIP_NAMESPACE = 'urn:oaibag:aip:1';
 
-/** The record's OAI-PMH header, as an OAI-PMH `header` element. */
+/** The record's OAI-PMH `header` element as received (namespaces from the envelope declared on it). */
+export function receivedHeaderXml(received: Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from('<?xml version="1.0" encoding="UTF-8"?>\n'), received, Buffer.from('\n')]);
+}
+
+/** The record's OAI-PMH header, written again from what was read (when it was not kept as received). */
 export function oaiHeaderXml(header: OaiHeader): string {
   return (
     '<?xml version="1.0" encoding="UTF-8"?>\n' +

@@ -358,7 +358,8 @@ async function processRecord(
     return;
   }
   try {
-    const stored = await storeRecord(context, header, record.didl, received, record.receivedDidl);
+    const asReceived = { ...(record.receivedHeader ? { header: record.receivedHeader } : {}), ...(record.receivedDidl ? { didl: record.receivedDidl } : {}) };
+    const stored = await storeRecord(context, header, record.didl, received, asReceived);
     ledger.stageVersion(stored.version, stored.bag);
   } catch (error) {
     if (!(error instanceof ArchiverError)) throw error;

@@ -4,7 +4,7 @@ import { componentDigest, componentHeaders, getHeader, isSha256, type DidlCompon
 import { safeFileName, uniqueFileName } from './bag-paths.js';
 import { createBagBuilder } from './bag-writer.js';
 import type { SealedBag } from './bag-placement.js';
-import { didlRecordXml, httpHeadersText, oaiHeaderXml, premisXml, receivedDidlXml, type StoredPayload } from './aip-metadata.js';
+import { didlRecordXml, httpHeadersText, oaiHeaderXml, premisXml, receivedDidlXml, receivedHeaderXml, type StoredPayload } from './aip-metadata.js';
 import type { Catalog } from './catalog.js';
 import type { NewVersion } from './catalog-schema.js';
 import { ArchiverError } from './errors.js';
@@ -72,6 +72,12 @@ export function recordParts(document: DidlDocument): Part[] {
   return parts;
 }
 
+/** The record's OAI-PMH header and DIDL elements as received (readDidl's `keepReceivedXml`). */
+export interface AsReceived {
+  header?: Uint8Array;
+  didl?: ReceivedDidl;
+}
+
 /** A record made ready for its page's commit: its version row, and its bag when it is new. */
 export interface StoredRecord {
   version: NewVersion;
@@ -84,8 +90,9 @@ export interface StoredRecord {
  * stored, and returns what the page's commit needs (see PageLedger, which places the page's
  * bags together and records their versions). `received` holds the By-Value datastreams already written to temporary files,
  * in the order of the record's parts that have one. By-Reference parts are fetched here.
- * `receivedDidl`, when the reader kept it, becomes metadata/didl.xml; otherwise the DIDL is
- * written again from `document`.
+ * `asReceived` holds the header and DIDL elements as the reader kept them: they become
+ * metadata/oai-header.xml and didl.xml; whatever is missing is written again from the parsed
+ * record.
  * Every check is made before the bag is built; a refused record leaves nothing behind.
  */
 export async function storeRecord(
@@ -93,7 +100,7 @@ export async function storeRecord(
   header: OaiHeader,
   document: DidlDocument,
   received: IncomingFile[],
-  receivedDidl?: ReceivedDidl,
+  asReceived: AsReceived = {},
 ): Promise<StoredRecord> {
   const parts = recordParts(document);
   const files: IncomingFile[] = [];
@@ -113,7 +120,7 @@ export async function storeRecord(
       verifyPart(document.identifier, part, file);
     }
     if (files.length === 0) throw new RecordRefused('the record carries no datastream, By-Value or By-Reference', 'verify');
-    return await buildVersion(context, header, document, parts, files, receivedDidl);
+    return await buildVersion(context, header, document, parts, files, asReceived);
   } finally {
     for (const file of [...files, ...received]) await discardIncoming(file);
   }
@@ -161,7 +168,7 @@ async function buildVersion(
   document: DidlDocument,
   parts: Part[],
   files: IncomingFile[],
-  receivedDidl: ReceivedDidl | undefined,
+  asReceived: AsReceived,
 ): Promise<StoredRecord> {
   const { catalog, sourceId } = context;
   // One digest for the version: the payload's own for one file, else of the part digests.
@@ -189,8 +196,8 @@ async function buildVersion(
       if (file.bytes !== null) builder.addPayloadBytes(name, file.bytes, file);
       else await builder.linkPayload(name, file.path!, file);
     }
-    await builder.addTagFile('oai-header.xml', oaiHeaderXml(header));
-    await builder.addTagFile('didl.xml', await didlXml(document, receivedDidl, parts, names, files));
+    await builder.addTagFile('oai-header.xml', asReceived.header ? receivedHeaderXml(asReceived.header) : oaiHeaderXml(header));
+    await builder.addTagFile('didl.xml', await didlXml(document, asReceived.didl, parts, names, files));
     const headersText = httpHeadersText(document);
     if (headersText !== '') await builder.addTagFile('http-headers.txt', headersText);
     await builder.addTagFile(

@@ -17,7 +17,7 @@ const MAX_RECEIVED_BYTES = 16 << 20;
 const LT = 0x3c;
 
 /**
- * Keeps the bytes of DIDL elements as the reader meets them. The reader hands over every run of
+ * Keeps the bytes of DIDL elements (and of OAI-PMH record headers) as the reader meets them. The reader hands over every run of
  * markup before sax sees it (`markup`), and says when sax is back between constructs
  * (`settled`); the record builder says where a DIDL element starts, where each By-Value
  * Resource's content goes, and where the element ends. Base64 content never comes here: the
@@ -51,7 +51,7 @@ export class ReceivedXmlCapture {
   }
 
   /**
-   * A DIDL element has just opened: its start tag is the end of the pending markup. `declarations`
+   * A DIDL element (or an OAI-PMH header) has just opened: its start tag is the end of the pending markup. `declarations`
    * (` xmlns:p="uri"` …) are written into that start tag.
    */
   start(declarations: string): void {

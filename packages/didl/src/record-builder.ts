@@ -19,6 +19,8 @@ export interface ReadRecord {
   otherMetadataNamespace?: string;
   /** The DIDL element as received, By-Value content left out (only with `keepReceivedXml`). */
   receivedDidl?: ReceivedDidl;
+  /** The OAI-PMH `header` element as received (only with `keepReceivedXml`). */
+  receivedHeader?: Uint8Array;
 }
 
 export type RecordHandler = (record: ReadRecord) => void | Promise<void>;
@@ -185,9 +187,12 @@ export class RecordBuilder {
       case 'oai-record':
         this.closeRecord();
         break;
-      case 'oai-header':
+      case 'oai-header': {
+        const received = this.options.received?.finish();
+        if (received && this.current) this.current.record.receivedHeader = Buffer.concat(received.parts as Uint8Array[]);
         if (this.current?.headerOnly) this.closeRecord();
         break;
+      }
       default:
         break;
     }
@@ -316,6 +321,7 @@ export class RecordBuilder {
   private openHeader(tag: QualifiedTag): Frame {
     const header: OaiHeader = { identifier: '', datestamp: '', setSpecs: [], deleted: attribute(tag, 'status') === 'deleted' };
     this.current!.record.header = header;
+    this.options.received?.start(inheritedNamespaceDeclarations(tag));
     return { kind: 'oai-header', name: tag.name };
   }
 

@@ -41,12 +41,13 @@ const RECORD_2 =
   '<d:Component><d:Resource mimeType="application/octet-stream" encoding="base64"/></d:Component>' +
   '</d:Item></d:DIDL>';
 
+const HEADER_1 = '<header >\r\n <identifier>http://example.org/a.txt</identifier><!-- c --><datestamp>2026-11-23T00:00:00Z</datestamp>\r\n <setSpec>text</setSpec></header >';
 const ENVELOPE_NAMESPACES = ` xmlns="${NS.oai}" xmlns:didl="${NS.didl}" xmlns:dii="${NS.dii}"`;
 const PAGE = Buffer.from(
   '<?xml version="1.0" encoding="UTF-8"?>\n' +
     `<OAI-PMH${ENVELOPE_NAMESPACES}><responseDate>2026-11-23T00:00:00Z</responseDate>` +
     '<request verb="ListRecords" metadataPrefix="oai_didl">http://example.org/oai</request><ListRecords>\n' +
-    `<record><header><identifier>http://example.org/a.txt</identifier><datestamp>2026-11-23T00:00:00Z</datestamp></header><metadata>${RECORD_1}</metadata></record>\n` +
+    `<record>${HEADER_1}<metadata>${RECORD_1}</metadata></record>\n` +
     `<record><header><identifier>http://example.org/b.bin</identifier><datestamp>2026-11-23T00:00:00Z</datestamp></header><metadata>${RECORD_2}</metadata></record>\n` +
     '</ListRecords></OAI-PMH>\n',
   'utf8',
@@ -65,6 +66,9 @@ const EXPECTED = [
   ),
 ];
 
+/** What the first record's kept header must read as. */
+const EXPECTED_HEADER_1 = HEADER_1.replace('<header >', `<header ${ENVELOPE_NAMESPACES}>`);
+
 function shown(record: ReadRecord): string | undefined {
   return record.receivedDidl?.parts
     .map((part) => (part instanceof Uint8Array ? Buffer.from(part).toString('utf8') : `{${part.byValue!.size} ${part.byValue!.sha256}}`))
@@ -79,12 +83,13 @@ async function readKept(chunks: Buffer[]): Promise<Array<string | undefined>> {
     onRecord: (record) => {
       assert.equal(record.error, undefined);
       kept.push(shown(record));
+      if (record.header?.identifier.endsWith('a.txt')) assert.equal(Buffer.from(record.receivedHeader ?? []).toString('utf8'), EXPECTED_HEADER_1);
     },
   });
   return kept;
 }
 
-test('the DIDL of each record as received: envelope namespaces added, base64 marked, everything else byte for byte', async () => {
+test('the header and DIDL of each record as received: envelope namespaces added, base64 marked, everything else byte for byte', async () => {
   assert.deepEqual(await readKept([PAGE]), EXPECTED);
 });
 
@@ -98,7 +103,10 @@ test('the same bytes whatever the chunking: split at every position, and one byt
 test('not asked for: no receivedDidl', async () => {
   await readDidl([PAGE], {
     onDatastream: (datastream) => void datastream.bytes.resume(),
-    onRecord: (record) => assert.equal(record.receivedDidl, undefined),
+    onRecord: (record) => {
+      assert.equal(record.receivedDidl, undefined);
+      assert.equal(record.receivedHeader, undefined);
+    },
   });
 });
 
