@@ -1,5 +1,6 @@
 // End to end: harvest after harvest through a proxy that misbehaves at seeded random moments
-// (connections reset mid-body, bodies cut short, 500 and 503, slow answers), while the site
+// (connections reset mid-body, bodies cut short, 500 and 503, slow answers; gzip-compressed
+// answers every other round, so cuts also land inside gzip streams), while the site
 // changes between harvests (touches, edits, additions, deletions). Whatever happens, each
 // harvest ends with a summary or a coded source error, the archive verifies clean after every
 // one, and once the faults stop a harvest completes and the archive restores the site byte for
@@ -19,7 +20,9 @@ import { harvest } from '../packages/archiver/src/harvest.ts';
 import { restoreSite } from '../packages/archiver/src/restore.ts';
 import { verifyArchive } from '../packages/archiver/src/verify-archive.ts';
 
-const SEED = 20261123;
+// Seed 8 made harvests before keepErrorForReader (oai-client.ts) die: a prefetched gzip page
+// broke off while nobody read it yet. Other seeds pass by that bug; keep one that does not.
+const SEED = 8;
 const ROUNDS = 8;
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const FAST_RETRY = { retries: 2, baseDelayMs: 5, maxDelayMs: 50 };
@@ -42,6 +45,7 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.le
 type Fault = 'reset' | 'truncate' | '503' | '500' | 'slow' | 'none';
 const faultsSeen: Record<Fault, number> = { reset: 0, truncate: 0, '503': 0, '500': 0, slow: 0, none: 0 };
 let faulty = true;
+let compressed = false;
 
 function nextFault(): Fault {
   if (!faulty) return 'none';
@@ -80,7 +84,8 @@ function misbehave(upstreamPort: number, agent: Agent) {
       return;
     }
     const headers = { ...req.headers };
-    delete headers['accept-encoding'];
+    // Every other round plain, so that cuts land in XML text as well as in gzip streams.
+    if (!compressed) delete headers['accept-encoding'];
     delete headers.connection;
     const upstream = request({ host: '127.0.0.1', port: upstreamPort, path: req.url, method: req.method, headers, agent }, async (answer) => {
       const chunks: Buffer[] = [];
@@ -153,6 +158,7 @@ test(`${ROUNDS} harvests through random faults while the site changes: the archi
   const outcomes: string[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     if (round > 1) await changeSite(round);
+    compressed = round % 2 === 0;
     try {
       const summary = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, log: () => {} });
       outcomes.push(summary.status);

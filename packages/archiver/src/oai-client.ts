@@ -115,7 +115,7 @@ export class OaiClient {
         const response = signal ? await untilAborted(request, signal) : await request;
         if (response.statusCode === 200) {
           if (signal) destroyOnAbort(response.body, signal);
-          return { body: decoded(response.body, response.headers), headers: response.headers };
+          return { body: keepErrorForReader(decoded(response.body, response.headers)), headers: response.headers };
         }
         await response.body.dump();
         reason = `HTTP ${response.statusCode}`;
@@ -193,6 +193,17 @@ function destroyOnAbort(body: Readable, signal: AbortSignal): void {
   const onAbort = (): void => void body.destroy(signal.reason as Error);
   signal.addEventListener('abort', onAbort, { once: true });
   body.once('close', () => signal.removeEventListener('abort', onAbort));
+}
+
+/**
+ * A body may fail before anyone reads it: a prefetched page whose gzip stream breaks off while
+ * the page before it is being committed. An 'error' event nobody listens to ends the process;
+ * with this listener the stream is destroyed with the error kept, and its reader gets it on
+ * the first read (an errored stream rejects its iterator and fails a pipeline).
+ */
+function keepErrorForReader(body: Readable): Readable {
+  body.on('error', () => undefined);
+  return body;
 }
 
 /** Resolves on 'drain', or on 'close' (destroyed while full: no 'drain' will ever come). */

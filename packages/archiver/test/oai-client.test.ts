@@ -135,6 +135,31 @@ test('oaiText: broken every time, a coded error naming the verb, the URL and the
   }
 });
 
+test('a gzip body that breaks off before anyone reads it (a prefetched page): the reader gets the error, the process goes on', async () => {
+  const thrown: unknown[] = [];
+  const record = (error: unknown): void => void thrown.push(error);
+  process.on('uncaughtException', record);
+  try {
+    const { url } = await scripted([
+      (_req, res) => {
+        res.writeHead(200, { 'Content-Encoding': 'gzip' });
+        res.end(gzipSync(IDENTIFY.repeat(50)).subarray(0, 100));
+      },
+    ]);
+    const client = new OaiClient(url, { retry: FAST });
+    try {
+      const response = await client.oai({ verb: 'ListRecords', metadataPrefix: 'oai_didl' });
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the inflater fails meanwhile, unread
+      await assert.rejects(text(response.body), { code: 'Z_BUF_ERROR' });
+    } finally {
+      await client.close();
+    }
+    assert.deepEqual(thrown, []);
+  } finally {
+    process.off('uncaughtException', record);
+  }
+});
+
 test('gzip and deflate bodies are decoded; credentials and Accept-Encoding are sent', async () => {
   const { url, seen } = await scripted([
     (_req, res) => {
