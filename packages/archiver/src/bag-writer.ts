@@ -10,6 +10,7 @@
 // Payload is streamed and hashed with SHA-256 and SHA-512 in the same pass as it is written;
 // memory does not grow with file size and no payload file is read back to be hashed.
 
+import { writeFully } from './write-fully.js';
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { constants as fsConstants, createReadStream, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { open, readdir, rm } from 'node:fs/promises';
@@ -365,8 +366,7 @@ async function writeHashed(target: string, source: AsyncIterable<Uint8Array>): P
   try {
     for await (const chunk of source) {
       for (const hash of hashes) hash.update(chunk);
-      let offset = 0;
-      while (offset < chunk.byteLength) offset += (await handle.write(chunk, offset)).bytesWritten;
+      await writeFully(handle, chunk);
       size += chunk.byteLength;
     }
   } finally {

@@ -8,6 +8,9 @@
  *   newer than this program.
  * - `ERR_ARCHIVE_LOCKED`: another harvest holds the archive lock.
  * - `ERR_ARCHIVE_IO`: a file-system operation on the archive failed.
+ * - `ERR_ARCHIVE_FULL`: no room left where oaibag writes (the archive's file system, or a
+ *   restore's destination): full, or its quota used up. The command stops; run again once
+ *   there is room, it resumes.
  * - `ERR_ARCHIVE_DAMAGED`: a bag fails its fixity or completeness check (restore, verify).
  * - `ERR_ARCHIVE_USAGE`: bad command-line arguments or options.
  * - `ERR_HARVEST_UNREACHABLE`: the source cannot be reached (network, DNS, HTTP errors after retries).
@@ -22,6 +25,7 @@ export type ArchiverErrorCode =
   | 'ERR_ARCHIVE_CATALOG'
   | 'ERR_ARCHIVE_LOCKED'
   | 'ERR_ARCHIVE_IO'
+  | 'ERR_ARCHIVE_FULL'
   | 'ERR_ARCHIVE_DAMAGED'
   | 'ERR_ARCHIVE_USAGE'
   | 'ERR_HARVEST_UNREACHABLE'
@@ -61,4 +65,24 @@ export class ArchiverError extends Error {
 /** True when `error` is an {@link ArchiverError} (of any code). */
 export function isArchiverError(error: unknown): error is ArchiverError {
   return error instanceof ArchiverError;
+}
+
+/** No room left where the archive is (ENOSPC, EDQUOT, SQLite's SQLITE_FULL), found anywhere in the cause chain. */
+export function isStorageExhausted(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL') return true;
+  }
+  return false;
+}
+
+/** The error a harvest stops with when the archive's file system is full. */
+export function archiveFullError(archiveDir: string, error: unknown): ArchiverError {
+  return noRoomError(`the archive ${archiveDir}`, archiveDir, error, 'free space there (or give the archive more), then run the same command again: it resumes where it stopped');
+}
+
+/** ERR_ARCHIVE_FULL for `what` (a folder, described), keeping an error that already is one. */
+export function noRoomError(what: string, path: string, error: unknown, hint: string): ArchiverError {
+  if (error instanceof ArchiverError && error.code === 'ERR_ARCHIVE_FULL') return error;
+  return new ArchiverError('ERR_ARCHIVE_FULL', `no room left on the file system of ${what}: ${(error as Error).message}`, { cause: error, path, hint });
 }

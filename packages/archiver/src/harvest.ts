@@ -5,7 +5,7 @@ import { adoptPendingBags } from './adopt-pending-bags.js';
 import { cleanupLeftovers } from './bag-writer.js';
 import { Catalog } from './catalog.js';
 import type { HarvestCounts, HarvestStatus } from './catalog-schema.js';
-import { ArchiverError } from './errors.js';
+import { ArchiverError, archiveFullError, isStorageExhausted } from './errors.js';
 import { defaultFlushMode, openDiskFlusher, type DiskFlusher } from './flush-to-disk.js';
 import { dateAtGranularity, identifyRepository } from './identify.js';
 import { discardIncoming, harvestMemoryBudget, receiveIncoming, type IncomingFile } from './incoming-file.js';
@@ -197,13 +197,19 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
         catalog.finishHarvest(harvestId, status, counts);
         return { harvestId, from: from ?? null, until: options.until ?? null, status, watermark: source.watermark, ...counts };
       }
-      // A page that kept failing: the harvest ends failed, with its reason in the catalog;
-      // the saved token and the watermark stay, so the next harvest resumes.
-      if (!(error instanceof ArchiverError)) throw error;
-      catalog.recordFailure({ sourceId: source.id, harvestId, stage: 'list', code: error.code, message: error.message });
+      // A page that kept failing (or no room left): the harvest ends failed, with its reason in
+      // the catalog; the saved token and the watermark stay, so the next harvest resumes.
+      const stop = isStorageExhausted(error) ? archiveFullError(options.archiveDir, error) : error;
+      if (!(stop instanceof ArchiverError)) throw stop;
       counts.requests = client.requests;
-      catalog.finishHarvest(harvestId, 'failed', counts);
-      throw error;
+      try {
+        catalog.recordFailure({ sourceId: source.id, harvestId, stage: stop.code === 'ERR_ARCHIVE_FULL' ? 'store' : 'list', code: stop.code, message: stop.message });
+        catalog.finishHarvest(harvestId, 'failed', counts);
+      } catch (bookkeeping) {
+        // A full disk may refuse these rows too; the next harvest marks this one interrupted.
+        if (!isStorageExhausted(bookkeeping)) throw bookkeeping;
+      }
+      throw stop;
     }
 
     counts.requests = client.requests;
@@ -215,6 +221,9 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     catalog.finishHarvest(harvestId, status, counts);
     const watermark = catalog.source(options.baseUrl)?.watermark ?? null;
     return { harvestId, from: from ?? null, until: options.until ?? null, status, watermark, ...counts };
+  } catch (error) {
+    // Before the list (adopting bags, starting the harvest) a full disk is the same story.
+    throw isStorageExhausted(error) ? archiveFullError(options.archiveDir, error) : error;
   } finally {
     await flusher?.close();
     await client.close();
@@ -362,6 +371,8 @@ async function processRecord(
     const stored = await storeRecord(context, header, record.didl, received, asReceived);
     ledger.stageVersion(stored.version, stored.bag);
   } catch (error) {
+    // No room left is the archive's problem, not this record's: the whole harvest stops.
+    if (isStorageExhausted(error)) throw archiveFullError(context.archiveDir, error);
     if (!(error instanceof ArchiverError)) throw error;
     counts.failed++;
     const refused = error instanceof RecordRefused ? error : undefined;

@@ -1,3 +1,4 @@
+import { writeFully } from './write-fully.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
@@ -79,12 +80,12 @@ export async function receiveIncoming(archiveDir: string, source: AsyncIterable<
       if (handle === null) {
         path = join(archiveDir, TEMP_DIRECTORY, `incoming-${randomBytes(8).toString('hex')}`);
         handle = await openIncoming(path);
-        for (const part of held ?? []) await handle.write(part);
+        for (const part of held ?? []) await writeFully(handle, part);
         budget?.give(heldBytes);
         held = null;
         heldBytes = 0;
       }
-      await handle.write(chunk);
+      await writeFully(handle, chunk);
     }
   } catch (error) {
     budget?.give(heldBytes);

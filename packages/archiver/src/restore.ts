@@ -8,13 +8,14 @@
 // No archive lock: bags are immutable once in place, and the catalog is only read (in one
 // read transaction, so a harvest committing meanwhile is not half seen).
 
+import { writeFully } from './write-fully.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { lstat, mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { openDiskFlusher } from './flush-to-disk.js';
 import { join, resolve } from 'node:path';
 import { Catalog } from './catalog.js';
-import { ArchiverError } from './errors.js';
+import { ArchiverError, isStorageExhausted, noRoomError } from './errors.js';
 import { datestampSeconds, formatInstant, parseAsOf, planRestore, type PlanDeletion, type PlanVersion } from './restore-plan.js';
 import { findCollisions, restorePathFor } from './restore-path.js';
 import { resolveArchivePath } from './storage-path.js';
@@ -205,6 +206,10 @@ export async function restoreSite(options: RestoreOptions): Promise<RestoreSumma
       log(`damaged bag ${show(bag)} (${show(version.identifier)}): ${show(error.message)}`);
     };
     const failed = (version: PlanVersion, path: string, error: unknown): void => {
+      // No room left fails every file after this one too: stop, with one line, instead.
+      if (isStorageExhausted(error)) {
+        throw noRoomError(`the restore folder ${root}`, root, error, 'free space there, then run the same restore again');
+      }
       const message = (error as Error).message;
       summary.failed.push({ identifier: version.identifier, path, message });
       log(`failed ${show(version.identifier)}: cannot write ${show(path)}: ${show(message)}`);
@@ -258,6 +263,8 @@ export async function restoreSite(options: RestoreOptions): Promise<RestoreSumma
         if (batch.length >= BATCH_FILES || batchBytes >= BATCH_BYTES) await place();
         return;
       }
+      // Out of room: the verified files staged so far are still placed, then the restore stops.
+      if (isStorageExhausted(error)) await place();
       if (error instanceof Damage) damaged(entry.version, bag, error);
       else if (error instanceof InTheWay) refuse('in-the-way', entry.version.identifier, error.message);
       else failed(entry.version, entry.path, error);
@@ -399,13 +406,16 @@ async function stageOne(
     for await (const chunk of source.createReadStream({ highWaterMark: 1 << 20, autoClose: false }) as AsyncIterable<Buffer>) {
       hash.update(chunk);
       size += chunk.byteLength;
-      await written.write(chunk);
+      await writeFully(written, chunk);
     }
     const found = hash.digest('hex');
     if (found !== first.digest) throw new Damage(`${first.path} does not match manifest-sha256.txt`, first.digest, found);
     if (parts.length === 1 && (found !== version.sha256 || size !== version.size)) {
       throw new Damage(`${first.path} does not match the catalog (sha-256 ${version.sha256}, ${version.size} bytes)`, version.sha256, `${found} ${size} bytes`);
     }
+    // What landed on disk, not only what was read, must be the size the manifest describes.
+    const landed = (await written.stat()).size;
+    if (landed !== size) throw Object.assign(new Error(`${landed} bytes written of ${size}`), { code: 'EIO' });
     await written.utimes(mtime, mtime);
     await written.close();
     written = undefined;

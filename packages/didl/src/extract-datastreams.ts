@@ -110,7 +110,14 @@ function collectByValue(item: DidlItem | undefined, path: number[], into: Map<st
 async function writeSynced(path: string, bytes: AsyncIterable<Uint8Array>): Promise<void> {
   const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
   try {
-    for await (const chunk of bytes) await handle.write(chunk);
+    for await (const chunk of bytes) {
+      // FileHandle.write may take fewer bytes than asked (a nearly full disk) without an error.
+      for (let offset = 0; offset < chunk.byteLength; ) {
+        const { bytesWritten } = await handle.write(chunk, offset, chunk.byteLength - offset);
+        if (bytesWritten <= 0) throw Object.assign(new Error(`${path}: the file system took no byte`), { code: 'EIO' });
+        offset += bytesWritten;
+      }
+    }
     await handle.sync();
   } finally {
     await handle.close();

@@ -24,9 +24,11 @@ export function harvestCommand(): Command {
   .option('--json', 'print the summary as JSON')
   .addHelpText(
     'after',
-    '\nExit codes: 0 all done; 1 finished, but some records failed (they are retried next time);\n' +
-      '2 usage; 3 the source is unreachable, not an OAI-PMH repository, or the list failed;\n' +
-        '130 stopped by SIGINT/SIGTERM (what was stored is kept; the next harvest resumes).\n' +
+    '\nExit codes: 0 all done; 1 finished, but some records failed (they are retried next time),\n' +
+      "or an archive problem such as no room left on its disk (ERR_ARCHIVE_FULL: free space and\n" +
+      'run the same command, it resumes); 2 usage; 3 the source is unreachable, not an OAI-PMH\n' +
+      'repository, or the list failed; 130 stopped by SIGINT/SIGTERM (what was stored is kept;\n' +
+      'the next harvest resumes).\n' +
       '\nEnvironment: OAIBAG_SYNC=files makes each page durable by fsyncing its files one by one\n' +
       "instead of one syncfs of the archive's file system (the default on Linux); choose it when\n" +
       'that file system is shared with heavy writers. See docs/aip-profile.md.',
