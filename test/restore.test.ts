@@ -25,7 +25,7 @@ import { createRepository, type Repository } from '../packages/repository/src/in
 import { createBagBuilder } from '../packages/archiver/src/bag-writer.ts';
 import { Catalog } from '../packages/archiver/src/catalog.ts';
 import { harvest } from '../packages/archiver/src/harvest.ts';
-import { restoreSite, type RestoreSummary } from '../packages/archiver/src/restore.ts';
+import { RESTORE_TEMP_PREFIX, restoreSite, type RestoreSummary } from '../packages/archiver/src/restore.ts';
 import { formatInstant } from '../packages/archiver/src/restore-plan.ts';
 import { bagDirectoryFor } from '../packages/archiver/src/storage-path.ts';
 
@@ -185,6 +185,25 @@ test('a previous restore is overwritten only with verified bytes, and links in i
   assert.deepEqual(summary.refused.map((r) => [r.kind, r.identifier.slice(endpoint.length - 4)]), [['in-the-way', '/papers/a%20b.txt']]);
   assert.match(lines.join('\n'), /in-the-way .*papers\/a%20b\.txt: papers is a symbolic link/);
   assert.equal(summary.problems, 1);
+});
+
+test('temporary files a killed restore left are removed by the next one, never through a link', async () => {
+  const to = join(work, 'restore-after-kill');
+  const outside = join(work, 'outside-kill');
+  mkdirSync(join(to, 'papers'), { recursive: true });
+  mkdirSync(outside);
+  // What kill -9 leaves: verified bytes staged under a temporary name, not yet renamed.
+  writeFileSync(join(to, `${RESTORE_TEMP_PREFIX}0123456789abcdef`), 'staged');
+  writeFileSync(join(to, 'papers', `${RESTORE_TEMP_PREFIX}fedcba9876543210`), 'staged');
+  writeFileSync(join(outside, `${RESTORE_TEMP_PREFIX}00000000000000ff`), 'not ours to remove');
+  symlinkSync(outside, join(to, 'linked'));
+  const lines: string[] = [];
+  const summary = await restoreSite({ archiveDir: archive, to, log: (line) => lines.push(line) });
+  assert.equal(summary.problems, 0);
+  assert.ok(lines.includes('removed 2 temporary file(s) left by an interrupted restore'), lines.join('\n'));
+  const left = [...snapshot(to).keys()].filter((path) => path.includes(RESTORE_TEMP_PREFIX));
+  assert.deepEqual(left, []);
+  assert.deepEqual(readdirSync(outside), [`${RESTORE_TEMP_PREFIX}00000000000000ff`], 'nothing removed through the link');
 });
 
 test('damaged bags are reported by their path, nothing unverified is written, the rest is restored', async () => {

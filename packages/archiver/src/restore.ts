@@ -8,10 +8,9 @@
 // No archive lock: bags are immutable once in place, and the catalog is only read (in one
 // read transaction, so a harvest committing meanwhile is not half seen).
 
-import { writeFully } from './write-fully.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { lstat, mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import { openDiskFlusher } from './flush-to-disk.js';
 import { join, resolve } from 'node:path';
 import { Catalog } from './catalog.js';
@@ -20,6 +19,7 @@ import { datestampSeconds, formatInstant, parseAsOf, planRestore, type PlanDelet
 import { findCollisions, restorePathFor } from './restore-path.js';
 import { resolveArchivePath } from './storage-path.js';
 import { Damage, lastModified, OPEN_PAYLOAD, parseManifest, readTag, recordOrder, sha256 } from './restore-bag.js';
+import { writeFully } from './write-fully.js';
 
 export interface RestoreOptions {
   archiveDir: string;
@@ -193,6 +193,8 @@ export async function restoreSite(options: RestoreOptions): Promise<RestoreSumma
     await mkdir(root, { recursive: true }).catch((error: unknown) => {
       throw new ArchiverError('ERR_ARCHIVE_IO', `cannot create the restore folder ${root}: ${(error as Error).message}`, { cause: error, path: root });
     });
+    const stale = await removeStaleTemporaries(root);
+    if (stale > 0) log(`removed ${stale} temporary file(s) left by an interrupted restore`);
     const folders = new Set<string>(); // relative folders known to be real directories
     const touched = new Set<string>([root]); // folders whose entries changed: flushed at the end
     const damaged = (version: PlanVersion, bag: string, error: Damage): void => {
@@ -428,6 +430,28 @@ async function stageOne(
   }
 }
 
+
+/**
+ * Removes the `.oaibag-restore-*` files a killed restore left below `root` (they would stay in
+ * the restored site for good). Only regular files with that prefix, never through a symbolic
+ * link: the repository never exports hidden names, so no restored file is called that.
+ */
+async function removeStaleTemporaries(root: string): Promise<number> {
+  let removed = 0;
+  const visit = async (folder: string): Promise<void> => {
+    const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) await visit(path);
+      else if (entry.isFile() && entry.name.startsWith(RESTORE_TEMP_PREFIX)) {
+        await rm(path, { force: true });
+        removed++;
+      }
+    }
+  };
+  await visit(root);
+  return removed;
+}
 
 /**
  * Makes the folders of `segments` below `root`, one at a time and without following a link:
