@@ -192,18 +192,23 @@ test('temporary files a killed restore left are removed by the next one, never t
   const outside = join(work, 'outside-kill');
   mkdirSync(join(to, 'papers'), { recursive: true });
   mkdirSync(outside);
-  // What kill -9 leaves: verified bytes staged under a temporary name, not yet renamed.
-  writeFileSync(join(to, `${RESTORE_TEMP_PREFIX}0123456789abcdef`), 'staged');
-  writeFileSync(join(to, 'papers', `${RESTORE_TEMP_PREFIX}fedcba9876543210`), 'staged');
-  writeFileSync(join(outside, `${RESTORE_TEMP_PREFIX}00000000000000ff`), 'not ours to remove');
+  // What kill -9 leaves: verified bytes staged under a temporary name, not yet renamed, named
+  // after a process that no longer runs (a finished child's pid).
+  const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+  writeFileSync(join(to, `${RESTORE_TEMP_PREFIX}${dead}-0123456789abcdef`), 'staged');
+  writeFileSync(join(to, 'papers', `${RESTORE_TEMP_PREFIX}${dead}-fedcba9876543210`), 'staged');
+  writeFileSync(join(to, `${RESTORE_TEMP_PREFIX}00000000000000aa`), 'staged by a version without the pid');
+  // A restore still running (this process) keeps its files.
+  writeFileSync(join(to, `${RESTORE_TEMP_PREFIX}${process.ppid}-00000000000000bb`), 'being written');
+  writeFileSync(join(outside, `${RESTORE_TEMP_PREFIX}${dead}-00000000000000ff`), 'not ours to remove');
   symlinkSync(outside, join(to, 'linked'));
   const lines: string[] = [];
   const summary = await restoreSite({ archiveDir: archive, to, log: (line) => lines.push(line) });
   assert.equal(summary.problems, 0);
-  assert.ok(lines.includes('removed 2 temporary file(s) left by an interrupted restore'), lines.join('\n'));
+  assert.ok(lines.includes('removed 3 temporary file(s) left by an interrupted restore'), lines.join('\n'));
   const left = [...snapshot(to).keys()].filter((path) => path.includes(RESTORE_TEMP_PREFIX));
-  assert.deepEqual(left, []);
-  assert.deepEqual(readdirSync(outside), [`${RESTORE_TEMP_PREFIX}00000000000000ff`], 'nothing removed through the link');
+  assert.deepEqual(left, [`${RESTORE_TEMP_PREFIX}${process.ppid}-00000000000000bb`]);
+  assert.deepEqual(readdirSync(outside), [`${RESTORE_TEMP_PREFIX}${dead}-00000000000000ff`], 'nothing removed through the link');
 });
 
 test('damaged bags are reported by their path, nothing unverified is written, the rest is restored', async () => {

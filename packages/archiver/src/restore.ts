@@ -398,7 +398,8 @@ async function stageOne(
     if (code === 'ELOOP') throw new Damage(`${first.path} is a symbolic link`);
     throw error;
   }
-  const temp = join(folder, `${RESTORE_TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
+  // The pid in the name tells a later restore whether the writer is still running (see removeStaleTemporaries).
+  const temp = join(folder, `${RESTORE_TEMP_PREFIX}${process.pid}-${randomBytes(8).toString('hex')}`);
   let written: FileHandle | undefined;
   let placed = false;
   try {
@@ -432,9 +433,11 @@ async function stageOne(
 
 
 /**
- * Removes the `.oaibag-restore-*` files a killed restore left below `root` (they would stay in
- * the restored site for good). Only regular files with that prefix, never through a symbolic
- * link: the repository never exports hidden names, so no restored file is called that.
+ * Removes the `.oaibag-restore-<pid>-<random>` files a killed restore left below `root` (they
+ * would stay in the restored site for good): regular files only, never through a symbolic link,
+ * and only when no process with that pid runs on this machine, so that a restore still writing
+ * into the same folder keeps its files. The repository never exports hidden names, so no
+ * restored file is called that.
  */
 async function removeStaleTemporaries(root: string): Promise<number> {
   let removed = 0;
@@ -443,7 +446,7 @@ async function removeStaleTemporaries(root: string): Promise<number> {
     for (const entry of entries) {
       const path = join(folder, entry.name);
       if (entry.isDirectory()) await visit(path);
-      else if (entry.isFile() && entry.name.startsWith(RESTORE_TEMP_PREFIX)) {
+      else if (entry.isFile() && isStaleTemporary(entry.name)) {
         await rm(path, { force: true });
         removed++;
       }
@@ -451,6 +454,23 @@ async function removeStaleTemporaries(root: string): Promise<number> {
   };
   await visit(root);
   return removed;
+}
+
+function isStaleTemporary(name: string): boolean {
+  if (!name.startsWith(RESTORE_TEMP_PREFIX)) return false;
+  const match = /^(\d+)-[0-9a-f]+$/.exec(name.slice(RESTORE_TEMP_PREFIX.length));
+  if (!match) return /^[0-9a-f]{16}$/.test(name.slice(RESTORE_TEMP_PREFIX.length)); // before the pid was in the name
+  return !processRuns(Number(match[1]));
+}
+
+/** Whether a process with this pid exists here (EPERM: it does, as another user). */
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
