@@ -124,24 +124,24 @@ export function receivedDidlXml(received: ReceivedDidl, payloadOf: (resource: Di
 }
 
 /**
- * The record's DIDL, written again from what was read (when it was not kept as received): identifier, headers, digests, refs
- * and the Descriptors we do not interpret, with each By-Value Resource replaced by a pointer
- * to its payload file and digest, so that no byte is stored twice.
+ * The record's DIDL, written again from what was read (when it was not kept as received):
+ * identifier, headers, digests, refs and the Descriptors we do not interpret of the top Item,
+ * each By-Value Resource holding a pointer to its payload file instead of its base64.
  */
-export async function didlRecordXml(document: DidlDocument, payloadNames: readonly string[], payloadSha256: readonly string[]): Promise<string> {
+export async function didlRecordXml(document: DidlDocument, payloadOf: (resource: DidlResource) => StoredPayload | undefined): Promise<string> {
   const { writeDidl } = await import('@oaibag/didl');
-  let payload = 0;
   const components = document.item.components
     .filter((component) => component.resources.some((resource) => resource.byValue || resource.ref))
     .map((component) => {
       const byValue = component.resources.find((resource) => resource.byValue);
       const ref = component.resources.find((resource) => resource.ref)?.ref;
-      const name = payloadNames[payload];
-      const sha256 = payloadSha256[payload];
-      payload++;
-      const pointer = byValue
+      const stored = byValue ? payloadOf(byValue) : undefined;
+      // As in the record kept as received: the By-Value Resource, its base64 replaced by the pointer.
+      const kept = byValue
         ? [
-            `<didl:Descriptor><didl:Statement mimeType="application/xml"><oaibag:byValue xmlns:oaibag="${AIP_NAMESPACE}" payload="data/${escapeAttribute(name ?? '')}" size="${byValue.byValue!.size}" sha256="${sha256 ?? ''}"/></didl:Statement></didl:Descriptor>`,
+            `<didl:Resource mimeType="${escapeAttribute(byValue.mimeType ?? 'application/octet-stream')}" encoding="base64">` +
+              `<oaibag:byValue xmlns:oaibag="${AIP_NAMESPACE}"${stored ? ` payload="data/${escapeAttribute(stored.name)}"` : ''} size="${byValue.byValue!.size}" sha256="${stored?.sha256 ?? byValue.byValue!.sha256}"/>` +
+              '</didl:Resource>',
           ]
         : [];
       return {
@@ -149,7 +149,8 @@ export async function didlRecordXml(document: DidlDocument, payloadNames: readon
         ...(ref ? { ref } : {}),
         ...(component.digest ? { digest: component.digest } : {}),
         ...(component.headers ? { headers: component.headers } : {}),
-        descriptors: [...component.descriptors, ...pointer],
+        descriptors: component.descriptors,
+        resources: kept,
       };
     });
   let xml = '';

@@ -2,7 +2,7 @@ import { constants, readFileSync, unlinkSync } from 'node:fs';
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ArchiverError } from './errors.js';
+import { ArchiverError, archiveFullError, isStorageExhausted } from './errors.js';
 
 /** The lock file's name inside an archive directory. */
 export const ARCHIVE_LOCK_FILE_NAME = 'lock';
@@ -225,7 +225,8 @@ function lockedError(file: string, state: LockState): ArchiverError {
 }
 
 function ioError(file: string, action: string, error: unknown): ArchiverError {
-  return new ArchiverError('ERR_ARCHIVE_IO', `cannot ${action} the archive lock ${file}: ${(error as Error).message}`, { path: file, cause: error });
+  const failure = new ArchiverError('ERR_ARCHIVE_IO', `cannot ${action} the archive lock ${file}: ${(error as Error).message}`, { path: file, cause: error });
+  return isStorageExhausted(error) ? archiveFullError(dirname(file), failure) : failure;
 }
 
 /** Makes the lock's directory entry durable (not possible on every platform: ignored there). */

@@ -259,11 +259,11 @@ function combinedDigest(files: IncomingFile[]): string {
 
 /** metadata/didl.xml: the DIDL as received when the reader kept it, else written again. */
 async function didlXml(document: DidlDocument, receivedDidl: ReceivedDidl | undefined, parts: Part[], names: string[], files: IncomingFile[]): Promise<string | Buffer> {
-  if (!receivedDidl) return didlRecordXml(document, names, files.map((file) => file.sha256));
   const stored = new Map<DidlResource, StoredPayload>();
   parts.forEach((part, index) => {
     const resource = part.byValue ? part.component.resources.find((candidate) => candidate.byValue) : undefined;
     if (resource) stored.set(resource, { name: names[index]!, sha256: files[index]!.sha256 });
   });
-  return receivedDidlXml(receivedDidl, (resource) => stored.get(resource));
+  const payloadOf = (resource: DidlResource): StoredPayload | undefined => stored.get(resource);
+  return receivedDidl ? receivedDidlXml(receivedDidl, payloadOf) : didlRecordXml(document, payloadOf);
 }

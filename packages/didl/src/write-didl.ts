@@ -18,6 +18,8 @@ export interface DidlWriteComponent {
   headers?: HttpHeader[];
   /** Descriptors to write as they are (self-contained XML, e.g. from the reader). */
   descriptors?: string[];
+  /** Resource elements to write as they are, after ours (self-contained XML). */
+  resources?: string[];
 }
 
 /** One web resource in the mod_oai DIDL profile. */
@@ -72,6 +74,7 @@ export async function* writeDidl(input: DidlWriteInput, options: DidlWriteOption
       yield* encodeBase64Lines(component.byValue);
       yield `${pad(3)}</didl:Resource>\n`;
     }
+    for (const resource of component.resources ?? []) yield `${pad(3)}${resource}\n`;
     yield `${pad(2)}</didl:Component>\n`;
   }
   yield `${pad(1)}</didl:Item>\n</didl:DIDL>\n`;
