@@ -19,6 +19,7 @@ import { isArchiverError } from '../packages/archiver/src/errors.ts';
 import { harvest } from '../packages/archiver/src/harvest.ts';
 import { restoreSite } from '../packages/archiver/src/restore.ts';
 import { verifyArchive } from '../packages/archiver/src/verify-archive.ts';
+import { seededRandom } from './seeded-random.ts';
 
 // Seed 8 made harvests before keepErrorForReader (oai-client.ts) die: a prefetched gzip page
 // broke off while nobody read it yet. Other seeds pass by that bug; keep one that does not.
@@ -28,17 +29,6 @@ const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const FAST_RETRY = { retries: 2, baseDelayMs: 5, maxDelayMs: 50 };
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
 
-/** mulberry32: the same faults, at the same moments, every run. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 const random = seededRandom(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 

@@ -202,13 +202,4 @@ export function assertStreamsFailedWith(outcome: Outcome, error: DidlError): voi
 }
 
 /** Seeded PRNG (mulberry32): the fuzz loop is the same on every run. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom as prng } from '../../../test/seeded-random.ts';

@@ -11,23 +11,12 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { headers, resumptionToken, startRepository, tempDir, writeTree, type RunningRepository } from './repository-helpers.ts';
+import { seededRandom } from '../../../test/seeded-random.ts';
 
 const FILES = 40;
 const REQUESTS = 240;
 const AT_ONCE = 8;
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
-
-/** mulberry32: the same cut points every run, so a failure can be replayed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const site = tempDir('oaibag-leaving-site-');
 const work = tempDir('oaibag-leaving-work-');
