@@ -96,6 +96,9 @@ export async function verifyBag(bagDir: string, options: VerifyOptions = {}): Pr
     if (manifest !== undefined) (match[1] === 'tag' ? tagManifests : payloadManifests).push(manifest);
   }
   if (payloadManifests.length === 0) add({ kind: 'missing', path: 'manifest-sha512.txt', message: 'no payload manifest (manifest-<algorithm>.txt)' });
+  // BagIt makes tag manifests optional; our profile always writes one, and without it the tag
+  // files (bag-info.txt, the manifests, metadata/) could change unseen.
+  if (tagManifests.length === 0) add({ kind: 'missing', path: 'tagmanifest-sha256.txt', message: 'no tag manifest (tagmanifest-sha256.txt): the tag files are unprotected' });
 
   // Completeness: every listed file exists, every payload file is in every payload manifest.
   for (const manifest of payloadManifests) {

@@ -156,6 +156,25 @@ test('corruption, deletion, a stray file and a broken oxum are each reported wit
   ]);
 });
 
+test('a tag manifest deleted, or a folder in its place, is a problem: BagIt allows none, our profile does not', async () => {
+  for (const damage of ['deleted', 'a folder'] as const) {
+    const dir = await archive();
+    const bag = await awkwardBag(dir);
+    // Without the tag manifest, an edited bag-info.txt would go unseen.
+    await unlink(join(bag.bagPath, 'tagmanifest-sha256.txt'));
+    if (damage === 'a folder') await mkdir(join(bag.bagPath, 'tagmanifest-sha256.txt'));
+    await appendFile(join(bag.bagPath, 'bag-info.txt'), 'Edited: afterwards\n');
+    for (const fast of [false, true]) {
+      const report = await verifyBag(bag.bagPath, { fast });
+      assert.equal(report.valid, false, `${damage}, fast ${fast}`);
+      assert.deepEqual(
+        report.problems.map((problem) => [problem.kind, problem.path, problem.message]),
+        [['missing', 'tagmanifest-sha256.txt', 'no tag manifest (tagmanifest-sha256.txt): the tag files are unprotected']],
+      );
+    }
+  }
+});
+
 test('malformed bag declarations and manifests are format problems', async () => {
   const dir = await archive();
   const bag = await awkwardBag(dir);
