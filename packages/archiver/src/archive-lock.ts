@@ -3,6 +3,7 @@ import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ArchiverError, archiveFullError, isStorageExhausted } from './errors.js';
+import { fsyncFolderIfPossible } from './flush-to-disk.js';
 
 /** The lock file's name inside an archive directory. */
 export const ARCHIVE_LOCK_FILE_NAME = 'lock';
@@ -125,7 +126,8 @@ async function createExclusive(file: string, content: string): Promise<boolean> 
     throw ioError(file, 'write', error);
   }
   await handle.close();
-  await syncDirectory(dirname(file));
+  // A lock entry lost to a power cut only frees the archive.
+  await fsyncFolderIfPossible(dirname(file));
   return true;
 }
 
@@ -229,19 +231,6 @@ function ioError(file: string, action: string, error: unknown): ArchiverError {
   return isStorageExhausted(error) ? archiveFullError(dirname(file), failure) : failure;
 }
 
-/** Makes the lock's directory entry durable (not possible on every platform: ignored there). */
-async function syncDirectory(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Windows cannot open directories; a lost lock entry after power loss only frees the archive.
-  }
-}
 
 /** Reads the holder of an archive's lock without taking it (for `oaibag status`); undefined when unlocked or unreadable. */
 export function readArchiveLockHolder(archiveDir: string): ArchiveLockHolder | undefined {

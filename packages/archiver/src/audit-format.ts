@@ -9,6 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { AUDIT_CHANGES, type AuditHarvestTotals, type AuditRow, type AuditRun, type AuditState, type AuditTotals } from './audit-query.js';
 import { renderAuditHtml } from './audit-html.js';
 import { ArchiverError } from './errors.js';
+import { fsyncFolderIfPossible } from './flush-to-disk.js';
 
 /** The output forms of `oaibag audit`. */
 export type AuditFormat = 'text' | 'json' | 'csv' | 'html';
@@ -173,7 +174,7 @@ export async function writeAuditOutput(chunks: Iterable<string>, out: string | u
       await handle.close();
     }
     await rename(temp, out);
-    await syncDirectory(dirname(out));
+    await fsyncFolderIfPossible(dirname(out));
   } catch (error) {
     await rm(temp, { force: true });
     if (error instanceof ArchiverError) throw error;
@@ -185,12 +186,3 @@ export async function writeAuditOutput(chunks: Iterable<string>, out: string | u
   }
 }
 
-/** Makes a rename durable; file systems that cannot fsync a directory are let be. */
-async function syncDirectory(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync().catch(() => undefined);
-  } finally {
-    await handle.close();
-  }
-}

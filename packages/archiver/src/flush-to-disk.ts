@@ -197,6 +197,21 @@ export async function fsyncFolder(path: string): Promise<void> {
   await fsyncPath(path);
 }
 
+/**
+ * fsyncFolder where losing the entry after a power cut is tolerable (a lock file, a restored
+ * site's folders, an audit report): file systems and platforms that cannot open or fsync a
+ * folder (Windows, some network mounts) are let be.
+ */
+export async function fsyncFolderIfPossible(path: string): Promise<void> {
+  const handle = await open(path, 'r').catch(() => undefined);
+  if (!handle) return;
+  try {
+    await handle.sync().catch(() => undefined);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Runs `sync -f dir`; false when there is no such command (the caller falls back to fsyncs). */
 function syncFileSystem(dir: string): Promise<boolean> {
   return new Promise((resolve, reject) => {

@@ -11,7 +11,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
-import { openDiskFlusher } from './flush-to-disk.js';
+import { fsyncFolderIfPossible, openDiskFlusher } from './flush-to-disk.js';
 import { join, resolve } from 'node:path';
 import { Catalog } from './catalog.js';
 import { ArchiverError, isStorageExhausted, noRoomError } from './errors.js';
@@ -286,7 +286,7 @@ export async function restoreSite(options: RestoreOptions): Promise<RestoreSumma
       while (window.length > 0) await take(await window.shift()!);
       await place();
       if (flusher.mode === 'filesystem') await flusher.flush({ folders: [root] }).catch(() => undefined);
-      else for (const folder of touched) await fsyncFolder(folder);
+      else for (const folder of touched) await fsyncFolderIfPossible(folder);
     } finally {
       // Files still being staged when something failed: let them finish, then remove them.
       for (const outcome of await Promise.all(window)) if (outcome.staged) batch.push({ ...outcome.staged, version: outcome.entry.version, bag: outcome.bag, path: outcome.entry.path });
@@ -504,13 +504,4 @@ async function prepareFolder(root: string, segments: string[], folders: Set<stri
   return current;
 }
 
-async function fsyncFolder(folder: string): Promise<void> {
-  const handle = await open(folder, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY).catch(() => undefined);
-  if (!handle) return;
-  try {
-    await handle.sync().catch(() => undefined);
-  } finally {
-    await handle.close();
-  }
-}
 

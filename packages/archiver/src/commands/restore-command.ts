@@ -18,7 +18,8 @@ export function restoreCommand(): Command {
       'bytes are renamed into place. Refused URLs, path collisions and damaged bags are reported on\n' +
       'stderr (one line each) and skipped; the other resources are still restored.\n' +
       '\nExit codes: 0 all restored; 1 some resources were refused, collided, could not be written,\n' +
-      'or their bag is damaged; 2 usage (bad --as-of, unknown --source).',
+      'or their bag is damaged, or no room was left in --to (ERR_ARCHIVE_FULL: the restore stops;\n' +
+      'free space and run it again); 2 usage (bad --as-of, unknown --source).',
   )
   .action(async (options: RestoreCommandOptions) => {
     const terminal = process.stderr.isTTY;
