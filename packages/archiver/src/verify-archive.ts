@@ -18,7 +18,7 @@ import type { BagProblem, BagProblemKind } from './bag-verifier.js';
 import { TEMP_DIRECTORY } from './bag-writer.js';
 import { Catalog, CATALOG_FILE_NAME } from './catalog.js';
 import type { NewEvent } from './catalog-schema.js';
-import { ArchiverError } from './errors.js';
+import { ArchiverError, isStorageExhausted } from './errors.js';
 import { AIPS_DIRECTORY, resolveArchivePath } from './storage-path.js';
 import type { VerifyJob, VerifyJobResult } from './verify-worker.js';
 
@@ -146,11 +146,23 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
     // Verify, writing the events in batches as results come in.
     const events: NewEvent[] = [];
     let eventCount = 0;
+    let unrecorded = 0;
     const flush = (): void => {
       const batch = events.splice(0);
       if (batch.length === 0) return;
-      catalog!.transaction(() => batch.forEach((event) => catalog!.addEvent(event)));
-      eventCount += batch.length;
+      // A full disk must not stop the check itself: the bags are still verified and reported,
+      // only the record of it in the catalog is missing (and said so in the notes).
+      if (unrecorded > 0) {
+        unrecorded += batch.length;
+        return;
+      }
+      try {
+        catalog!.transaction(() => batch.forEach((event) => catalog!.addEvent(event)));
+        eventCount += batch.length;
+      } catch (error) {
+        if (!isStorageExhausted(error)) throw error;
+        unrecorded += batch.length;
+      }
     };
     const mode = fast ? 'fast' : 'full';
     const event = (path: string, outcome: 'success' | 'failure', detail: string): void => {
@@ -198,6 +210,7 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
       },
     );
     flush();
+    if (unrecorded > 0) notes.push(`catalog: no room left on its file system: ${unrecorded} fixity-check event(s) not recorded; free space and verify again to record them`);
 
     damagedBags.sort((a, b) => byCodeUnit(a.bagPath, b.bagPath));
     const all = [...problems.keys()].sort(byCodeUnit).flatMap((path) => problems.get(path)!);
