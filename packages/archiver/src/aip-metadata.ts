@@ -9,7 +9,16 @@ export interface CaptureFacts {
   /** When the record was received and the bag written. */
   capturedAt: Date;
   /** One entry per payload file: its name in data/, size, digests, and how it came. */
-  files: Array<{ name: string; size: number; sha256: string; sha512: string; via: 'by-value' | 'by-reference'; promisedSha256?: string }>;
+  files: Array<{
+    name: string;
+    size: number;
+    sha256: string;
+    sha512: string;
+    via: 'by-value' | 'by-reference';
+    promisedSha256?: string;
+    /** By-Reference: the record's `ref`, the URL that answered, and the redirects between. */
+    fetched?: { ref: string; url: string; redirects: readonly string[] };
+  }>;
   agent: string;
 }
 
@@ -60,16 +69,27 @@ export function premisXml(facts: CaptureFacts): string {
       '    </premis:objectCharacteristics>\n' +
       '  </premis:object>\n';
   }
-  xml += event('capture', 'success', `OAI-PMH record ${facts.header.identifier} (datestamp ${facts.header.datestamp}) harvested from ${facts.baseUrl}; datastreams ${facts.files.map((file) => `${file.name} ${file.via}`).join(', ')}`);
-  xml += event('message digest calculation', 'success', `SHA-256 and SHA-512 computed while the bytes were received: ${facts.files.map((file) => `${file.name} sha256 ${file.sha256}`).join(', ')}`);
-  const checked = facts.files.filter((file) => file.promisedSha256 !== undefined);
-  xml += event(
-    'fixity check',
-    'success',
-    checked.length > 0
-      ? `SHA-256 equal to the digest the record carried for ${checked.map((file) => file.name).join(', ')}; sizes equal to its Content-Length`
-      : 'the record carried no digest; sizes checked against its Content-Length',
-  );
+  if (facts.files.length === 0) {
+    xml += event('capture', 'success', `OAI-PMH record ${facts.header.identifier} (datestamp ${facts.header.datestamp}) harvested from ${facts.baseUrl}; it carries no datastream (metadata only): the payload is empty`);
+  } else {
+    xml += event('capture', 'success', `OAI-PMH record ${facts.header.identifier} (datestamp ${facts.header.datestamp}) harvested from ${facts.baseUrl}; datastreams ${facts.files.map((file) => `${file.name} ${file.via}`).join(', ')}`);
+    // Where each By-Reference datastream's bytes really came from, redirects included.
+    for (const file of facts.files) {
+      if (!file.fetched) continue;
+      const { ref, url, redirects } = file.fetched;
+      const path = redirects.length === 0 ? `fetched from ${url}` : `redirected ${redirects.length} time(s): ${[ref, ...redirects].join(' -> ')}; fetched from ${url}`;
+      xml += event('capture', 'success', `data/${file.name}: By-Reference ${ref} ${path}`);
+    }
+    xml += event('message digest calculation', 'success', `SHA-256 and SHA-512 computed while the bytes were received: ${facts.files.map((file) => `${file.name} sha256 ${file.sha256}`).join(', ')}`);
+    const checked = facts.files.filter((file) => file.promisedSha256 !== undefined);
+    xml += event(
+      'fixity check',
+      'success',
+      checked.length > 0
+        ? `SHA-256 equal to the digest the record carried for ${checked.map((file) => file.name).join(', ')}; sizes equal to its Content-Length`
+        : 'the record carried no digest; sizes checked against its Content-Length',
+    );
+  }
   xml += event('ingestion', 'success', `stored as a BagIt 1.0 bag by harvest ${facts.harvestId}`);
   return `${xml}</premis:premis>\n`;
 }

@@ -104,6 +104,23 @@ export function safeFileName(urlSegment: string, fallback: string = FALLBACK_FIL
 }
 
 /**
+ * The name a record's payload files are given in data/ (`a.pdf`, then `a-2.pdf`, … for the
+ * other parts): the last path segment of the record's identifier, made safe. The identifier
+ * is usually the resource's URL; a DSpace (`urn:hdl:1234/56`) or aDORe (`info:lanl-repo/…`)
+ * identifier gives its last `/` segment too, and one that is no URL at all is taken whole as
+ * a path. The restore reader relies on this to put the parts back in the record's order.
+ */
+export function payloadBaseName(identifier: string): string {
+  let path: string;
+  try {
+    path = new URL(identifier).pathname;
+  } catch {
+    path = identifier;
+  }
+  return safeFileName(path.split('/').pop() ?? '');
+}
+
+/**
  * Shortens `name` to at most `maxBytes` UTF-8 bytes, cutting the stem and keeping a short
  * extension (`.pdf`, `.tar.gz` keeps `.gz`), never splitting a code point, and re-trimming
  * whitespace the cut may expose.

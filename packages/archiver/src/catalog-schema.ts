@@ -173,6 +173,31 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
       `);
     },
   },
+  {
+    version: 4,
+    name: 'payload files and fetches',
+    up(db) {
+      // payload_files: how many files the bag's data/ holds; 0 for a record that carried no
+      // datastream (metadata only: restore skips it). NULL for versions recorded before this
+      // step, which all had at least one.
+      // fetches: for each By-Reference datastream, the URL the bytes came from and the
+      // redirects that led there (also in the bag's premis.xml).
+      db.exec(`
+        ALTER TABLE versions ADD COLUMN payload_files INTEGER;
+        ALTER TABLE pending_bags ADD COLUMN payload_files INTEGER;
+        ALTER TABLE pending_bags ADD COLUMN fetches TEXT;
+        CREATE TABLE fetches (
+          id INTEGER PRIMARY KEY,
+          version_id INTEGER NOT NULL REFERENCES versions (id),
+          payload TEXT NOT NULL,
+          ref TEXT NOT NULL,
+          url TEXT NOT NULL,
+          redirects TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX fetches_by_version ON fetches (version_id);
+      `);
+    },
+  },
 ];
 
 /** The schema version this program writes: the last migration's. */
@@ -330,6 +355,20 @@ export interface CatalogVersion {
   harvestId: number | null;
   storedAt: string;
   change: VersionChange;
+  /** Files in the bag's payload: 0 for a record without datastream; null when recorded before they were counted (at least 1). */
+  payloadFiles: number | null;
+}
+
+/** Where a By-Reference datastream's bytes came from (see migration 4). */
+export interface VersionFetch {
+  /** The file's name in the bag's data/. */
+  payload: string;
+  /** The record's `ref`. */
+  ref: string;
+  /** The URL that answered with the bytes: `ref`, or the last redirect's target. */
+  url: string;
+  /** Each redirect's target, in order. */
+  redirects: string[];
 }
 
 /** What {@link Catalog.recordVersion} needs. */
@@ -342,6 +381,10 @@ export interface NewVersion {
   mimeType?: string | null;
   bagPath: string;
   harvestId?: number | null;
+  /** Files in the payload (0: the record carried no datastream). */
+  payloadFiles?: number;
+  /** The By-Reference datastreams' fetches. */
+  fetches?: VersionFetch[];
 }
 
 /** The outcome of {@link Catalog.recordVersion}; `known` when this state was already stored. */
@@ -506,6 +549,7 @@ export function toVersion(row: Row): CatalogVersion {
     harvestId: int(row.harvest_id),
     storedAt: String(row.stored_at),
     change: String(row.change) as VersionChange,
+    payloadFiles: int(row.payload_files),
   };
 }
 

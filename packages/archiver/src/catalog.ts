@@ -27,6 +27,7 @@ import {
   type Row,
   type SourceStatus,
   type VersionChange,
+  type VersionFetch,
 } from './catalog-schema.js';
 import { ArchiverError } from './errors.js';
 
@@ -111,8 +112,9 @@ export class Catalog {
   /** Notes, durably, a bag about to be renamed into place; `recordVersion` removes the note. */
   addPendingBag(version: NewVersion): void {
     this.durably(() => {
-      this.sql(`INSERT OR REPLACE INTO pending_bags (bag_path, source_id, identifier, datestamp, sha256, size, mime_type, harvest_id, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+      this.sql(`INSERT OR REPLACE INTO pending_bags (bag_path, source_id, identifier, datestamp, sha256, size, mime_type, harvest_id, created_at,
+          payload_files, fetches)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
         version.bagPath,
         version.sourceId,
         version.identifier,
@@ -122,6 +124,8 @@ export class Catalog {
         version.mimeType ?? null,
         version.harvestId ?? null,
         stamp(),
+        version.payloadFiles ?? null,
+        version.fetches === undefined ? null : JSON.stringify(version.fetches),
       );
     });
   }
@@ -139,6 +143,8 @@ export class Catalog {
       size: row.size as number,
       mimeType: (row.mime_type as string | null) ?? null,
       harvestId: (row.harvest_id as number | null) ?? null,
+      ...(row.payload_files !== null && row.payload_files !== undefined ? { payloadFiles: Number(row.payload_files) } : {}),
+      ...(typeof row.fetches === 'string' ? { fetches: JSON.parse(row.fetches) as VersionFetch[] } : {}),
     }));
   }
 
@@ -262,6 +268,12 @@ export class Catalog {
     return row && toVersion(row);
   }
 
+  /** Where the By-Reference datastreams of a version came from, in payload order. */
+  versionFetches(versionId: number): VersionFetch[] {
+    const rows = this.sql('SELECT payload, ref, url, redirects FROM fetches WHERE version_id = ? ORDER BY id').all(versionId) as Row[];
+    return rows.map((row) => ({ payload: String(row.payload), ref: String(row.ref), url: String(row.url), redirects: JSON.parse(String(row.redirects)) as string[] }));
+  }
+
   /** All versions of a resource, oldest first. */
   versions(sourceId: number, identifier: string): CatalogVersion[] {
     const rows = this.sql(`SELECT v.*, r.identifier FROM versions v JOIN resources r ON r.id = v.resource_id
@@ -294,8 +306,8 @@ export class Catalog {
             ? 'touched'
             : 'modified';
       const resourceId = resource?.id ?? this.insertResource(version.sourceId, version.identifier);
-      const result = this.sql(`INSERT INTO versions (resource_id, datestamp, size, sha256, mime_type, bag_path, harvest_id, stored_at, change)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+      const result = this.sql(`INSERT INTO versions (resource_id, datestamp, size, sha256, mime_type, bag_path, harvest_id, stored_at, change, payload_files)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
         resourceId,
         version.datestamp,
         version.size,
@@ -305,8 +317,11 @@ export class Catalog {
         version.harvestId ?? null,
         stamp(),
         change,
+        version.payloadFiles ?? null,
       );
       const versionId = Number(result.lastInsertRowid);
+      const fetch = this.sql('INSERT INTO fetches (version_id, payload, ref, url, redirects) VALUES (?, ?, ?, ?, ?)');
+      for (const done of version.fetches ?? []) fetch.run(versionId, done.payload, done.ref, done.url, JSON.stringify(done.redirects));
       this.sql('UPDATE resources SET current_version_id = ?, deleted_at = NULL, mime_type = ? WHERE id = ?').run(versionId, version.mimeType ?? null, resourceId);
       this.resolveFailures(version.sourceId, version.identifier);
       const row = this.sql('SELECT v.*, r.identifier FROM versions v JOIN resources r ON r.id = v.resource_id WHERE v.id = ?').get(versionId) as Row;

@@ -18,6 +18,10 @@
  * - `ERR_HARVEST_FORMAT`: the repository does not offer the requested metadata prefix.
  * - `ERR_HARVEST_PROTOCOL`: a response breaks OAI-PMH (malformed XML, looping tokens…).
  * - `ERR_HARVEST_VERIFY`: a record's bytes disagree with its promised size, digest or headers.
+ * - `ERR_HARVEST_REF_REFUSED`: a By-Reference URL, or a redirect from one, leads to a scheme
+ *   other than http(s) or to a non-public address (loopback, private, link-local…) that the
+ *   repository is not on itself; `--allow-private-refs` allows the addresses.
+ * - `ERR_HARVEST_REDIRECTS`: a By-Reference URL redirects in a loop or more than 10 times.
  */
 export type ArchiverErrorCode =
   | 'ERR_ARCHIVE_BAG'
@@ -32,7 +36,9 @@ export type ArchiverErrorCode =
   | 'ERR_HARVEST_NOT_OAI'
   | 'ERR_HARVEST_FORMAT'
   | 'ERR_HARVEST_PROTOCOL'
-  | 'ERR_HARVEST_VERIFY';
+  | 'ERR_HARVEST_VERIFY'
+  | 'ERR_HARVEST_REF_REFUSED'
+  | 'ERR_HARVEST_REDIRECTS';
 
 /** Optional facts attached to an {@link ArchiverError}. */
 export interface ArchiverErrorDetails {

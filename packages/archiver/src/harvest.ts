@@ -10,6 +10,7 @@ import { defaultFlushMode, openDiskFlusher, type DiskFlusher } from './flush-to-
 import { dateAtGranularity, identifyRepository } from './identify.js';
 import { discardIncoming, harvestMemoryBudget, receiveIncoming, type IncomingFile } from './incoming-file.js';
 import { OaiClient, type Credentials, type OaiHttpResponse } from './oai-client.js';
+import type { ResolveHost } from './origin-pools.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
 import { PageLedger, type PageTally } from './page-ledger.js';
 import { RecordRefused, storeRecord, type StoreContext } from './store-record.js';
@@ -28,6 +29,13 @@ export interface HarvestOptions {
   set?: string;
   prefix?: string;
   credentials?: Credentials;
+  /**
+   * By-Reference URLs (and their redirects) may lead to loopback, private, link-local and other
+   * non-public addresses, also of kinds the repository is not on itself (see address-policy.ts).
+   */
+  allowPrivateRefs?: boolean;
+  /** How host names of other origins are resolved (tests; default: the system's resolver). */
+  resolveHost?: ResolveHost;
   /**
    * Records stored at once (By-Reference fetches and bag writes overlap; the page itself is
    * read in order). Every record of a page is stored before its resumption token is saved.
@@ -80,6 +88,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     ...(options.credentials ? { credentials: options.credentials } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.allowPrivateRefs !== undefined ? { allowPrivateRefs: options.allowPrivateRefs } : {}),
+    ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
     onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
   });
   let flusher: DiskFlusher | undefined;
@@ -279,6 +289,7 @@ async function readPage(
       const summary = await readDidl(response.body, {
         recordErrors: 'report',
         keepReceivedXml: true,
+        lenientIdentifier: true,
         onDatastream: async (datastream: IncomingDatastream) => {
           pending.push(await receiveIncoming(context.archiveDir, datastream.bytes, context.budget));
         },

@@ -13,6 +13,7 @@ export {
   type VersionChange,
   type CatalogVersion,
   type NewVersion,
+  type VersionFetch,
   type RecordedVersion,
   type FailureStage,
   type NewFailure,
@@ -28,7 +29,9 @@ export { openDiskFlusher, oneShotFlusher, flushToDisk, defaultFlushMode, type Di
 export { verifyBag, type BagReport, type BagProblem, type BagProblemKind, type BagTally, type VerifyOptions } from './bag-verifier.js';
 export { bagDirectoryFor, resourceDirectoryFor } from './storage-path.js';
 export { safeFileName, uniqueFileName, encodeManifestPath, decodeManifestPath } from './bag-paths.js';
-export { OaiClient, type OaiClientOptions, type Credentials } from './oai-client.js';
+export { OaiClient, MAX_REDIRECTS, type OaiClientOptions, type Credentials, type DatastreamResponse } from './oai-client.js';
+export { addressKind, refusalOf, type AddressKind, type AddressPolicy } from './address-policy.js';
+export { OriginPools, type OriginPoolsOptions, type ResolveHost } from './origin-pools.js';
 export { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
 export { harvest, type HarvestOptions, type HarvestSummary } from './harvest.js';
 export { PageLedger, type PageTally } from './page-ledger.js';

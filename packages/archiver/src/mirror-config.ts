@@ -12,11 +12,11 @@ export interface MirrorConfig {
   sources: MirrorSource[];
 }
 
-const SOURCE_FIELDS = new Set(['baseUrl', 'every', 'jitter', 'set', 'prefix', 'concurrency', 'user', 'passwordFile']);
+const SOURCE_FIELDS = new Set(['baseUrl', 'every', 'jitter', 'set', 'prefix', 'concurrency', 'user', 'passwordFile', 'allowPrivateRefs']);
 
 /**
  * Reads a JSON mirror configuration: `{ "archive": "DIR", "sources": [{ "baseUrl", "every",
- * "jitter"?, "set"?, "prefix"?, "concurrency"?, "user"?, "passwordFile"? }] }`. Relative paths
+ * "jitter"?, "set"?, "prefix"?, "concurrency"?, "user"?, "passwordFile"?, "allowPrivateRefs"? }] }`. Relative paths
  * are taken from the file's folder; unknown fields are refused (a typo must not silently drop
  * a setting); each problem names the file and the field.
  */
@@ -61,6 +61,8 @@ export async function readMirrorConfig(file: string): Promise<MirrorConfig> {
       const user = text('user');
       const passwordFile = text('passwordFile');
       if ((user === undefined) !== (passwordFile === undefined)) fail(where, '"user" and "passwordFile" go together');
+      const allowPrivateRefs = entry.allowPrivateRefs;
+      if (allowPrivateRefs !== undefined && typeof allowPrivateRefs !== 'boolean') fail(`${where}.allowPrivateRefs`, 'expected true or false');
       const set = text('set');
       const prefix = text('prefix');
       return {
@@ -69,6 +71,7 @@ export async function readMirrorConfig(file: string): Promise<MirrorConfig> {
         ...(set !== undefined ? { set } : {}),
         ...(prefix !== undefined ? { prefix } : {}),
         ...(concurrency !== undefined ? { concurrency: concurrency as number } : {}),
+        ...(allowPrivateRefs === true ? { allowPrivateRefs: true } : {}),
         ...(user !== undefined ? { credentials: { user, password: await readPasswordLine(resolve(folder, passwordFile!)) } } : {}),
       };
     }),

@@ -13,6 +13,8 @@ export interface MirrorSource {
   prefix?: string;
   concurrency?: number;
   credentials?: Credentials;
+  /** See HarvestOptions.allowPrivateRefs. */
+  allowPrivateRefs?: boolean;
 }
 
 export interface MirrorOptions {
@@ -72,6 +74,7 @@ export async function mirror(options: MirrorOptions): Promise<void> {
         ...(next.source.prefix !== undefined ? { prefix: next.source.prefix } : {}),
         ...(next.source.concurrency !== undefined ? { concurrency: next.source.concurrency } : {}),
         ...(next.source.credentials ? { credentials: next.source.credentials } : {}),
+        ...(next.source.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
         ...(options.retry ? { retry: options.retry } : {}),
         log: (line) => options.log?.(`${next.source.baseUrl}: ${line}`),
       });

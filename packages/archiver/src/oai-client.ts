@@ -3,6 +3,7 @@ import type { Readable, Transform } from 'node:stream';
 import { createGunzip, createInflate } from 'node:zlib';
 import { Pool, errors as undiciErrors } from 'undici';
 import { ArchiverError } from './errors.js';
+import { OriginPools, type ResolveHost } from './origin-pools.js';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, retryDelayMs, type RetryPolicy } from './retry-policy.js';
 
 export interface Credentials {
@@ -25,6 +26,13 @@ export interface OaiClientOptions {
    * pending call rejects with the signal's reason and nothing is retried.
    */
   signal?: AbortSignal;
+  /**
+   * Lets By-Reference URLs (and their redirects) lead to loopback, private, link-local and
+   * other non-public addresses of a kind the repository is not on itself (`--allow-private-refs`).
+   */
+  allowPrivateRefs?: boolean;
+  /** How host names of other origins are resolved (default: the system's resolver). */
+  resolveHost?: ResolveHost;
 }
 
 /** A response whose status was 200, with its body decompressed. */
@@ -32,6 +40,18 @@ export interface OaiHttpResponse {
   body: Readable;
   headers: Record<string, string | string[] | undefined>;
 }
+
+/** A datastream's 200 response after its redirects: the body as sent, where it came from. */
+export interface DatastreamResponse extends OaiHttpResponse {
+  /** The URL the bytes came from (the `ref` itself, or the last redirect's target). */
+  url: URL;
+  /** Each redirect's target in order; empty when the `ref` answered itself. */
+  redirects: string[];
+}
+
+/** Redirects followed from a By-Reference URL, as curl and browsers do. */
+export const MAX_REDIRECTS = 10;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /**
  * HTTP for a harvest: one keep-alive undici Pool per repository, gzip/deflate accepted,
@@ -44,6 +64,8 @@ export class OaiClient {
   /** Requests sent, retries included (for the harvest summary). */
   requests = 0;
   private readonly pool: Pool;
+  /** Pools for the other origins By-Reference URLs lead to. */
+  private readonly others: OriginPools;
   private readonly options: OaiClientOptions;
 
   constructor(endpoint: string, options: OaiClientOptions = {}) {
@@ -53,6 +75,12 @@ export class OaiClient {
       connections: options.connections ?? 4,
       bodyTimeout: options.idleTimeoutMs ?? 120_000,
       headersTimeout: options.idleTimeoutMs ?? 120_000,
+    });
+    this.others = new OriginPools({
+      repository: this.endpoint,
+      ...(options.allowPrivateRefs !== undefined ? { allowPrivate: options.allowPrivateRefs } : {}),
+      ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+      ...(options.resolveHost !== undefined ? { resolve: options.resolveHost } : {}),
     });
   }
 
@@ -91,12 +119,62 @@ export class OaiClient {
     }
   }
 
-  /** GET of any URL on the same origin (By-Reference datastreams), with retries. */
+  /** GET of a URL on the repository's origin (OAI-PMH requests), decompressed, with retries. */
   async get(url: URL, what: string, extraHeaders: Record<string, string> = {}): Promise<OaiHttpResponse> {
     if (url.origin !== this.endpoint.origin) {
-      // One pool per repository, and credentials go only to the repository's own origin.
-      throw new ArchiverError('ERR_HARVEST_PROTOCOL', `${what} ${url.href} is not on the repository's origin ${this.endpoint.origin}; fetching other hosts is not supported yet`);
+      throw new ArchiverError('ERR_HARVEST_PROTOCOL', `${what} ${url.href} is not on the repository's origin ${this.endpoint.origin}`);
     }
+    const response = await this.send(url, what, this.pool, { ...this.headers(true), ...extraHeaders }, false);
+    return { body: keepErrorForReader(decoded(response.body, response.headers)), headers: response.headers };
+  }
+
+  /**
+   * GET of a By-Reference datastream: redirects followed (301, 302, 303, 307, 308; at most
+   * {@link MAX_REDIRECTS}, a loop refused), to any http(s) host whose address the policy allows
+   * (see origin-pools.ts). Credentials go only to the repository's own origin, and only until a
+   * redirect leaves it. The body is the bytes as sent (`Accept-Encoding: identity`, nothing
+   * decoded): they are what the record's digest and Content-Length describe.
+   */
+  async getDatastream(ref: URL, what: string): Promise<DatastreamResponse> {
+    const chain: URL[] = [ref];
+    let trusted = true;
+    for (let url = ref; ; ) {
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        throw new ArchiverError('ERR_HARVEST_REF_REFUSED', `${what}: ${describeChain(chain)} leads to a ${url.protocol.slice(0, -1)} URL; only http and https are followed`);
+      }
+      const sameOrigin = url.origin === this.endpoint.origin;
+      trusted &&= sameOrigin;
+      const pool = sameOrigin ? this.pool : await this.others.pool(url);
+      const response = await this.send(url, what, pool, { ...this.headers(trusted), 'accept-encoding': 'identity' }, true);
+      if (response.statusCode === 200) {
+        return { body: keepErrorForReader(response.body), headers: response.headers, url, redirects: chain.slice(1).map((hop) => hop.href) };
+      }
+      await response.body.dump();
+      const location = firstHeader(response.headers['location']);
+      let next: URL;
+      try {
+        next = new URL(location ?? '', url);
+        if (location === undefined) throw new Error('no Location');
+      } catch {
+        throw new ArchiverError('ERR_HARVEST_PROTOCOL', `${what} ${url.href} answered HTTP ${response.statusCode} without a usable Location`);
+      }
+      next.hash = '';
+      if (chain.some((seen) => seen.href === next.href)) {
+        throw new ArchiverError('ERR_HARVEST_REDIRECTS', `${what}: the redirects loop: ${describeChain([...chain, next])}`);
+      }
+      chain.push(next);
+      if (chain.length - 1 > MAX_REDIRECTS) {
+        throw new ArchiverError('ERR_HARVEST_REDIRECTS', `${what}: more than ${MAX_REDIRECTS} redirects: ${describeChain(chain)}`);
+      }
+      url = next;
+    }
+  }
+
+  /**
+   * One GET through `pool`, retried for network errors, 429 and 5xx; resolves with a 200 (or,
+   * when `redirects` is true, a redirect status) and throws a coded error for anything else.
+   */
+  private async send(url: URL, what: string, pool: Pool, headers: Record<string, string>, redirects: boolean): Promise<UndiciResponse> {
     const policy = this.options.retry ?? DEFAULT_RETRY_POLICY;
     const signal = this.options.signal;
     for (let attempt = 0; ; attempt++) {
@@ -107,20 +185,15 @@ export class OaiClient {
         this.requests++;
         // The signal is not handed to undici: a request given one read a 1 GiB body without
         // backpressure (1.4 GB RSS, 0.9 MB/s). We stop the wait and the body ourselves.
-        const request = this.pool.request({
-          path: `${url.pathname}${url.search}`,
-          method: 'GET',
-          headers: { ...this.headers(), ...extraHeaders },
-        });
+        const request = pool.request({ path: `${url.pathname}${url.search}`, method: 'GET', headers });
         const response = signal ? await untilAborted(request, signal) : await request;
-        if (response.statusCode === 200) {
+        if (response.statusCode === 200 || (redirects && REDIRECT_STATUSES.has(response.statusCode))) {
           if (signal) destroyOnAbort(response.body, signal);
-          return { body: keepErrorForReader(decoded(response.body, response.headers)), headers: response.headers };
+          return response;
         }
         await response.body.dump();
         reason = `HTTP ${response.statusCode}`;
-        const header = response.headers['retry-after'];
-        retryAfter = Array.isArray(header) ? header[0] : header;
+        retryAfter = firstHeader(response.headers['retry-after']);
         if (!isRetryableStatus(response.statusCode)) {
           throw new ArchiverError(
             response.statusCode === 401 || response.statusCode === 403 ? 'ERR_HARVEST_UNREACHABLE' : 'ERR_HARVEST_PROTOCOL',
@@ -147,17 +220,19 @@ export class OaiClient {
    * Closes the connections. After the signal aborted, requests still waiting for a response
    * are abandoned (destroy) rather than awaited: a server holding one would hold the exit.
    */
-  close(): Promise<void> {
-    return this.options.signal?.aborted ? this.pool.destroy() : this.pool.close();
+  async close(): Promise<void> {
+    const abandon = this.options.signal?.aborted === true;
+    await Promise.all([abandon ? this.pool.destroy() : this.pool.close(), this.others.close(abandon)]);
   }
 
-  private headers(): Record<string, string> {
+  /** The headers of every request; the credentials only when `withCredentials`. */
+  private headers(withCredentials: boolean): Record<string, string> {
     const headers: Record<string, string> = {
       'accept-encoding': 'gzip, deflate',
       'user-agent': this.options.userAgent ?? 'oaibag',
     };
     const credentials = this.options.credentials;
-    if (credentials) {
+    if (credentials && withCredentials) {
       headers.authorization = `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`, 'utf8').toString('base64')}`;
     }
     return headers;
@@ -273,6 +348,15 @@ async function readWhole(body: Readable, maxBytes: number, what: string): Promis
 /** An OAI-PMH document that began and did not end: the connection broke off. */
 function brokeOff(text: string): boolean {
   return /<(?:[A-Za-z_][\w.-]*:)?OAI-PMH[\s>]/.test(text) && !/<\/(?:[A-Za-z_][\w.-]*:)?OAI-PMH\s*>\s*$/.test(text);
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** A redirect chain for a message: `a -> b -> c`, each URL cut at 200 characters. */
+function describeChain(chain: readonly URL[]): string {
+  return chain.map((url) => (url.href.length > 200 ? `${url.href.slice(0, 200)}…` : url.href)).join(' -> ');
 }
 
 function isNetworkError(error: unknown): boolean {

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeManifestPath, normalizePayloadPath, safeFileName, uniqueFileName } from './bag-paths.js';
+import { decodeManifestPath, normalizePayloadPath, payloadBaseName, uniqueFileName } from './bag-paths.js';
 import type { PlanVersion } from './restore-plan.js';
 
 /** Opens a file of a bag for reading, never through a symbolic link. */
@@ -69,20 +69,16 @@ export function parseManifest(bytes: Buffer, name: string): ManifestEntry[] {
 export function recordOrder(payload: ManifestEntry[], version: PlanVersion): ManifestEntry[] {
   if (payload.length === 1) return payload;
   const candidates: ManifestEntry[][] = [];
-  try {
-    const base = safeFileName(new URL(version.identifier).pathname.split('/').pop() ?? '');
-    const taken = new Set<string>();
-    const ordered: ManifestEntry[] = [];
-    for (let i = 0; i < payload.length; i++) {
-      const name = uniqueFileName(base, taken);
-      taken.add(name);
-      const entry = payload.find((candidate) => candidate.path === `data/${name}`);
-      if (entry) ordered.push(entry);
-    }
-    if (ordered.length === payload.length) candidates.push(ordered);
-  } catch {
-    // not a URL: manifest order only
+  const base = payloadBaseName(version.identifier);
+  const taken = new Set<string>();
+  const ordered: ManifestEntry[] = [];
+  for (let i = 0; i < payload.length; i++) {
+    const name = uniqueFileName(base, taken);
+    taken.add(name);
+    const entry = payload.find((candidate) => candidate.path === `data/${name}`);
+    if (entry) ordered.push(entry);
   }
+  if (ordered.length === payload.length) candidates.push(ordered);
   candidates.push(payload);
   for (const order of candidates) {
     if (sha256(order.map((entry) => `${entry.digest}\n`).join('')) === version.sha256) return order;

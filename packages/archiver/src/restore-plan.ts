@@ -21,6 +21,8 @@ export interface PlanVersion {
   sha256: string;
   /** The bag's folder relative to the archive. */
   bagPath: string;
+  /** Files in the payload; 0 for a record that carried no datastream (nothing to write). */
+  payloadFiles?: number;
 }
 
 /** One recorded deletion (a `deletions` row). */

@@ -82,6 +82,8 @@ export interface RestoreSummary {
   bytes: number;
   /** Resources that had a version but are deleted at the instant. */
   deleted: number;
+  /** Resources live at the instant whose record carried no datastream (metadata only): nothing to write. */
+  metadataOnly: number;
   refused: RefusedResource[];
   damaged: DamagedBag[];
   /** Resources whose file could not be written (I/O errors), with the message. */
@@ -148,6 +150,7 @@ export async function restoreSite(options: RestoreOptions): Promise<RestoreSumma
     restored: 0,
     bytes: 0,
     deleted: 0,
+    metadataOnly: 0,
     refused: [],
     damaged: [],
     failed: [],
@@ -170,7 +173,9 @@ export async function restoreSite(options: RestoreOptions): Promise<RestoreSumma
   // Paths first, for the whole plan: collisions are decided before anything is written.
   const withHost = rows.sources.length > 1;
   const mapped: Array<{ version: PlanVersion; path: string; segments: string[] }> = [];
-  for (const version of plan.live) {
+  const withPayload = plan.live.filter((version) => version.payloadFiles !== 0);
+  summary.metadataOnly = plan.live.length - withPayload.length;
+  for (const version of withPayload) {
     const target = restorePathFor(version.identifier, { withHost });
     if (target.ok) mapped.push({ version, path: target.path, segments: target.segments });
     else refuse('path', version.identifier, `the URL ${target.reason}`);
@@ -317,7 +322,7 @@ function readCatalog(catalog: Catalog, only: string | undefined): { sources: str
     const identifiers = new Map<number, string>();
     for (const source of sources) {
       const versionRows = catalog
-        .statement(`SELECT v.id, v.resource_id, r.identifier, v.datestamp, v.size, v.sha256, v.bag_path
+        .statement(`SELECT v.id, v.resource_id, r.identifier, v.datestamp, v.size, v.sha256, v.bag_path, v.payload_files
           FROM versions v JOIN resources r ON r.id = v.resource_id WHERE r.source_id = ?`)
         .all(source.id) as Array<Record<string, unknown>>;
       for (const row of versionRows) {
@@ -330,6 +335,7 @@ function readCatalog(catalog: Catalog, only: string | undefined): { sources: str
           size: Number(row.size),
           sha256: String(row.sha256).toLowerCase(),
           bagPath: String(row.bag_path),
+          ...(row.payload_files !== null ? { payloadFiles: Number(row.payload_files) } : {}),
         };
         versions.push(version);
         identifiers.set(version.resourceId, version.identifier);

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { componentDigest, componentHeaders, getHeader, isSha256, type DidlComponent, type DidlDocument, type DidlItem, type DidlResource, type OaiHeader, type ReceivedDidl } from '@oaibag/didl';
-import { safeFileName, uniqueFileName } from './bag-paths.js';
+import { payloadBaseName, uniqueFileName } from './bag-paths.js';
 import { createBagBuilder } from './bag-writer.js';
 import type { SealedBag } from './bag-placement.js';
 import { didlRecordXml, httpHeadersText, oaiHeaderXml, premisXml, receivedDidlXml, receivedHeaderXml, type StoredPayload } from './aip-metadata.js';
 import type { Catalog } from './catalog.js';
 import type { NewVersion } from './catalog-schema.js';
-import { ArchiverError } from './errors.js';
+import { ArchiverError, type ArchiverErrorCode } from './errors.js';
 import type { DiskFlusher } from './flush-to-disk.js';
 import { discardIncoming, receiveIncoming, type IncomingFile, type MemoryBudget } from './incoming-file.js';
 import type { OaiClient } from './oai-client.js';
@@ -43,16 +43,26 @@ interface Part {
   byValue: boolean;
 }
 
-/** A record that cannot be stored: the reason, and both values for a mismatch. */
+/**
+ * A record that cannot be stored: the reason, both values for a mismatch, and the code
+ * (ERR_HARVEST_VERIFY unless a fetch failed with a code of its own).
+ */
 export class RecordRefused extends ArchiverError {
   constructor(
     message: string,
     readonly stage: 'fetch' | 'verify' | 'store',
     readonly expected?: string,
     readonly found?: string,
+    code: ArchiverErrorCode = 'ERR_HARVEST_VERIFY',
   ) {
-    super('ERR_HARVEST_VERIFY', message);
+    super(code, message);
   }
+}
+
+/** A datastream received, and for a By-Reference one where its bytes came from. */
+interface ReceivedPart {
+  file: IncomingFile;
+  fetched?: { ref: string; url: string; redirects: string[] };
 }
 
 /** The datastreams of a record in document order: top Item first, then nested Items. */
@@ -103,7 +113,7 @@ export async function storeRecord(
   asReceived: AsReceived = {},
 ): Promise<StoredRecord> {
   const parts = recordParts(document);
-  const files: IncomingFile[] = [];
+  const got: ReceivedPart[] = [];
   try {
     // received[] holds one file per By-Value Resource; a second one in a Component would be
     // matched to the wrong part, or its bytes dropped: refuse the record instead.
@@ -114,31 +124,40 @@ export async function storeRecord(
     }
     let byValueIndex = 0;
     for (const part of parts) {
-      const file = part.byValue ? received[byValueIndex++] : await fetchPart(context, document.identifier, part);
-      if (!file) throw new RecordRefused(`the record's datastream ${files.length + 1} was not received`, 'store');
-      files.push(file);
-      verifyPart(document.identifier, part, file);
+      const byValue = part.byValue ? received[byValueIndex++] : undefined;
+      if (part.byValue && !byValue) throw new RecordRefused(`the record's datastream ${got.length + 1} was not received`, 'store');
+      const next = byValue ? { file: byValue } : await fetchPart(context, document.identifier, part);
+      got.push(next);
+      verifyPart(document.identifier, part, next.file);
     }
-    if (files.length === 0) throw new RecordRefused('the record carries no datastream, By-Value or By-Reference', 'verify');
-    return await buildVersion(context, header, document, parts, files, asReceived);
+    // No datastream at all (a DSpace item without bitstreams, a DIDL of descriptive metadata
+    // only) is still a record: its AIP has an empty payload and the metadata as received.
+    return await buildVersion(context, header, document, parts, got, asReceived);
   } finally {
-    for (const file of [...files, ...received]) await discardIncoming(file);
+    for (const file of [...got.map((part) => part.file), ...received]) await discardIncoming(file);
   }
 }
 
-async function fetchPart(context: StoreContext, identifier: string, part: Part): Promise<IncomingFile> {
-  const url = new URL(part.ref!);
-  const response = await context.client.get(url, `the datastream of ${identifier}`).catch((error: Error) => {
+async function fetchPart(context: StoreContext, identifier: string, part: Part): Promise<ReceivedPart> {
+  const ref = new URL(part.ref!);
+  const response = await context.client.getDatastream(ref, `the datastream of ${identifier}`).catch((error: Error) => {
     context.signal?.throwIfAborted();
-    throw new RecordRefused(`fetching ${url.href} failed: ${error.message}`, 'fetch');
+    // The client's own errors name the URL and keep their code (a refused address, a redirect
+    // loop, an HTTP status); anything else is named here.
+    if (error instanceof ArchiverError) throw new RecordRefused(error.message, 'fetch', undefined, undefined, error.code);
+    throw new RecordRefused(`fetching ${ref.href} failed: ${error.message}`, 'fetch', undefined, undefined, 'ERR_HARVEST_UNREACHABLE');
   });
+  const url = response.url;
   const file = await receiveIncoming(context.archiveDir, response.body, context.budget).catch((error: Error) => {
     context.signal?.throwIfAborted();
-    throw new RecordRefused(`reading ${url.href} failed: ${error.message}`, 'fetch');
+    throw new RecordRefused(`reading ${url.href} failed: ${error.message}`, 'fetch', undefined, undefined, 'ERR_HARVEST_UNREACHABLE');
   });
-  // What the server says now must be what the record promised.
+  // What the server says now must be what the record promised. A Content-Length of an
+  // encoded body (a server that compressed although asked not to) measures other bytes.
   const promised = componentHeaders(part.item, part.component);
+  const encoded = response.headers['content-encoding'] !== undefined && response.headers['content-encoding'] !== 'identity';
   for (const name of ['content-length', 'etag', 'last-modified']) {
+    if (name === 'content-length' && encoded) continue;
     const expected = getHeader(promised, name);
     const raw = response.headers[name];
     const found = Array.isArray(raw) ? raw[0] : raw;
@@ -147,7 +166,7 @@ async function fetchPart(context: StoreContext, identifier: string, part: Part):
       throw new RecordRefused(`${url.href}: the response's ${name} differs from the record's`, 'verify', expected, found);
     }
   }
-  return file;
+  return { file, fetched: { ref: ref.href, url: url.href, redirects: response.redirects } };
 }
 
 function verifyPart(identifier: string, part: Part, file: IncomingFile): void {
@@ -167,16 +186,19 @@ async function buildVersion(
   header: OaiHeader,
   document: DidlDocument,
   parts: Part[],
-  files: IncomingFile[],
+  got: ReceivedPart[],
   asReceived: AsReceived,
 ): Promise<StoredRecord> {
   const { catalog, sourceId } = context;
-  // One digest for the version: the payload's own for one file, else of the part digests.
+  const files = got.map((part) => part.file);
+  // One digest for the version: the payload's own for one file, else of the part digests (for
+  // no file at all, the sha-256 of nothing).
   const sha256 = files.length === 1 ? files[0]!.sha256 : combinedDigest(files);
   const size = files.reduce((sum, file) => sum + file.size, 0);
   const known = catalog.knownVersion(sourceId, header.identifier, header.datestamp, sha256);
   if (known) {
-    return { version: { sourceId, identifier: header.identifier, datestamp: known.datestamp, size: known.size, sha256: known.sha256, mimeType: known.mimeType, bagPath: known.bagPath, harvestId: known.harvestId } };
+    const version = { sourceId, identifier: header.identifier, datestamp: known.datestamp, size: known.size, sha256: known.sha256, mimeType: known.mimeType, bagPath: known.bagPath, harvestId: known.harvestId };
+    return { version };
   }
 
   const previous = catalog.latestVersion(sourceId, header.identifier);
@@ -184,7 +206,7 @@ async function buildVersion(
   try {
     const taken = new Set<string>();
     const names: string[] = [];
-    const baseName = safeFileName(new URL(document.identifier).pathname.split('/').pop() ?? '');
+    const baseName = payloadBaseName(document.identifier);
     for (const file of files) {
       const name = uniqueFileName(baseName, taken);
       taken.add(name);
@@ -218,12 +240,13 @@ async function buildVersion(
             sha512: file.sha512,
             via: parts[index]!.byValue ? ('by-value' as const) : ('by-reference' as const),
             ...(digest && isSha256(digest.algorithm) ? { promisedSha256: digest.value } : {}),
+            ...(got[index]!.fetched ? { fetched: got[index]!.fetched } : {}),
           };
         }),
       }),
     );
     const destination = bagDirectoryFor(header.identifier, header.datestamp, sha256);
-    const version = {
+    const version: NewVersion = {
       sourceId,
       identifier: header.identifier,
       datestamp: header.datestamp,
@@ -232,6 +255,8 @@ async function buildVersion(
       mimeType: parts[0]?.mimeType ?? null,
       bagPath: destination,
       harvestId: context.harvestId,
+      payloadFiles: files.length,
+      fetches: got.flatMap((part, index) => (part.fetched ? [{ payload: names[index]!, ...part.fetched }] : [])),
     };
     const bag = await builder.seal({
       destination,

@@ -50,6 +50,8 @@ export interface DidlComponent {
 export interface DidlItem {
   /** The `dii:Identifier` of this Item (for the top Item: the resource URL). */
   identifier?: string;
+  /** Further `dii:Identifier`s of the top Item (read with `lenientIdentifier` only). */
+  otherIdentifiers?: string[];
   /** HTTP headers of this Item, from its Descriptors or from a nested metadata Item. */
   headers?: HttpHeader[];
   digest?: Digest;
@@ -65,6 +67,11 @@ export interface DidlDocument {
   identifier: string;
   /** The `DIDLDocumentId` attribute, when present. */
   documentId?: string;
+  /**
+   * Where `identifier` came from when the top Item has no `dii:Identifier` (read with
+   * `lenientIdentifier` only): the DIDL's `DIDLDocumentId`, or the OAI-PMH header.
+   */
+  identifierFrom?: 'DIDLDocumentId' | 'oai-header';
   item: DidlItem;
 }
 

@@ -32,6 +32,15 @@ export interface ReadDidlOptions {
    * bytes, with the place of each By-Value content marked instead of the base64 (default false).
    */
   keepReceivedXml?: boolean;
+  /**
+   * Read identifiers as MPEG-21 allows rather than as the mod_oai profile requires (default
+   * false): several `dii:Identifier`s on the top Item are not an error (the first is the
+   * record's, the others are in `item.otherIdentifiers`), and none at all falls back to the
+   * DIDL's `DIDLDocumentId`, then to the OAI-PMH header's identifier (`identifierFrom` says
+   * which). DSpace, aDORe and DARE-style repositories write such records; `oaibag harvest`
+   * reads this way.
+   */
+  lenientIdentifier?: boolean;
 }
 
 export interface DidlReadSummary {
@@ -102,6 +111,7 @@ class DidlStreamReader {
         maxDepth: options.maxDepth ?? 100,
         maxMetadataChars: options.maxMetadataChars ?? 4 << 20,
         highWaterMark: options.highWaterMark ?? 1 << 20,
+        lenientIdentifier: options.lenientIdentifier === true,
         ...(this.received ? { received: this.received } : {}),
       },
       () => this.position(),

@@ -32,6 +32,8 @@ export interface RecordBuilderOptions {
   maxDepth: number;
   maxMetadataChars: number;
   highWaterMark: number;
+  /** See ReadDidlOptions.lenientIdentifier. */
+  lenientIdentifier: boolean;
   /** Told where DIDL elements and By-Value contents begin and end, when they are kept as received. */
   received?: ReceivedXmlCapture;
 }
@@ -473,6 +475,10 @@ export class RecordBuilder {
     if (identifiers.length > 0) item.identifier = identifiers[0];
     const parent = state.parent;
     if (!parent) {
+      if (this.options.lenientIdentifier) {
+        if (identifiers.length > 1) item.otherIdentifiers = identifiers.slice(1);
+        return; // none: closeRecord falls back to DIDLDocumentId or the OAI header
+      }
       if (identifiers.length === 0) {
         this.fail(new DidlError('ERR_DIDL_NO_IDENTIFIER', 'the top Item has no dii:Identifier', this.errorContext()));
       } else if (identifiers.length > 1) {
@@ -501,8 +507,12 @@ export class RecordBuilder {
       this.fail(new DidlError('ERR_DIDL_NO_IDENTIFIER', 'OAI-PMH header has no identifier', { position: this.where() }), record);
     }
     if (state.top) {
-      const identifier = state.top.item.identifier ?? '';
+      const { identifier, from } = this.documentIdentifier(state.top.item, state.documentId, record.header?.identifier);
       const document: DidlDocument = { identifier, item: state.top.item };
+      if (from !== undefined) document.identifierFrom = from;
+      if (!identifier && this.options.lenientIdentifier) {
+        this.fail(new DidlError('ERR_DIDL_NO_IDENTIFIER', 'the record has no identifier: no dii:Identifier on the top Item, no DIDLDocumentId, no OAI-PMH header', this.errorContext()), record);
+      }
       if (state.documentId !== undefined) document.documentId = state.documentId;
       record.didl = document;
       if (state.received) record.receivedDidl = state.received;
@@ -516,6 +526,15 @@ export class RecordBuilder {
     this.records++;
     const onRecord = this.options.onRecord;
     if (onRecord) this.schedule(async () => onRecord(record));
+  }
+
+  /** The record's identifier and where it came from (the fallbacks only when lenient). */
+  private documentIdentifier(item: DidlItem, documentId: string | undefined, headerIdentifier: string | undefined): { identifier: string; from?: DidlDocument['identifierFrom'] } {
+    if (item.identifier) return { identifier: item.identifier };
+    if (!this.options.lenientIdentifier) return { identifier: '' };
+    if (documentId) return { identifier: documentId, from: 'DIDLDocumentId' };
+    if (headerIdentifier) return { identifier: headerIdentifier, from: 'oai-header' };
+    return { identifier: '' };
   }
 
   private interpretCaptured(tag: QualifiedTag, parent: Frame): Frame {

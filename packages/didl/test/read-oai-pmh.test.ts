@@ -225,3 +225,27 @@ test('an OAI-PMH error response is reported in page.errors', async () => {
     },
   });
 });
+
+test('lenientIdentifier: several dii:Identifiers, or none (DIDLDocumentId, then the OAI header), as DSpace, aDORe and DARE write them', async () => {
+  const didl = (attributes: string, identifiers: string[]) =>
+    `<didl:DIDL xmlns:didl="${DIDL}" xmlns:dii="${DII}"${attributes}><didl:Item>${identifiers
+      .map((id) => `<didl:Descriptor><didl:Statement mimeType="application/xml"><dii:Identifier>${id}</dii:Identifier></didl:Statement></didl:Descriptor>`)
+      .join('')}</didl:Item></didl:DIDL>`;
+  const record = (id: string, metadata: string) => `<record>${header(id, '2024-05-01', [])}<metadata>${metadata}</metadata></record>`;
+  const page = envelope(
+    '<request verb="ListRecords">http://repo.example/oai</request>',
+    `<ListRecords>${record('oai:a', didl('', ['URN:NBN:NL:UI:17-548', 'info:doi/10.1000/548']))}${record('oai:b', didl(' DIDLDocumentId="info:lanl-repo/i/1"', []))}${record('oai:c', didl('', []))}</ListRecords>`,
+  );
+  const strict = await read(page, { recordErrors: 'report' });
+  assert.deepEqual(strict.records.map((r) => r.error?.code), ['ERR_DIDL_REPEATED_IDENTIFIER', 'ERR_DIDL_NO_IDENTIFIER', 'ERR_DIDL_NO_IDENTIFIER']);
+  const lenient = await read(page, { recordErrors: 'report', lenientIdentifier: true });
+  assert.deepEqual(lenient.records.map((r) => r.error), [undefined, undefined, undefined]);
+  const [a, b, c] = lenient.records.map((r) => r.didl!);
+  assert.equal(a!.identifier, 'URN:NBN:NL:UI:17-548');
+  assert.deepEqual(a!.item.otherIdentifiers, ['info:doi/10.1000/548']);
+  assert.equal(a!.identifierFrom, undefined);
+  assert.equal(b!.identifier, 'info:lanl-repo/i/1');
+  assert.equal(b!.identifierFrom, 'DIDLDocumentId');
+  assert.equal(c!.identifier, 'oai:c');
+  assert.equal(c!.identifierFrom, 'oai-header');
+});

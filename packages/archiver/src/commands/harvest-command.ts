@@ -21,6 +21,7 @@ export function harvestCommand(): Command {
   }, 4)
   .option('--user <NAME>', 'user name for HTTP Basic authentication')
   .option('--password-file <FILE>', 'file whose first line is the password (never on the command line)')
+  .option('--allow-private-refs', 'let By-Reference URLs and their redirects lead to loopback, private and link-local addresses')
   .option('--json', 'print the summary as JSON')
   .addHelpText(
     'after',
@@ -29,6 +30,10 @@ export function harvestCommand(): Command {
       'run the same command, it resumes); 2 usage; 3 the source is unreachable, not an OAI-PMH\n' +
       'repository, or the list failed; 130 stopped by SIGINT/SIGTERM (what was stored is kept;\n' +
       'the next harvest resumes).\n' +
+      '\nBy-Reference datastreams: redirects are followed (at most 10), to any http(s) host; the\n' +
+      "credentials go only to the repository's own origin. A URL that leads to a loopback, private\n" +
+      'or link-local address of another kind than the repository\'s own is refused\n' +
+      '(ERR_HARVEST_REF_REFUSED) unless --allow-private-refs is given.\n' +
       '\nEnvironment: OAIBAG_SYNC=files makes each page durable by fsyncing its files one by one\n' +
       "instead of one syncfs of the archive's file system (the default on Linux); choose it when\n" +
       'that file system is shared with heavy writers. See docs/aip-profile.md.',
@@ -48,6 +53,7 @@ export function harvestCommand(): Command {
       ...(options.until !== undefined ? { until: options.until } : {}),
       ...(options.set !== undefined ? { set: options.set } : {}),
       ...(credentials ? { credentials } : {}),
+      ...(options.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
       log: (line) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${line}\n`),
       ...(terminal
         ? {
@@ -79,6 +85,7 @@ export interface HarvestCommandOptions {
   concurrency: number;
   user?: string;
   passwordFile?: string;
+  allowPrivateRefs?: boolean;
   json?: boolean;
 }
 

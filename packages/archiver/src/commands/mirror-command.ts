@@ -17,6 +17,7 @@ interface MirrorCommandOptions {
   concurrency: number;
   user?: string;
   passwordFile?: string;
+  allowPrivateRefs?: boolean;
 }
 
 /** `oaibag mirror`: incremental harvests on a schedule, forever (docs/mirror.md). */
@@ -33,6 +34,7 @@ export function mirrorCommand(): Command {
     .option('--concurrency <N>', 'records stored at once', wholeNumber, 4)
     .option('--user <NAME>', 'user name for HTTP Basic authentication')
     .option('--password-file <FILE>', 'file whose first line is the password')
+    .option('--allow-private-refs', 'let By-Reference URLs and their redirects lead to loopback, private and link-local addresses (docs/archiver.md)')
     .addHelpText(
       'after',
       '\nThe first harvest starts at once, then one every DURATION (a run that overruns skips the\n' +
@@ -83,6 +85,7 @@ async function mirrorPlan(baseUrl: string | undefined, options: MirrorCommandOpt
     concurrency: options.concurrency,
     ...(options.set !== undefined ? { set: options.set } : {}),
     ...(credentials ? { credentials } : {}),
+    ...(options.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
   };
   return { sources: [source], archiveDir: options.archive ?? './archive' };
 }

@@ -69,7 +69,9 @@ export function formatRestoreSummary(summary: RestoreSummary): string {
   const verb = summary.dryRun ? 'would restore' : 'restored';
   lines.push(
     `${verb} ${summary.restored} files (${summary.bytes} bytes) of ${state} into ${summary.to}; ` +
-      `${summary.deleted} deleted resources skipped; ${summary.refused.length} refused; ${summary.damaged.length} damaged bags; ` +
+      `${summary.deleted} deleted resources skipped; ` +
+      (summary.metadataOnly > 0 ? `${summary.metadataOnly} resources without payload (metadata only) skipped; ` : '') +
+      `${summary.refused.length} refused; ${summary.damaged.length} damaged bags; ` +
       `${summary.failed.length} failed` +
       (summary.extraParts.length > 0 ? `; ${summary.extraParts.length} compound objects restored by their first part only` : ''),
   );
