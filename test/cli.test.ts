@@ -28,6 +28,8 @@ test('harvest --help documents its exit codes and OAIBAG_SYNC', () => {
   assert.equal(result.status, 0, result.stderr);
   assert.match(result.stdout, /Exit codes: 0 all done; 1 /);
   assert.match(result.stdout, /OAIBAG_SYNC=files/);
+  assert.match(result.stdout, /--allow-private-refs/);
+  assert.match(result.stdout, /redirects are followed \(at most 10\)/);
 });
 
 test('an unknown command exits 2 with a one-line error and the help, no stack trace', () => {

@@ -195,10 +195,12 @@ export class OaiClient {
         reason = `HTTP ${response.statusCode}`;
         retryAfter = firstHeader(response.headers['retry-after']);
         if (!isRetryableStatus(response.statusCode)) {
+          const status = response.statusCode;
+          const location = REDIRECT_STATUSES.has(status) ? firstHeader(response.headers['location']) : undefined;
           throw new ArchiverError(
-            response.statusCode === 401 || response.statusCode === 403 ? 'ERR_HARVEST_UNREACHABLE' : 'ERR_HARVEST_PROTOCOL',
-            `${what} ${url.href} answered HTTP ${response.statusCode}`,
-            { hint: response.statusCode === 401 ? 'give --user and --password-file' : undefined },
+            status === 401 || status === 403 ? 'ERR_HARVEST_UNREACHABLE' : 'ERR_HARVEST_PROTOCOL',
+            `${what} ${url.href} answered HTTP ${status}${location !== undefined ? ` (to ${location.slice(0, 200)})` : ''}`,
+            { hint: this.hintFor(status, url, headers, location) },
           );
         }
       } catch (error) {
@@ -223,6 +225,18 @@ export class OaiClient {
   async close(): Promise<void> {
     const abandon = this.options.signal?.aborted === true;
     await Promise.all([abandon ? this.pool.destroy() : this.pool.close(), this.others.close(abandon)]);
+  }
+
+  /** What to do about a status that is not retried. */
+  private hintFor(status: number, url: URL, sent: Record<string, string>, location: string | undefined): string | undefined {
+    if (status === 401 && this.options.credentials && sent.authorization === undefined) {
+      return `the harvest's credentials go only to the repository's origin ${this.endpoint.origin}, not to ${url.origin}`;
+    }
+    if (status === 401) return 'give --user and --password-file';
+    // OAI-PMH requests are not redirected: the base URL is the repository's identity (and
+    // where the credentials go), so the user names the new one.
+    if (location !== undefined && URL.canParse(location, url.href)) return `if the repository moved, harvest its new base URL (${new URL(location, url).href.replace(/\?.*$/, '')})`;
+    return undefined;
   }
 
   /** The headers of every request; the credentials only when `withCredentials`. */

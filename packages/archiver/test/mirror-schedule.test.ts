@@ -56,7 +56,7 @@ test('a mirror configuration: sources with their own schedules, paths from the f
       archive: 'arch',
       sources: [
         { baseUrl: 'https://a.example/oai', every: '6h', jitter: '10m', set: 'mime:text', concurrency: 2 },
-        { baseUrl: 'https://b.example/oai', every: '1d', user: 'harvester', passwordFile: 'secret' },
+        { baseUrl: 'https://b.example/oai', every: '1d', user: 'harvester', passwordFile: 'secret', allowPrivateRefs: true },
       ],
     }),
   );
@@ -64,7 +64,7 @@ test('a mirror configuration: sources with their own schedules, paths from the f
   assert.equal(config.archiveDir, join(dir, 'arch'));
   assert.deepEqual(config.sources, [
     { baseUrl: 'https://a.example/oai', schedule: { everyMs: 360 * MINUTE, jitterMs: 10 * MINUTE }, set: 'mime:text', concurrency: 2 },
-    { baseUrl: 'https://b.example/oai', schedule: { everyMs: 1440 * MINUTE, jitterMs: 0 }, credentials: { user: 'harvester', password: 's3cret' } },
+    { baseUrl: 'https://b.example/oai', schedule: { everyMs: 1440 * MINUTE, jitterMs: 0 }, allowPrivateRefs: true, credentials: { user: 'harvester', password: 's3cret' } },
   ]);
 
   const refused: Array<[unknown, RegExp]> = [
@@ -77,6 +77,7 @@ test('a mirror configuration: sources with their own schedules, paths from the f
     [{ sources: [{ baseUrl: 'https://a.example/oai', every: '1h' }, { baseUrl: 'https://a.example/oai', every: '2h' }] }, /sources\[1\]\.baseUrl: .* is listed twice/],
     [{ sources: [{ baseUrl: 'https://a.example/oai', every: '1h', user: 'x' }] }, /sources\[0\]: "user" and "passwordFile" go together/],
     [{ sources: [{ baseUrl: 'https://a.example/oai', every: '1h', concurrency: 0 }] }, /sources\[0\]\.concurrency: expected a whole number/],
+    [{ sources: [{ baseUrl: 'https://a.example/oai', every: '1h', allowPrivateRefs: 'yes' }] }, /sources\[0\]\.allowPrivateRefs: expected true or false/],
   ];
   for (const [content, message] of refused) {
     await writeFile(file, JSON.stringify(content));

@@ -194,3 +194,50 @@ test('retry delays: Retry-After honoured and capped, otherwise exponential backo
   assert.equal(parseRetryAfter('12345678'.slice(0, 2)), 12_000);
   assert.deepEqual([429, 500, 503, 408, 404, 400, 501].map(isRetryableStatus), [true, true, true, true, false, false, false]);
 });
+
+test('an OAI-PMH request that is redirected is not followed: the error names where to, the hint the new base URL', async () => {
+  const { url } = await scripted([
+    (_req, res) => {
+      res.writeHead(301, { location: 'https://new.example/oai?verb=Identify' });
+      res.end();
+    },
+  ]);
+  const client = new OaiClient(url, { retry: FAST });
+  try {
+    await assert.rejects(client.oai({ verb: 'Identify' }), (error: Error & { code?: string; hint?: string }) => {
+      assert.equal(error.code, 'ERR_HARVEST_PROTOCOL');
+      assert.match(error.message, /answered HTTP 301 \(to https:\/\/new\.example\/oai\?verb=Identify\)$/);
+      assert.equal(error.hint, 'if the repository moved, harvest its new base URL (https://new.example/oai)');
+      return true;
+    });
+  } finally {
+    await client.close();
+  }
+});
+
+test('a datastream on another origin that asks for a password: the hint says the credentials stay with the repository', async () => {
+  const files = await scripted([
+    (req, res) => {
+      res.writeHead(req.headers.authorization ? 200 : 401);
+      res.end('secret');
+    },
+  ]);
+  const repository = await scripted([
+    (_req, res) => {
+      res.writeHead(302, { location: files.url.replace('/oai', '/file') });
+      res.end();
+    },
+  ]);
+  const client = new OaiClient(repository.url, { retry: FAST, credentials: { user: 'u', password: 'p' } });
+  try {
+    await assert.rejects(client.getDatastream(new URL(repository.url.replace('/oai', '/bitstream/1')), 'the datastream'), (error: Error & { code?: string; hint?: string }) => {
+      assert.equal(error.code, 'ERR_HARVEST_UNREACHABLE');
+      assert.match(error.hint ?? '', /credentials go only to the repository's origin http:\/\/127\.0\.0\.1:\d+, not to http:\/\/127\.0\.0\.1:\d+$/);
+      return true;
+    });
+    assert.equal(repository.seen[0]!.headers.authorization, `Basic ${Buffer.from('u:p').toString('base64')}`);
+    assert.equal(files.seen[0]!.headers.authorization, undefined);
+  } finally {
+    await client.close();
+  }
+});
