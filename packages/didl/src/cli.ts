@@ -44,8 +44,9 @@ program
   .description('print the identifier, headers, components, sizes and digests of each record')
   .argument('<FILE>', 'a DIDL document or an OAI-PMH response page')
   .option('--json', 'print JSON instead of text')
-  .action(async (file: string, options: { json?: boolean }) => {
-    const inspection = await inspectDidl(await openInput(file));
+  .option('--lenient', 'read identifiers as oaibag harvest does: several dii:Identifiers, or none (DIDLDocumentId, then the OAI header)')
+  .action(async (file: string, options: { json?: boolean; lenient?: boolean }) => {
+    const inspection = await inspectDidl(await openInput(file), { lenientIdentifier: options.lenient === true });
     process.stdout.write(options.json ? JSON.stringify(inspection, null, 2) + '\n' : formatInspection(inspection));
     const bad = inspection.records.filter((record) => record.error);
     if (bad.length > 0) {

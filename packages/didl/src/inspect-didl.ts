@@ -12,10 +12,11 @@ export interface Inspection {
 }
 
 /** Reads a whole document or page, keeping bad records (with their error) instead of stopping. */
-export async function inspectDidl(input: AsyncIterable<Uint8Array>): Promise<Inspection> {
+export async function inspectDidl(input: AsyncIterable<Uint8Array>, options: { lenientIdentifier?: boolean } = {}): Promise<Inspection> {
   const records: ReadRecord[] = [];
   const summary = await readDidl(input, {
     recordErrors: 'report',
+    lenientIdentifier: options.lenientIdentifier === true,
     onRecord: (record) => {
       records.push(record);
     },
@@ -48,7 +49,9 @@ export function formatInspection(inspection: Inspection): string {
     }
     if (record.otherMetadataNamespace) lines.push(`  metadata        not DIDL (${record.otherMetadataNamespace})`);
     if (record.didl) {
-      lines.push(`  identifier      ${record.didl.identifier || '(none)'}`);
+      const from = record.didl.identifierFrom ? ` (from the ${record.didl.identifierFrom === 'oai-header' ? 'OAI-PMH header' : 'DIDLDocumentId'})` : '';
+      lines.push(`  identifier      ${record.didl.identifier || '(none)'}${from}`);
+      for (const other of record.didl.item.otherIdentifiers ?? []) lines.push(`  also            ${other}`);
       formatItem(record.didl.item, '  ', lines);
     }
     if (record.error) lines.push(`  error           ${record.error.code}: ${record.error.message}`);

@@ -116,3 +116,21 @@ test('usage errors exit 2 and say what is missing', () => {
   assert.equal(help.status, 0);
   assert.match(help.stdout.toString(), /Exit codes/);
 });
+
+test('didl inspect --lenient reads identifiers as the harvester does; without it the mod_oai profile is checked', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'didl-lenient-'));
+  const file = join(dir, 'dare.xml');
+  writeFileSync(
+    file,
+    '<didl:DIDL xmlns:didl="urn:mpeg:mpeg21:2002:02-DIDL-NS" xmlns:dii="urn:mpeg:mpeg21:2002:01-DII-NS"><didl:Item>' +
+      '<didl:Descriptor><didl:Statement mimeType="application/xml"><dii:Identifier>URN:NBN:NL:UI:17-548</dii:Identifier></didl:Statement></didl:Descriptor>' +
+      '<didl:Descriptor><didl:Statement mimeType="application/xml"><dii:Identifier>info:doi/10.1000/548</dii:Identifier></didl:Statement></didl:Descriptor>' +
+      '</didl:Item></didl:DIDL>',
+  );
+  const strict = didl(['inspect', file]);
+  assert.equal(strict.status, 1);
+  assert.match(strict.stdout.toString(), /ERR_DIDL_REPEATED_IDENTIFIER/);
+  const lenient = didl(['inspect', '--lenient', file]);
+  assert.equal(lenient.status, 0, lenient.stderr.toString());
+  assert.match(lenient.stdout.toString(), /identifier {6}URN:NBN:NL:UI:17-548\n {2}also {12}info:doi\/10\.1000\/548\n/);
+});
