@@ -85,7 +85,7 @@ const sha256 = (bytes: string | Buffer): string => createHash('sha256').update(b
  * An OAI-PMH repository that lists `records` (record elements as text) in one ListRecords
  * page; with `auth`, every OAI request and every path under /bitstream/ needs the password.
  */
-async function startRepository(records: () => string[], options: { auth?: boolean } = {}): Promise<TestServer> {
+async function startRepository(records: () => string[], options: { auth?: boolean; prefix?: string } = {}): Promise<TestServer> {
   const repository = await startServer();
   const oai: Route = (req, res) => {
     if (options.auth && req.headers.authorization !== AUTHORIZATION) {
@@ -98,7 +98,7 @@ async function startRepository(records: () => string[], options: { auth?: boolea
       verb === 'Identify'
         ? `<Identify><repositoryName>Test</repositoryName><baseURL>${repository.origin}/oai</baseURL><protocolVersion>2.0</protocolVersion><adminEmail>a@b.c</adminEmail><earliestDatestamp>2000-01-01T00:00:00Z</earliestDatestamp><deletedRecord>persistent</deletedRecord><granularity>YYYY-MM-DDThh:mm:ssZ</granularity></Identify>`
         : verb === 'ListMetadataFormats'
-          ? '<ListMetadataFormats><metadataFormat><metadataPrefix>oai_didl</metadataPrefix><schema>http://standards.iso.org/ittf/PubliclyAvailableStandards/MPEG-21_schema_files/did/didl.xsd</schema><metadataNamespace>urn:mpeg:mpeg21:2002:02-DIDL-NS</metadataNamespace></metadataFormat></ListMetadataFormats>'
+          ? `<ListMetadataFormats><metadataFormat><metadataPrefix>oai_dc</metadataPrefix><schema>http://www.openarchives.org/OAI/2.0/oai_dc.xsd</schema><metadataNamespace>http://www.openarchives.org/OAI/2.0/oai_dc/</metadataNamespace></metadataFormat><metadataFormat><metadataPrefix>${options.prefix ?? 'oai_didl'}</metadataPrefix><schema>http://standards.iso.org/ittf/PubliclyAvailableStandards/MPEG-21_schema_files/did/didl.xsd</schema><metadataNamespace>urn:mpeg:mpeg21:2002:02-DIDL-NS</metadataNamespace></metadataFormat></ListMetadataFormats>`
           : `<ListRecords>${records().join('\n')}</ListRecords>`;
     res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' });
     res.end(
@@ -385,4 +385,17 @@ test('a record without datastream is archived, skipped by restore with a count, 
   } finally {
     catalog.close();
   }
+});
+
+test('a repository that offers DIDL as `didl` (DSpace, DARE): the default prefix fails with a hint naming it; --prefix didl harvests', async () => {
+  const repository = await startRepository(() => [oaiRecord('oai:dspace.test:1/1', dspaceDidl('1/1', [byValue('abc')]))], { prefix: 'didl' });
+  const archive = archiveDir();
+  await assert.rejects(run(repository, archive), (error: Error & { code?: string; hint?: string }) => {
+    assert.equal(error.code, 'ERR_HARVEST_FORMAT');
+    assert.match(error.message, /does not offer the metadata format oai_didl \(it offers oai_dc, didl\)/);
+    assert.equal(error.hint, 'it offers MPEG-21 DIDL as didl: harvest with --prefix didl');
+    return true;
+  });
+  const { summary } = await run(repository, archive, { prefix: 'didl' });
+  assert.equal(summary.added, 1);
 });

@@ -26,7 +26,11 @@ export async function identifyRepository(client: OaiClient, prefix: string): Pro
   const formats = await smallResponse(client, { verb: 'ListMetadataFormats' });
   const prefixes = elements(formats, 'metadataPrefix');
   if (!prefixes.includes(prefix)) {
-    throw new ArchiverError('ERR_HARVEST_FORMAT', `${client.endpoint.href} does not offer the metadata format ${prefix} (it offers ${prefixes.join(', ') || 'none'})`);
+    // DSpace and DARE-style repositories offer DIDL under the prefix `didl`: say so.
+    const didl = didlPrefixes(formats).filter((candidate) => candidate !== prefix);
+    throw new ArchiverError('ERR_HARVEST_FORMAT', `${client.endpoint.href} does not offer the metadata format ${prefix} (it offers ${prefixes.join(', ') || 'none'})`, {
+      ...(didl.length > 0 ? { hint: `it offers MPEG-21 DIDL as ${didl.join(', ')}: harvest with --prefix ${didl[0]}` } : {}),
+    });
   }
   return facts;
 }
@@ -38,6 +42,13 @@ export function dateAtGranularity(datestamp: string, granularity: string | null 
 
 function smallResponse(client: OaiClient, args: Record<string, string>): Promise<string> {
   return client.oaiText(args, MAX_SMALL_RESPONSE);
+}
+
+/** The prefixes whose metadataNamespace is MPEG-21 DIDL's. */
+function didlPrefixes(formats: string): string[] {
+  return [...formats.matchAll(/<(?:[A-Za-z_][\w.-]*:)?metadataFormat[\s>][\s\S]*?<\/(?:[A-Za-z_][\w.-]*:)?metadataFormat>/g)]
+    .filter((block) => elements(block[0], 'metadataNamespace').includes('urn:mpeg:mpeg21:2002:02-DIDL-NS'))
+    .flatMap((block) => elements(block[0], 'metadataPrefix'));
 }
 
 function elements(xml: string, name: string): string[] {
