@@ -4,16 +4,10 @@
  * payload file, whatever the order of the Components, and the file validates against didl.xsd.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { DidlDocument, DidlResource } from '@oaibag/didl';
 import { didlRecordXml, type StoredPayload } from '../src/aip-metadata.ts';
-
-const DIDL_XSD = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../shared/schemas/didl.xsd');
+import { validateXmlSchema } from '../../../test/xml-schema.ts';
 
 test('the rebuilt didl.xml points each By-Value Resource at its own payload, names escaped, and validates', async () => {
   const byReference: DidlResource = { mimeType: 'application/pdf', ref: 'http://example.org/big.pdf' };
@@ -42,12 +36,6 @@ test('the rebuilt didl.xml points each By-Value Resource at its own payload, nam
     `<oaibag:byValue xmlns:oaibag="urn:oaibag:aip:1" payload="data/page-2" size="7" sha256="${'b'.repeat(64)}"/>`,
     `<oaibag:byValue xmlns:oaibag="urn:oaibag:aip:1" payload="data/say &quot;a&quot; &amp; &lt;b&gt;.txt" size="5" sha256="${'a'.repeat(64)}"/>`,
   ]);
-  const dir = mkdtempSync(join(tmpdir(), 'oaibag-aip-metadata-'));
-  try {
-    writeFileSync(join(dir, 'didl.xml'), xml);
-    const lint = spawnSync('xmllint', ['--noout', '--nonet', '--schema', DIDL_XSD, join(dir, 'didl.xml')], { encoding: 'utf8' });
-    assert.equal(lint.status, 0, lint.stderr);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const result = validateXmlSchema('didl.xsd', xml, 'didl.xml');
+  assert.ok(result.ok, result.output);
 });

@@ -1,15 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
 import { writeDidl, type DidlWriteInput, type DidlWriteOptions } from '../src/index.ts';
-
-const here = dirname(fileURLToPath(import.meta.url));
-/** ../shared/schemas beside the repository (see its README). */
-export const SCHEMAS = resolve(here, '../../../../shared/schemas');
+import { validateXmlSchema } from '../../../test/xml-schema.ts';
 
 export function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -42,16 +34,7 @@ export async function collect(stream: AsyncIterable<Uint8Array>): Promise<Buffer
   return Buffer.concat(parts);
 }
 
-/** Runs xmllint against a schema in ../shared/schemas; returns its exit status and messages. */
+/** Validates a document against a schema in test/schemas (see test/xml-schema.ts); `output` holds the problems. */
 export function validateWithSchema(xml: string, schema: string): { ok: boolean; output: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'didl-xsd-'));
-  try {
-    const file = join(dir, 'doc.xml');
-    writeFileSync(file, xml);
-    const run = spawnSync('xmllint', ['--noout', '--nonet', '--schema', join(SCHEMAS, schema), file], { encoding: 'utf8' });
-    if (run.error) throw new Error(`xmllint could not run (${run.error.message}); install libxml2-utils`);
-    return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return validateXmlSchema(schema, xml);
 }

@@ -1,14 +1,12 @@
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'node:http';
 import { createRepository, type Repository, type RepositoryOptions } from '../src/index.ts';
+import { SCHEMAS, validateXmlSchema, validateXmlSchemaAll } from '../../../test/xml-schema.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-/** ../shared/schemas beside the repository (see its README). */
-export const SCHEMAS = resolve(here, '../../../../shared/schemas');
 /** Our own schema for the http_header format. */
 export const HTTP_HEADER_XSD = resolve(here, '../schemas/http_header.xsd');
 
@@ -136,24 +134,15 @@ function unescape(text: string): string {
   return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
 }
 
-/** Validates a response with xmllint against a schema file (absolute, or a name in SCHEMAS). */
+/** Validates a response against a schema (absolute, or a name in test/schemas; see test/xml-schema.ts). */
 export function validate(xml: string, schema: string): { ok: boolean; output: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'repo-xsd-'));
-  try {
-    const file = join(dir, 'doc.xml');
-    writeFileSync(file, xml);
-    const schemaFile = schema.startsWith('/') ? schema : join(SCHEMAS, schema);
-    const run = spawnSync('xmllint', ['--noout', '--nonet', '--schema', schemaFile, file], { encoding: 'utf8' });
-    if (run.error) throw new Error(`xmllint could not run (${run.error.message}); install libxml2-utils`);
-    return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return validateXmlSchema(schema, xml, 'response');
 }
 
 /**
  * A driver schema that loads OAI-PMH.xsd with every payload schema of this repository
- * (oai_dc, DIDL, and our http_header), written next to the shared ones' copies.
+ * (oai_dc, DIDL, and our http_header), written in `dir`: it imports the copies in test/schemas
+ * and packages/repository/schemas by absolute path.
  */
 export function allPayloadsSchema(dir: string): string {
   const file = join(dir, 'oai-with-all-payloads.xsd');
@@ -172,28 +161,9 @@ export function allPayloadsSchema(dir: string): string {
 }
 
 /**
- * Validates many documents with one xmllint run: the schemas are loaded once, so a test file
- * can check every response it produced in well under a second. `output` names each failing
- * document by its label.
+ * Validates many documents against one schema, compiled once, so a test file can check every
+ * response it produced in well under a second. `output` names each failing document by its label.
  */
 export function validateAll(documents: ReadonlyArray<{ label: string; xml: string }>, schema: string): { ok: boolean; output: string } {
-  if (documents.length === 0) return { ok: true, output: '' };
-  const dir = mkdtempSync(join(tmpdir(), 'repo-xsd-all-'));
-  try {
-    const files = documents.map((document, index) => {
-      const file = join(dir, `doc-${String(index).padStart(4, '0')}.xml`);
-      writeFileSync(file, document.xml);
-      return file;
-    });
-    const schemaFile = schema.startsWith('/') ? schema : join(SCHEMAS, schema);
-    const run = spawnSync('xmllint', ['--noout', '--nonet', '--schema', schemaFile, ...files], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    if (run.error) throw new Error(`xmllint could not run (${run.error.message}); install libxml2-utils`);
-    let output = `${run.stdout}${run.stderr}`;
-    files.forEach((file, index) => {
-      output = output.split(file).join(`[${documents[index]!.label}]`);
-    });
-    return { ok: run.status === 0, output };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return validateXmlSchemaAll(schema, documents.map((document) => ({ label: `[${document.label}]`, xml: document.xml })));
 }
