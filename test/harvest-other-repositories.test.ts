@@ -330,8 +330,8 @@ test('refs and redirects into non-public networks are refused before any connect
   // Names that no real resolver knows: `cdn.test` is this machine, `instance-data.test` a
   // cloud metadata address. Success for the first proves the connection used the address checked.
   const resolveHost = async (hostname: string) => {
-    if (hostname === 'cdn.test') return { address: '127.0.0.1', family: 4 };
-    if (hostname === 'instance-data.test') return { address: '169.254.169.254', family: 4 };
+    if (hostname === 'cdn.test') return [{ address: '127.0.0.1', family: 4 }];
+    if (hostname === 'instance-data.test') return [{ address: '169.254.169.254', family: 4 }];
     throw Object.assign(new Error(`unknown host ${hostname}`), { code: 'ENOTFOUND' });
   };
   const archive = archiveDir();

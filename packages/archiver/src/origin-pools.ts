@@ -1,6 +1,6 @@
 // Connections to the other hosts a repository's By-Reference URLs lead to (a handle resolver,
 // a CDN, a separate file server): one keep-alive pool per origin, a bounded number of them,
-// each pinned to the one address that was resolved and checked against the address policy,
+// each pinned to the addresses that were resolved and checked against the address policy,
 // so that a DNS answer that changes between the check and the connection (DNS rebinding)
 // cannot lead the harvester somewhere it refused to go.
 
@@ -11,8 +11,8 @@ import { Pool } from 'undici';
 import { addressKind, refusalOf, type AddressKind, type AddressPolicy } from './address-policy.js';
 import { ArchiverError } from './errors.js';
 
-/** Resolves a host name to one address (node's `dns.lookup` unless a test gives another). */
-export type ResolveHost = (hostname: string) => Promise<LookupAddress>;
+/** Resolves a host name to its addresses (node's `dns.lookup` unless a test gives another). */
+export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
 
 export interface OriginPoolsOptions {
   /** The repository's OAI-PMH endpoint: its addresses decide which non-public refs are its own. */
@@ -29,13 +29,15 @@ export interface OriginPoolsOptions {
 
 interface Entry {
   pool: Pool;
-  address: string;
+  addresses: LookupAddress[];
 }
 
 /**
  * The pools for origins other than the repository's. `pool(url)` resolves the URL's host once
- * per pool, refuses an address the policy does not allow (ERR_HARVEST_REF_REFUSED, before any
- * connection is made), and otherwise returns a pool that connects only to that address.
+ * per pool, refuses it when any of its addresses is one the policy does not allow
+ * (ERR_HARVEST_REF_REFUSED, before any connection is made: a name that answers with both a
+ * public and a private address is not to be trusted), and otherwise returns a pool that
+ * connects only to those addresses.
  */
 export class OriginPools {
   private readonly entries = new Map<string, Promise<Entry>>();
@@ -44,7 +46,7 @@ export class OriginPools {
   private readonly resolve: ResolveHost;
 
   constructor(private readonly options: OriginPoolsOptions) {
-    this.resolve = options.resolve ?? ((hostname) => dnsLookup(hostname, { verbatim: true }));
+    this.resolve = options.resolve ?? ((hostname) => dnsLookup(hostname, { all: true, verbatim: true }));
   }
 
   /** The pool for `url`'s origin, after its address was checked. */
@@ -87,16 +89,19 @@ export class OriginPools {
 
   private async open(url: URL): Promise<Entry> {
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    const { address, family } = isIP(host) !== 0 ? { address: host, family: isIP(host) } : await this.resolveOrFail(host, url);
-    const refusal = refusalOf(address, await this.addressPolicy());
-    if (refusal !== undefined) {
+    const addresses = isIP(host) !== 0 ? [{ address: host, family: isIP(host) }] : await this.resolveOrFail(host, url);
+    const policy = await this.addressPolicy();
+    for (const { address } of addresses) {
+      const refusal = refusalOf(address, policy);
+      if (refusal === undefined) continue;
       throw new ArchiverError('ERR_HARVEST_REF_REFUSED', `${url.href} is refused: ${host === address ? refusal : `${host} resolves to ${refusal}`}`, {
         hint: 'if this repository may point at hosts on your own network, harvest with --allow-private-refs',
       });
     }
+    // Node asks for all addresses (and tries them in turn) or for one; either way only these.
     const pinned = (_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void): void => {
-      if (options.all) callback(null, [{ address, family }]);
-      else callback(null, address, family);
+      if (options.all) callback(null, addresses);
+      else callback(null, addresses[0]!.address, addresses[0]!.family);
     };
     const timeout = this.options.idleTimeoutMs ?? 120_000;
     const pool = new Pool(url.origin, {
@@ -105,12 +110,14 @@ export class OriginPools {
       headersTimeout: timeout,
       connect: { lookup: pinned as never },
     });
-    return { pool, address };
+    return { pool, addresses };
   }
 
-  private async resolveOrFail(host: string, url: URL): Promise<LookupAddress> {
+  private async resolveOrFail(host: string, url: URL): Promise<LookupAddress[]> {
     try {
-      return await this.resolve(host);
+      const addresses = await this.resolve(host);
+      if (addresses.length === 0) throw Object.assign(new Error('no address'), { code: 'ENOTFOUND' });
+      return addresses;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       throw new ArchiverError('ERR_HARVEST_UNREACHABLE', `${url.href}: the host ${host} cannot be resolved${code ? ` (${code})` : ''}`, { cause: error });
@@ -124,11 +131,7 @@ export class OriginPools {
       const host = this.options.repository.hostname.replace(/^\[|\]$/g, '');
       const kinds = new Set<AddressKind>();
       if (isIP(host) !== 0) kinds.add(addressKind(host));
-      else if (this.options.resolve) kinds.add(addressKind((await this.options.resolve(host)).address));
-      else {
-        const all = await dnsLookup(host, { all: true, verbatim: true }).catch(() => []);
-        for (const { address } of all) kinds.add(addressKind(address));
-      }
+      else for (const { address } of await this.resolve(host).catch(() => [])) kinds.add(addressKind(address));
       return { repositoryKinds: kinds, allowPrivate };
     })();
     return this.policy;

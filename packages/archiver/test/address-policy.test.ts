@@ -67,7 +67,7 @@ test('origin pools of a public-looking repository refuse private names and liter
     maxOrigins: 2,
     resolve: async (hostname) => {
       asked.push(hostname);
-      return { address: answers[hostname]!, family: 4 };
+      return hostname === 'both.example' ? [{ address: '151.101.1.1', family: 4 }, { address: '::1', family: 6 }] : [{ address: answers[hostname]!, family: 4 }];
     },
   });
   try {
@@ -76,6 +76,10 @@ test('origin pools of a public-looking repository refuse private names and liter
     await assert.rejects(pools.pool(new URL('https://intranet.example/file')), {
       code: 'ERR_HARVEST_REF_REFUSED',
       message: 'https://intranet.example/file is refused: intranet.example resolves to 10.0.0.7 is a private address',
+    });
+    await assert.rejects(pools.pool(new URL('https://both.example/file')), {
+      code: 'ERR_HARVEST_REF_REFUSED',
+      message: 'https://both.example/file is refused: both.example resolves to ::1 is a loopback address',
     });
     const first = await pools.pool(new URL('https://cdn.example/a'));
     assert.equal(await pools.pool(new URL('https://cdn.example/b')), first, 'one pool per origin');
