@@ -13,7 +13,7 @@ export function harvestCommand(): Command {
   .option('--from <DATE>', 'harvest from this date (default: continue from the last complete harvest)')
   .option('--until <DATE>', 'harvest up to this date')
   .option('--set <SPEC>', 'harvest only this set (e.g. mime:image)')
-  .option('--prefix <PREFIX>', 'metadata format to harvest', 'oai_didl')
+  .option('--prefix <PREFIX>', 'metadata format to harvest (DSpace and DARE-style repositories call it didl)', 'oai_didl')
   .option('--concurrency <N>', 'records stored at once (By-Reference fetches and bag writes overlap)', (value: string) => {
     const count = Number(value);
     if (!/^\d+$/.test(value) || count < 1) throw new InvalidArgumentError('expected a whole number of at least 1');

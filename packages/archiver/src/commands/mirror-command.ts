@@ -30,7 +30,7 @@ export function mirrorCommand(): Command {
     .option('--config <FILE>', 'a JSON file listing several sources, each with its own schedule (docs/mirror.md)')
     .option('--archive <DIR>', 'the archive folder (default: the config\'s "archive", else ./archive)')
     .option('--set <SPEC>', 'harvest only this set')
-    .option('--prefix <PREFIX>', 'metadata format to harvest', 'oai_didl')
+    .option('--prefix <PREFIX>', 'metadata format to harvest (DSpace and DARE-style repositories call it didl)', 'oai_didl')
     .option('--concurrency <N>', 'records stored at once', wholeNumber, 4)
     .option('--user <NAME>', 'user name for HTTP Basic authentication')
     .option('--password-file <FILE>', 'file whose first line is the password')
