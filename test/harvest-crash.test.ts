@@ -535,6 +535,15 @@ test('killed after page 2: the next harvest resumes from the saved resumption to
   assert.equal(summary.records, FILES.length - 2 * PAGE_RECORDS, 'only the records after page 2 came');
   const harvests = await checkArchive(archive);
   assert.equal(harvests.length, 2);
+  // The killed harvest's row tells what its committed pages did; both rows name the list's
+  // first responseDate (the resumed list's watermark).
+  const [killed, resumed] = harvests as [CatalogHarvest, CatalogHarvest];
+  assert.equal(killed.counts.records, 2 * PAGE_RECORDS);
+  assert.equal(killed.counts.added, 2 * PAGE_RECORDS);
+  assert.ok(killed.counts.requests > 0);
+  assert.ok(killed.listResponseDate, 'the killed harvest recorded its list responseDate');
+  assert.equal(resumed.listResponseDate, killed.listResponseDate);
+  assert.equal(resumed.counts.added, FILES.length - 2 * PAGE_RECORDS);
 });
 
 test('a lock held by a running harvest refuses a second one; after SIGKILL it is taken over', async () => {

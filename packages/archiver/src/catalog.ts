@@ -209,12 +209,12 @@ export class Catalog {
     return Number(result.lastInsertRowid);
   }
 
-  /** Records the responseDate of the first page of the harvest's list. */
+  /** Records the responseDate of the first page of the harvest's list (of a resumed list: of its first harvest). */
   setListResponseDate(harvestId: number, responseDate: string): void {
     this.sql('UPDATE harvests SET list_response_date = ? WHERE id = ?').run(responseDate, harvestId);
   }
 
-  /** Saves the counts so far, so a killed harvest's row still tells what it did. */
+  /** Saves the counts so far (harvest does, with each page), so a killed harvest's row still tells what it did. */
   updateHarvestCounts(harvestId: number, counts: Partial<HarvestCounts>): void {
     this.writeCounts(harvestId, counts, 'UPDATE harvests SET %COUNTS% WHERE id = @id');
   }

@@ -127,6 +127,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     let pageArgs: Record<string, string> = resume ? { verb: 'ListRecords', resumptionToken: resume.token } : firstArgs;
     let listResponseDate: string | null = resume?.listResponseDate ?? null;
     if (resume) log(`resuming the interrupted list from its saved resumption token`);
+    let listDateRecorded = false;
     const seenTokens = new Set<string>();
     let restarts = 0;
     let status: Exclude<HarvestStatus, 'running'> = 'complete';
@@ -143,8 +144,16 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       return true;
     };
 
+    // The harvest's row gets its counts with each page, in the page's transaction: a killed
+    // harvest's row tells what its committed pages did.
     const commit = async (ledger: PageLedger, state?: Parameters<Catalog['saveResumeState']>[1]): Promise<void> => {
-      addTally(counts, await ledger.commit(catalog, state === undefined ? undefined : { sourceId: source.id, state }));
+      let after: HarvestCounts | undefined;
+      await ledger.commit(catalog, state === undefined ? undefined : { sourceId: source.id, state }, (tally) => {
+        after = { ...counts, requests: client.requests };
+        addTally(after, tally);
+        catalog.updateHarvestCounts(harvestId, after);
+      });
+      if (after) Object.assign(counts, { ...after, requests: counts.requests });
       progress?.(counts);
     };
     // The next page, asked for while this one commits: the repository prepares it while the
@@ -169,7 +178,14 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
           status = 'failed';
           break;
         }
-        listResponseDate ??= page.responseDate ?? null;
+        if (listResponseDate === null && page.responseDate) {
+          // The list's first responseDate: the watermark once the list completes.
+          listResponseDate = page.responseDate;
+          catalog.setListResponseDate(harvestId, listResponseDate);
+        } else if (listResponseDate !== null && !listDateRecorded) {
+          catalog.setListResponseDate(harvestId, listResponseDate); // a resumed list's, from its first harvest
+        }
+        listDateRecorded = listResponseDate !== null;
         const token = page.token;
         if (!token) {
           // The list is complete: its last page and the end of the list state commit together.

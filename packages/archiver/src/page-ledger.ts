@@ -58,9 +58,11 @@ export class PageLedger {
    * cannot be placed becomes a failure of its record (retried by the next harvest). Versions
    * and deletions already recorded (a page delivered again) change nothing and are not counted.
    * When the page's bags cannot be made durable, nothing of the page is recorded and the error
-   * is thrown (its records come again with the page).
+   * is thrown (its records come again with the page). `inTransaction` is called with the tally
+   * inside the page's transaction, so that what it writes (the harvest's counts) commits with
+   * the page or not at all.
    */
-  async commit(catalog: Catalog, resume?: { sourceId: number; state: ResumeState | null }): Promise<PageTally> {
+  async commit(catalog: Catalog, resume?: { sourceId: number; state: ResumeState | null }, inTransaction?: (tally: PageTally) => void): Promise<PageTally> {
     const tally: PageTally = { added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0 };
     const entries = this.entries;
     this.entries = [];
@@ -80,6 +82,7 @@ export class PageLedger {
         }
       }
       if (resume) catalog.saveResumeState(resume.sourceId, resume.state);
+      inTransaction?.(tally);
     });
     return tally;
   }
