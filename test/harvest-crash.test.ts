@@ -58,7 +58,7 @@ interface Proxy {
   /** The query string of every ListRecords request, in order. */
   lists: string[];
   /** Called before a ListRecords request is forwarded; 'hold' never answers it. */
-  beforeList?: (query: URLSearchParams, index: number) => 'forward' | 'hold';
+  beforeList?: ((query: URLSearchParams, index: number) => 'forward' | 'hold') | undefined;
   /** The next large file is sent half-way and then held (never finished). */
   stallNextBigFile: boolean;
 }

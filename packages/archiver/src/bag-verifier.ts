@@ -199,7 +199,7 @@ async function readManifest(bagDir: string, name: string, algorithm: string, isT
       return add({ kind: 'format', path: name, algorithm, found: line.slice(0, 200), message: `${where} is not "<${algorithm} digest> <path>"` });
     }
     const path = decodeManifestPath(match[2]!);
-    if (path === undefined) return add({ kind: 'format', path: name, found: match[2], message: `${where} has a "%" that is not %25, %0D or %0A` });
+    if (path === undefined) return add({ kind: 'format', path: name, found: match[2]!, message: `${where} has a "%" that is not %25, %0D or %0A` });
     const segments = path.split('/');
     if (path.startsWith('/') || path.includes('\0') || path.includes('\\') || segments.some((s) => s === '' || s === '.' || s === '..') || path.startsWith('~')) {
       return add({ kind: 'format', path, message: `${where} names an unsafe path` });

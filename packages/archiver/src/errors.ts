@@ -43,10 +43,10 @@ export type ArchiverErrorCode =
 /** Optional facts attached to an {@link ArchiverError}. */
 export interface ArchiverErrorDetails {
   /** What the user should do next (printed by the command after the message). */
-  hint?: string;
+  hint?: string | undefined;
   cause?: unknown;
   /** The file or directory concerned, when there is one, so callers need not parse messages. */
-  path?: string;
+  path?: string | undefined;
 }
 
 /**
@@ -56,8 +56,8 @@ export interface ArchiverErrorDetails {
  */
 export class ArchiverError extends Error {
   readonly code: ArchiverErrorCode;
-  readonly hint?: string;
-  readonly path?: string;
+  readonly hint: string | undefined;
+  readonly path: string | undefined;
 
   constructor(code: ArchiverErrorCode, message: string, details: ArchiverErrorDetails = {}) {
     super(message.replace(/[\r\n]+/g, ' '), details.cause === undefined ? undefined : { cause: details.cause });

@@ -110,7 +110,7 @@ export class PageLedger {
         kind: 'failure',
         failure: {
           sourceId: version.sourceId,
-          harvestId: version.harvestId,
+          harvestId: version.harvestId ?? null,
           identifier: version.identifier,
           datestamp: version.datestamp,
           stage: 'store',

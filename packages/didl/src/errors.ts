@@ -25,13 +25,13 @@ export interface DidlPosition {
 }
 
 export interface DidlErrorDetails {
-  position?: DidlPosition;
+  position?: DidlPosition | undefined;
   /** Identifier of the record the error belongs to, when known. */
-  identifier?: string;
+  identifier?: string | undefined;
   /** For mismatches: what the record declared and what was found. */
-  expected?: string | number;
-  found?: string | number;
-  hint?: string;
+  expected?: string | number | undefined;
+  found?: string | number | undefined;
+  hint?: string | undefined;
   cause?: unknown;
 }
 
@@ -41,11 +41,11 @@ export interface DidlErrorDetails {
  */
 export class DidlError extends Error {
   readonly code: DidlErrorCode;
-  readonly position?: DidlPosition;
-  readonly identifier?: string;
-  readonly expected?: string | number;
-  readonly found?: string | number;
-  readonly hint?: string;
+  readonly position: DidlPosition | undefined;
+  readonly identifier: string | undefined;
+  readonly expected: string | number | undefined;
+  readonly found: string | number | undefined;
+  readonly hint: string | undefined;
 
   constructor(code: DidlErrorCode, message: string, details: DidlErrorDetails = {}) {
     super(formatMessage(message, details), details.cause === undefined ? undefined : { cause: details.cause });

@@ -2,7 +2,7 @@ import type { QualifiedAttribute, QualifiedTag } from 'sax';
 import { Base64Decoder } from './base64-decoder.js';
 import { ByValueSink, type DatastreamHandler } from './datastream.js';
 import { DidlError, type DidlPosition } from './errors.js';
-import type { DidlComponent, DidlDocument, DidlItem, DidlResource, HttpHeader, OaiHeader, OaiPage } from './model.js';
+import type { DidlComponent, DidlDocument, DidlItem, DidlResource, HttpHeader, OaiHeader, OaiPage, ResumptionToken } from './model.js';
 import { METADATA_ENTITY_TYPE, NS } from './namespaces.js';
 import { checkDatastreams, checkRef } from './record-checks.js';
 import { attribute, describe, plainAttributes, positionInText, trimXmlSpace } from './sax-helpers.js';
@@ -26,8 +26,8 @@ export interface ReadRecord {
 export type RecordHandler = (record: ReadRecord) => void | Promise<void>;
 
 export interface RecordBuilderOptions {
-  onRecord?: RecordHandler;
-  onDatastream?: DatastreamHandler;
+  onRecord?: RecordHandler | undefined;
+  onDatastream?: DatastreamHandler | undefined;
   recordErrors: 'throw' | 'report';
   maxDepth: number;
   maxMetadataChars: number;
@@ -332,8 +332,13 @@ export class RecordBuilder {
       const value = attribute(tag, name);
       return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
     };
-    const token = { value: '', completeListSize: number('completeListSize'), cursor: number('cursor'), expirationDate: attribute(tag, 'expirationDate') };
-    for (const key of ['completeListSize', 'cursor', 'expirationDate'] as const) if (token[key] === undefined) delete token[key];
+    const token: ResumptionToken = { value: '' };
+    const completeListSize = number('completeListSize');
+    const cursor = number('cursor');
+    const expirationDate = attribute(tag, 'expirationDate');
+    if (completeListSize !== undefined) token.completeListSize = completeListSize;
+    if (cursor !== undefined) token.cursor = cursor;
+    if (expirationDate !== undefined) token.expirationDate = expirationDate;
     this.page.resumptionToken = token;
     return this.field(tag, (text) => (token.value = text));
   }
@@ -422,9 +427,10 @@ export class RecordBuilder {
 
   private openByValue(tag: QualifiedTag, parent: Frame, resource: DidlResource): Frame {
     const item = parent.item!;
+    const identifier = this.identifier();
     const info = {
       ...(this.current?.record.header ? { header: this.current.record.header } : {}),
-      ...(this.identifier() !== undefined ? { identifier: this.identifier() } : {}),
+      ...(identifier !== undefined ? { identifier } : {}),
       itemPath: item.index,
       componentIndex: item.item.components.length - 1,
       resourceIndex: parent.component!.resources.length - 1,
@@ -472,7 +478,7 @@ export class RecordBuilder {
 
   private closeItem(state: ItemState): void {
     const { item, identifiers } = state;
-    if (identifiers.length > 0) item.identifier = identifiers[0];
+    if (identifiers.length > 0) item.identifier = identifiers[0]!;
     const parent = state.parent;
     if (!parent) {
       if (this.options.lenientIdentifier) {

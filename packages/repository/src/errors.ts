@@ -16,7 +16,7 @@ export interface RepositoryErrorDetails {
 /** The one error class of the repository package: a one-line message and a stable code. */
 export class RepositoryError extends Error {
   readonly code: RepositoryErrorCode;
-  readonly hint?: string;
+  readonly hint: string | undefined;
 
   constructor(code: RepositoryErrorCode, message: string, details: RepositoryErrorDetails = {}) {
     super(message.replace(/[\r\n]+/g, ' '), details.cause === undefined ? undefined : { cause: details.cause });

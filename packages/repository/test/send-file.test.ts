@@ -40,7 +40,7 @@ interface Served {
 }
 
 interface Reply {
-  status?: number;
+  status?: number | undefined;
   headers: IncomingHttpHeaders;
   body: Buffer;
   /** True only when the whole message arrived (IncomingMessage.complete). */
