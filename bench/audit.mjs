@@ -9,8 +9,8 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
-import { ROOT, median, round } from './repository-common.mjs';
 import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
+import { median, ROOT, round } from './repository-common.mjs';
 
 const TARGET_SECONDS = 5;
 const FORMATS = ['text', 'json', 'csv', 'html'];
@@ -23,11 +23,11 @@ const USAGE = `usage: node bench/audit.mjs [--resources N] [--runs N] [--out FIL
   --strict        exit with status 1 when an audit takes ${TARGET_SECONDS} s or more`;
 
 const { args, usageError } = parseBenchArgs('audit', USAGE, {
-    resources: { type: 'string', default: '100000' },
-    runs: { type: 'string', default: '3' },
-    out: { type: 'string' },
-    keep: { type: 'boolean', default: false },
-    strict: { type: 'boolean', default: false },
+  resources: { type: 'string', default: '100000' },
+  runs: { type: 'string', default: '3' },
+  out: { type: 'string' },
+  keep: { type: 'boolean', default: false },
+  strict: { type: 'boolean', default: false },
 });
 const RESOURCES = wholeNumberArg(args.resources, '--resources', usageError, 10);
 const RUNS = wholeNumberArg(args.runs, '--runs', usageError);
@@ -58,7 +58,16 @@ function buildCatalog(dir) {
   const counts = { versions: 0, deletions: 0 };
   let bag = 0;
   const version = (harvestId, n, datestamp, salt, mimeType = MIME(n)) => {
-    catalog.recordVersion({ sourceId: source.id, identifier: identifier(n), datestamp, size: 1000 + (n % 5000) + salt, sha256: hex(n, salt), mimeType, bagPath: `aips/${bag++}`, harvestId });
+    catalog.recordVersion({
+      sourceId: source.id,
+      identifier: identifier(n),
+      datestamp,
+      size: 1000 + (n % 5000) + salt,
+      sha256: hex(n, salt),
+      mimeType,
+      bagPath: `aips/${bag++}`,
+      harvestId,
+    });
     counts.versions++;
   };
   const deletion = (harvestId, n, datestamp) => {
@@ -66,9 +75,10 @@ function buildCatalog(dir) {
     counts.deletions++;
   };
   const inBatches = (from, to, fn) => {
-    for (let start = from; start < to; start += 10_000) catalog.transaction(() => {
-      for (let n = start; n < Math.min(to, start + 10_000); n++) fn(n);
-    });
+    for (let start = from; start < to; start += 10_000)
+      catalog.transaction(() => {
+        for (let n = start; n < Math.min(to, start + 10_000); n++) fn(n);
+      });
   };
   const n10 = Math.floor(RESOURCES / 10);
   const n20 = Math.floor(RESOURCES / 20);
@@ -81,7 +91,13 @@ function buildCatalog(dir) {
 
   const h2 = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
   inBatches(0, n10, (n) => version(h2, n, '2024-02-01T00:00:00Z', 1)); // modified
-  inBatches(n10, 2 * n10, (n) => catalog.recordVersion({ ...sameBytes(catalog, source.id, n), datestamp: '2024-02-01T00:00:00Z', bagPath: `aips/${bag++}`, harvestId: h2 }) && counts.versions++); // touched
+  inBatches(
+    n10,
+    2 * n10,
+    (n) =>
+      catalog.recordVersion({ ...sameBytes(catalog, source.id, n), datestamp: '2024-02-01T00:00:00Z', bagPath: `aips/${bag++}`, harvestId: h2 }) &&
+      counts.versions++,
+  ); // touched
   inBatches(2 * n10, 2 * n10 + n20, (n) => deletion(h2, n, '2024-02-01T00:00:00Z'));
   inBatches(RESOURCES, RESOURCES + n20, (n) => version(h2, n, '2024-02-01T00:00:00Z', 0)); // added
   catalog.finishHarvest(h2, 'complete');
@@ -89,7 +105,18 @@ function buildCatalog(dir) {
   const h3 = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
   inBatches(2 * n10, 2 * n10 + n50, (n) => version(h3, n, '2024-03-01T00:00:00Z', 0)); // restored
   inBatches(3 * n10, 3 * n10 + n20, (n) => version(h3, n, '2024-03-01T00:00:00Z', 2)); // modified
-  inBatches(4 * n10, 4 * n10 + n100, (n) => catalog.recordVersion({ ...sameBytes(catalog, source.id, n), datestamp: '2024-03-01T00:00:00Z', mimeType: 'text/plain', bagPath: `aips/${bag++}`, harvestId: h3 }) && counts.versions++);
+  inBatches(
+    4 * n10,
+    4 * n10 + n100,
+    (n) =>
+      catalog.recordVersion({
+        ...sameBytes(catalog, source.id, n),
+        datestamp: '2024-03-01T00:00:00Z',
+        mimeType: 'text/plain',
+        bagPath: `aips/${bag++}`,
+        harvestId: h3,
+      }) && counts.versions++,
+  );
   catalog.finishHarvest(h3, 'complete');
   catalog.close();
   return counts;
@@ -136,7 +163,15 @@ try {
       const runs = [];
       for (let i = 0; i < RUNS; i++) runs.push(await timeAudit(dir, scope.options, format));
       const seconds = median(runs.map((run) => run.seconds));
-      results.push({ scope: scope.name, format, rows: runs[0].rows, seconds: round(seconds, 3), bytes: runs[0].bytes, rssMB: round(Math.max(...runs.map((run) => run.rss)) / 1e6, 1), met: seconds < TARGET_SECONDS });
+      results.push({
+        scope: scope.name,
+        format,
+        rows: runs[0].rows,
+        seconds: round(seconds, 3),
+        bytes: runs[0].bytes,
+        rssMB: round(Math.max(...runs.map((run) => run.rss)) / 1e6, 1),
+        met: seconds < TARGET_SECONDS,
+      });
     }
   }
 

@@ -8,18 +8,9 @@ import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import {
-  ROOT,
-  loadDidl,
-  loadSax,
-  measureBase64,
-  measureFileRead,
-  measureReader,
-  measureSax,
-  measureSha256,
-} from './didl-common.mjs';
-import { ensureFixture } from './didl-fixture.mjs';
 import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
+import { loadDidl, loadSax, measureBase64, measureFileRead, measureReader, measureSax, measureSha256, ROOT } from './didl-common.mjs';
+import { ensureFixture } from './didl-fixture.mjs';
 
 const MB = 1e6; // every "MB" printed or stored here is 10^6 bytes
 const DEFAULT_SIZE_MIB = 1024;
@@ -37,19 +28,18 @@ const USAGE = `usage: node bench/didl-parse.mjs [--size MiB] [--runs N] [--regen
   --strict        exit with status 1 when a target is missed`;
 
 const { args, usageError } = parseBenchArgs('didl-parse', USAGE, {
-    size: { type: 'string', default: String(DEFAULT_SIZE_MIB) },
-    runs: { type: 'string', default: '3' },
-    regenerate: { type: 'boolean', default: false },
-    out: { type: 'string' },
-    strict: { type: 'boolean', default: false },
+  size: { type: 'string', default: String(DEFAULT_SIZE_MIB) },
+  runs: { type: 'string', default: '3' },
+  regenerate: { type: 'boolean', default: false },
+  out: { type: 'string' },
+  strict: { type: 'boolean', default: false },
 });
 const sizeMiB = Number(args.size);
 const runs = wholeNumberArg(args.runs, '--runs', usageError);
 if (!Number.isFinite(sizeMiB) || sizeMiB <= 0) usageError(`--size must be a positive number of MiB, not "${args.size}"`);
 const payloadBytes = Math.round(sizeMiB * 2 ** 20);
 const outPath = resolve(
-  args.out ??
-    (sizeMiB === DEFAULT_SIZE_MIB ? join(ROOT, 'bench/results/didl-parse.json') : join(ROOT, `bench/work/results/didl-parse-${args.size}MiB.json`)),
+  args.out ?? (sizeMiB === DEFAULT_SIZE_MIB ? join(ROOT, 'bench/results/didl-parse.json') : join(ROOT, `bench/work/results/didl-parse-${args.size}MiB.json`)),
 );
 
 const log = (line) => process.stderr.write(`${line}\n`);
@@ -68,25 +58,56 @@ if (!useGnuTime) log(`${GNU_TIME} not found (Debian: apt-get install -y time): p
 const samples = { reader: [], sax: [], nodeBase64: [], ourBase64: [], fileRead: [], sha256: [], child: [] };
 for (let round = 1; round <= runs; round++) {
   log(`round ${round}/${runs}`);
-  samples.fileRead.push(await step('file read only', () => measureFileRead(file), (r) => `${rate(fileBytes, r.seconds)} MB/s`));
-  const reader = await step('our reader', () => measureReader(readDidlFile, file), (r) => `${rate(fileBytes, r.seconds)} MB/s of XML`);
+  samples.fileRead.push(
+    await step(
+      'file read only',
+      () => measureFileRead(file),
+      (r) => `${rate(fileBytes, r.seconds)} MB/s`,
+    ),
+  );
+  const reader = await step(
+    'our reader',
+    () => measureReader(readDidlFile, file),
+    (r) => `${rate(fileBytes, r.seconds)} MB/s of XML`,
+  );
   if (reader.decodedBytes !== payloadBytes || reader.size !== payloadBytes || reader.sha256 !== fixture.sha256) {
     throw new Error(`reader delivered ${reader.decodedBytes} bytes (sha-256 ${reader.sha256}); expected ${payloadBytes} (${fixture.sha256})`);
   }
   samples.reader.push(reader);
-  samples.sax.push(await step('plain sax', () => measureSax(sax, file), (r) => `${rate(fileBytes, r.seconds)} MB/s of XML`));
+  samples.sax.push(
+    await step(
+      'plain sax',
+      () => measureSax(sax, file),
+      (r) => `${rate(fileBytes, r.seconds)} MB/s of XML`,
+    ),
+  );
   const base64 = await step(
     'base64 decode',
     () => measureBase64(Base64Decoder, file, fixture.region),
     (r) => `Buffer.from ${rate(r.inputBytes, r.node.seconds)} MB/s, Base64Decoder ${rate(r.inputBytes, r.ours.seconds)} MB/s`,
   );
-  for (const [name, result] of [['Buffer.from', base64.node], ['Base64Decoder', base64.ours]]) {
+  for (const [name, result] of [
+    ['Buffer.from', base64.node],
+    ['Base64Decoder', base64.ours],
+  ]) {
     if (result.decodedBytes !== payloadBytes) throw new Error(`${name} decoded ${result.decodedBytes} bytes, expected ${payloadBytes}`);
   }
   samples.nodeBase64.push({ ...base64.node, inputBytes: base64.inputBytes });
   samples.ourBase64.push({ ...base64.ours, inputBytes: base64.inputBytes });
-  samples.sha256.push(await step('sha-256', () => measureSha256(file, payloadBytes), (r) => `${rate(r.bytes, r.seconds)} MB/s`));
-  samples.child.push(await step('reader in a child process (peak RSS)', () => runChild(file), (r) => `${mb(r.peakRssBytes)} MB peak RSS`));
+  samples.sha256.push(
+    await step(
+      'sha-256',
+      () => measureSha256(file, payloadBytes),
+      (r) => `${rate(r.bytes, r.seconds)} MB/s`,
+    ),
+  );
+  samples.child.push(
+    await step(
+      'reader in a child process (peak RSS)',
+      () => runChild(file),
+      (r) => `${mb(r.peakRssBytes)} MB peak RSS`,
+    ),
+  );
 }
 
 // ---- figures -------------------------------------------------------------------------------
@@ -140,8 +161,13 @@ const rows = [
   ['    sha-256 (MB/s)', figures.sha256MBps, '', undefined],
 ];
 console.log(`\nDIDL parse benchmark: ${mb(fileBytes)} MB of XML (${sizeMiB} MiB payload), median of ${runs} run(s); MB = 10^6 bytes`);
-console.log(`peak RSS from ${useGnuTime ? `${GNU_TIME} -v (Maximum resident set size)` : 'the child process\'s VmHWM'}, worst of ${runs} child run(s)\n`);
-console.log(table(['metric', 'value', 'target', 'result'], rows.map(([metric, value, target, pass]) => [metric, String(value), target, pass === undefined ? '' : pass ? 'PASS' : 'FAIL'])));
+console.log(`peak RSS from ${useGnuTime ? `${GNU_TIME} -v (Maximum resident set size)` : "the child process's VmHWM"}, worst of ${runs} child run(s)\n`);
+console.log(
+  table(
+    ['metric', 'value', 'target', 'result'],
+    rows.map(([metric, value, target, pass]) => [metric, String(value), target, pass === undefined ? '' : pass ? 'PASS' : 'FAIL']),
+  ),
+);
 
 const report = {
   benchmark: 'didl-parse',
@@ -188,8 +214,10 @@ const report = {
 await mkdir(dirname(outPath), { recursive: true });
 await writeFile(`${outPath}.tmp`, JSON.stringify(report, null, 2) + '\n');
 await rename(`${outPath}.tmp`, outPath);
-console.log(`\nslowest..fastest of ${runs} run(s): reader ${ranges.readerXmlMBps.join('..')} MB/s, sax ${ranges.saxXmlMBps.join('..')} MB/s, ` +
-  `Base64Decoder ${ranges.ourBase64MBps.join('..')} MB/s, peak RSS ${ranges.readerPeakRssMB.join('..')} MB`);
+console.log(
+  `\nslowest..fastest of ${runs} run(s): reader ${ranges.readerXmlMBps.join('..')} MB/s, sax ${ranges.saxXmlMBps.join('..')} MB/s, ` +
+    `Base64Decoder ${ranges.ourBase64MBps.join('..')} MB/s, peak RSS ${ranges.readerPeakRssMB.join('..')} MB`,
+);
 console.log(`${report.allTargetsMet ? 'all targets met' : 'TARGET MISSED'}; figures written to ${relative(ROOT, outPath)}`);
 if (args.strict && !report.allTargetsMet) process.exitCode = 1;
 
@@ -241,7 +269,11 @@ function gitInfo() {
 function table(header, body) {
   const all = [header, ...body];
   const widths = header.map((_, i) => Math.max(...all.map((row) => row[i].length)));
-  const line = (row) => row.map((cell, i) => (i === 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (row) =>
+    row
+      .map((cell, i) => (i === 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
@@ -263,4 +295,3 @@ function round(value, digits) {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
 }
-

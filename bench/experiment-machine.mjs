@@ -73,6 +73,7 @@ export function measureMachine(dir) {
     base64DecodeMBps: rate(256 * MiB, base64Seconds),
     diskWriteMBps: rate(512 * MiB, diskSeconds),
     smallFileFsyncsPerSecond: Math.round(smallCount / smallSeconds),
-    method: 'best of 2: sha-256 of 256 MiB in memory (node:crypto, 1 MiB updates); Buffer.from(base64) yielding 256 MiB; 512 MiB written in 8 MiB blocks + fsync to bench/work/experiment; 1,000 files of 4 KiB each written, fsynced, closed and renamed, one after the other (once)',
+    method:
+      'best of 2: sha-256 of 256 MiB in memory (node:crypto, 1 MiB updates); Buffer.from(base64) yielding 256 MiB; 512 MiB written in 8 MiB blocks + fsync to bench/work/experiment; 1,000 files of 4 KiB each written, fsynced, closed and renamed, one after the other (once)',
   };
 }

@@ -26,7 +26,9 @@ export function oaibagFound(archiveDir, baseUrl) {
     const versions = db
       .prepare('SELECT r.identifier AS identifier, v.change AS change FROM versions v JOIN resources r ON r.id = v.resource_id WHERE v.harvest_id = ?')
       .all(harvest.id);
-    const deletions = db.prepare('SELECT r.identifier AS identifier FROM deletions d JOIN resources r ON r.id = d.resource_id WHERE d.harvest_id = ?').all(harvest.id);
+    const deletions = db
+      .prepare('SELECT r.identifier AS identifier FROM deletions d JOIN resources r ON r.id = d.resource_id WHERE d.harvest_id = ?')
+      .all(harvest.id);
     const byChange = {};
     const changed = new Set();
     for (const { identifier, change } of versions) {
@@ -42,7 +44,10 @@ export function oaibagFound(archiveDir, baseUrl) {
 /** `oaibag restore --archive DIR --to TARGET --json`: its exit code, summary and wall time. */
 export function restoreArchive(archiveDir, target) {
   const started = performance.now();
-  const result = spawnSync(process.execPath, [ARCHIVER_BIN, 'restore', '--archive', archiveDir, '--to', target, '--json'], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+  const result = spawnSync(process.execPath, [ARCHIVER_BIN, 'restore', '--archive', archiveDir, '--to', target, '--json'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 2 ** 20,
+  });
   let summary;
   try {
     summary = JSON.parse(result.stdout);

@@ -39,7 +39,9 @@ export function buildFigures({ samples, testbed, machine }) {
       peakRssBytes: Math.max(...list.map((s) => s.peakRssBytes)),
       storedDiskBytes: first.storedDiskBytes,
       ...(first.growthBytes !== undefined ? { growthBytes: first.growthBytes } : {}),
-      ...(first.found ? { changesFound: first.found.found, changesExpected: first.found.expected, found: first.found, listingFetched: first.listingFetched } : {}),
+      ...(first.found
+        ? { changesFound: first.found.found, changesExpected: first.found.expected, found: first.found, listingFetched: first.listingFetched }
+        : {}),
       ...(first.mirrorCheck ? { mirrorCheck: first.mirrorCheck } : {}),
       ...(first.summary ? { summary: first.summary } : {}),
       ...(first.foundByChange ? { foundByChange: first.foundByChange } : {}),
@@ -50,9 +52,18 @@ export function buildFigures({ samples, testbed, machine }) {
   const ratio = (a, b, field, digits = 3) => (a && b && b[field] ? round(a[field] / b[field], digits) : null);
   const ratios = {};
   const o = contenders;
-  if (o.oaibagBaseline && o.wgetBaseline) ratios.baseline = Object.fromEntries(['seconds', 'requests', 'bytesOnWire', 'peakRssBytes', 'storedDiskBytes'].map((f) => [f, ratio(o.oaibagBaseline, o.wgetBaseline, f)]));
-  for (const [key, label] of [['wgetIms', 'updateVsIfModifiedSince'], ['wgetHead', 'updateVsHeadGet']]) {
-    if (o.oaibagUpdate && o[key]) ratios[label] = Object.fromEntries(['seconds', 'requests', 'bytesOnWire', 'peakRssBytes', 'storedDiskBytes', 'growthBytes'].map((f) => [f, ratio(o.oaibagUpdate, o[key], f, 4)]));
+  if (o.oaibagBaseline && o.wgetBaseline)
+    ratios.baseline = Object.fromEntries(
+      ['seconds', 'requests', 'bytesOnWire', 'peakRssBytes', 'storedDiskBytes'].map((f) => [f, ratio(o.oaibagBaseline, o.wgetBaseline, f)]),
+    );
+  for (const [key, label] of [
+    ['wgetIms', 'updateVsIfModifiedSince'],
+    ['wgetHead', 'updateVsHeadGet'],
+  ]) {
+    if (o.oaibagUpdate && o[key])
+      ratios[label] = Object.fromEntries(
+        ['seconds', 'requests', 'bytesOnWire', 'peakRssBytes', 'storedDiskBytes', 'growthBytes'].map((f) => [f, ratio(o.oaibagUpdate, o[key], f, 4)]),
+      );
   }
 
   const first = samples[0];
@@ -73,7 +84,10 @@ export function buildFigures({ samples, testbed, machine }) {
   const restore = first.restore;
   const targets = [];
   const target = (metric, value, wanted, pass) => targets.push({ metric, value, target: wanted, pass });
-  for (const [key, label] of [['wgetIms', 'If-Modified-Since'], ['wgetHead', 'HEAD+GET']]) {
+  for (const [key, label] of [
+    ['wgetIms', 'If-Modified-Since'],
+    ['wgetHead', 'HEAD+GET'],
+  ]) {
     if (!o[key]) continue;
     const r = round(update.seconds / o[key].seconds, 3);
     target(`update wall time, oaibag / wget (${label})`, r, '<= 0.25', r <= 0.25);
@@ -85,8 +99,18 @@ export function buildFigures({ samples, testbed, machine }) {
     const r = round(o.oaibagBaseline.seconds / o.wgetBaseline.seconds, 3);
     target('baseline wall time, oaibag / wget', r, '<= 1', r <= 1);
   }
-  target('storage growth beyond new bytes, % of the touched-only payload', storage.growthBeyondNewBytesPercentOfTouchedPayload, '<= 1', storage.growthBeyondNewBytesPercentOfTouchedPayload <= 1);
-  target('archive restores to the site byte for byte', restore.check.identical ? 'identical' : `${restore.check.missing} missing, ${restore.check.different} different, ${restore.check.extra} extra`, 'identical', restore.check.identical);
+  target(
+    'storage growth beyond new bytes, % of the touched-only payload',
+    storage.growthBeyondNewBytesPercentOfTouchedPayload,
+    '<= 1',
+    storage.growthBeyondNewBytesPercentOfTouchedPayload <= 1,
+  );
+  target(
+    'archive restores to the site byte for byte',
+    restore.check.identical ? 'identical' : `${restore.check.missing} missing, ${restore.check.different} different, ${restore.check.extra} extra`,
+    'identical',
+    restore.check.identical,
+  );
   return { machineLimits: machine, contenders, ratios, changes, storage, restore, targets, allTargetsMet: targets.every((t) => t.pass) };
 }
 
@@ -95,7 +119,9 @@ function mb(bytes) {
 }
 
 function breakdown(by) {
-  return Object.entries(by ?? {}).map(([k, v]) => `${k} ${v}`).join(', ');
+  return Object.entries(by ?? {})
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
 }
 
 /** The rows of the main table: one per contender and phase. */
@@ -118,18 +144,35 @@ function contenderRows(report) {
   });
 }
 
-const HEADER = ['phase', 'contender', 'wall s', 'CPU s', 'server CPU s', 'requests', 'MB on wire', 'peak RSS MB', 'stored MB (growth)', 'changes found', 'requests by kind'];
+const HEADER = [
+  'phase',
+  'contender',
+  'wall s',
+  'CPU s',
+  'server CPU s',
+  'requests',
+  'MB on wire',
+  'peak RSS MB',
+  'stored MB (growth)',
+  'changes found',
+  'requests by kind',
+];
 
 function ratioRows(report) {
   const rows = [];
-  for (const [label, r] of Object.entries(report.ratios)) rows.push([label, ...['seconds', 'requests', 'bytesOnWire', 'peakRssBytes', 'storedDiskBytes'].map((f) => (r[f] === null ? '' : String(r[f])))]);
+  for (const [label, r] of Object.entries(report.ratios))
+    rows.push([label, ...['seconds', 'requests', 'bytesOnWire', 'peakRssBytes', 'storedDiskBytes'].map((f) => (r[f] === null ? '' : String(r[f])))]);
   return rows;
 }
 
 function textTable(header, body) {
   const all = [header, ...body];
   const widths = header.map((_, i) => Math.max(...all.map((line) => String(line[i]).length)));
-  const line = (cells) => cells.map((cell, i) => String(cell).padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells) =>
+    cells
+      .map((cell, i) => String(cell).padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
@@ -146,25 +189,52 @@ export function renderText(report, markdown) {
   const c = report.changes;
   const s = report.storage;
   const parts = [];
-  parts.push(`${markdown ? '## ' : ''}mod_oai experiment, ${report.testbed.variant} testbed: ${report.testbed.files} files (listing included), ${mb(report.testbed.payloadBytes)} MB; ${report.options.runs} run(s), wall time = median`);
-  parts.push(`Machine (${report.machine.cpus} cores, ${report.machine.cpuModel}; load average ${report.machine.loadAverage.start[0]} at the start, ${report.machine.loadAverage.end[0]} at the end): sha-256 ${l.sha256MBps} MB/s, base64 decode ${l.base64DecodeMBps} MB/s, sequential write+fsync ${l.diskWriteMBps} MB/s, small files written+fsynced+renamed ${l.smallFileFsyncsPerSecond}/s. wget: ${report.software.wget ?? `not run (${report.software.wgetMissing})`}.`);
-  parts.push(`Update: ${c.truth.touched} touched, ${c.truth.rewritten} rewritten, ${c.truth.added} added, ${c.truth.deleted} deleted (+ listing.html regenerated, seen by both).`);
+  parts.push(
+    `${markdown ? '## ' : ''}mod_oai experiment, ${report.testbed.variant} testbed: ${report.testbed.files} files (listing included), ${mb(report.testbed.payloadBytes)} MB; ${report.options.runs} run(s), wall time = median`,
+  );
+  parts.push(
+    `Machine (${report.machine.cpus} cores, ${report.machine.cpuModel}; load average ${report.machine.loadAverage.start[0]} at the start, ${report.machine.loadAverage.end[0]} at the end): sha-256 ${l.sha256MBps} MB/s, base64 decode ${l.base64DecodeMBps} MB/s, sequential write+fsync ${l.diskWriteMBps} MB/s, small files written+fsynced+renamed ${l.smallFileFsyncsPerSecond}/s. wget: ${report.software.wget ?? `not run (${report.software.wgetMissing})`}.`,
+  );
+  parts.push(
+    `Update: ${c.truth.touched} touched, ${c.truth.rewritten} rewritten, ${c.truth.added} added, ${c.truth.deleted} deleted (+ listing.html regenerated, seen by both).`,
+  );
   parts.push(t(HEADER, contenderRows(report)));
   parts.push(`${markdown ? '### ' : ''}Ratios oaibag / wget`);
   parts.push(t(['phase', 'wall time', 'requests', 'bytes on wire', 'peak RSS', 'stored'], ratioRows(report)));
   parts.push(`${markdown ? '### ' : ''}Targets`);
-  parts.push(t(['target', 'value', 'wanted', 'result'], report.targets.map((x) => [x.metric, String(x.value), x.target, x.pass ? 'PASS' : 'MISSED'])));
+  parts.push(
+    t(
+      ['target', 'value', 'wanted', 'result'],
+      report.targets.map((x) => [x.metric, String(x.value), x.target, x.pass ? 'PASS' : 'MISSED']),
+    ),
+  );
   parts.push(
     `Storage: archive ${mb(s.archiveAfterBaselineBytes)} MB after the baseline, ${mb(s.archiveAfterUpdateBytes)} MB after the update: +${mb(s.growthBytes)} MB, of which new bytes ${mb(s.newBytes)} MB; ` +
       `the rest, ${mb(s.growthBeyondNewBytes)} MB (${s.growthBytesPerTouchedRecord} B per touched record), is ${s.growthBeyondNewBytesPercentOfTouchedPayload}% of the touched-only payload (${mb(s.touchedOnlyPayloadBytes)} MB), ${s.growthBeyondNewBytesPercentOfSite}% of the site.`,
   );
-  parts.push(`Restore: exit ${report.restore.exitCode}, ${report.restore.seconds} s, ${report.restore.check.matching}/${report.restore.check.referenceFiles} files identical${report.restore.check.identical ? ', nothing missing or extra' : ''}.`);
+  parts.push(
+    `Restore: exit ${report.restore.exitCode}, ${report.restore.seconds} s, ${report.restore.check.matching}/${report.restore.check.referenceFiles} files identical${report.restore.check.identical ? ', nothing missing or extra' : ''}.`,
+  );
   for (const [phase, p] of Object.entries(report.profiles ?? {})) {
-    parts.push(`${markdown ? '### ' : ''}Profile: oaibag ${phase} harvest under node --cpu-prof (untimed extra run: ${p.seconds} s wall, ${p.cpuSeconds} s CPU; self time)`);
-    parts.push(t(['area', '%', 'ms'], p.byArea.slice(0, 8).map((a) => [a.name, String(a.percent), String(a.milliseconds)])));
-    parts.push(t(['function', '%', 'ms'], p.topFunctions.slice(0, 8).map((a) => [a.name, String(a.percent), String(a.milliseconds)])));
+    parts.push(
+      `${markdown ? '### ' : ''}Profile: oaibag ${phase} harvest under node --cpu-prof (untimed extra run: ${p.seconds} s wall, ${p.cpuSeconds} s CPU; self time)`,
+    );
+    parts.push(
+      t(
+        ['area', '%', 'ms'],
+        p.byArea.slice(0, 8).map((a) => [a.name, String(a.percent), String(a.milliseconds)]),
+      ),
+    );
+    parts.push(
+      t(
+        ['function', '%', 'ms'],
+        p.topFunctions.slice(0, 8).map((a) => [a.name, String(a.percent), String(a.milliseconds)]),
+      ),
+    );
   }
-  parts.push(`Paper (${p.files} files, ${mb(p.bytes)} MB, ${p.touched} touched): wget -N needed ${p.wgetUpdateHeadRequests} HEAD + ${p.wgetUpdateGetRequests} GET = ${p.wgetUpdateHeadRequests + p.wgetUpdateGetRequests} requests for the update.`);
+  parts.push(
+    `Paper (${p.files} files, ${mb(p.bytes)} MB, ${p.touched} touched): wget -N needed ${p.wgetUpdateHeadRequests} HEAD + ${p.wgetUpdateGetRequests} GET = ${p.wgetUpdateHeadRequests + p.wgetUpdateGetRequests} requests for the update.`,
+  );
   return parts.join('\n\n') + '\n';
 }
 
@@ -183,11 +253,17 @@ export function renderSvg(report) {
   const groups = ['baseline', 'update'];
   const present = CONTENDERS.filter((c) => report.contenders[c.key]);
   const out = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`,
+  );
   out.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
-  out.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="14" font-weight="bold">${escapeXml(`mod_oai experiment, ${report.testbed.variant} testbed (${report.testbed.files} files, ${mb(report.testbed.payloadBytes)} MB): oaibag against wget`)}</text>`);
+  out.push(
+    `<text x="${width / 2}" y="22" text-anchor="middle" font-size="14" font-weight="bold">${escapeXml(`mod_oai experiment, ${report.testbed.variant} testbed (${report.testbed.files} files, ${mb(report.testbed.payloadBytes)} MB): oaibag against wget`)}</text>`,
+  );
   const p = report.paper;
-  out.push(`<text x="${width / 2}" y="38" text-anchor="middle" fill="#555">${escapeXml(`the paper (${p.files.toLocaleString('en-US')} files, ${p.touched.toLocaleString('en-US')} touched): wget -N needed ${p.wgetUpdateHeadRequests.toLocaleString('en-US')} HEAD + ${p.wgetUpdateGetRequests.toLocaleString('en-US')} GET for the update`)}</text>`);
+  out.push(
+    `<text x="${width / 2}" y="38" text-anchor="middle" fill="#555">${escapeXml(`the paper (${p.files.toLocaleString('en-US')} files, ${p.touched.toLocaleString('en-US')} touched): wget -N needed ${p.wgetUpdateHeadRequests.toLocaleString('en-US')} HEAD + ${p.wgetUpdateGetRequests.toLocaleString('en-US')} GET for the update`)}</text>`,
+  );
   const drawPanel = (x0, title, field, log) => {
     const values = present.map((c) => report.contenders[c.key][field]);
     const max = Math.max(...values, 1);
@@ -202,7 +278,9 @@ export function renderSvg(report) {
     const ticks = log ? Array.from({ length: Math.log10(top) + 1 }, (_, i) => 10 ** i) : [0, 1, 2, 3, 4].map((f) => f * step);
     for (const tick of ticks) {
       out.push(`<line x1="${x0 - 4}" y1="${y(tick).toFixed(1)}" x2="${x0 + panel.width}" y2="${y(tick).toFixed(1)}" stroke="#ddd"/>`);
-      out.push(`<text x="${x0 - 6}" y="${(y(tick) + 4).toFixed(1)}" text-anchor="end">${escapeXml(log ? tick.toLocaleString('en-US') : round(tick, tick < 10 ? 1 : 0))}</text>`);
+      out.push(
+        `<text x="${x0 - 6}" y="${(y(tick) + 4).toFixed(1)}" text-anchor="end">${escapeXml(log ? tick.toLocaleString('en-US') : round(tick, tick < 10 ? 1 : 0))}</text>`,
+      );
     }
     const groupWidth = panel.width / groups.length;
     groups.forEach((group, g) => {
@@ -213,17 +291,23 @@ export function renderSvg(report) {
         const v = report.contenders[c.key][field];
         const x = start + i * barWidth;
         const yy = y(v);
-        out.push(`<rect x="${(x + 2).toFixed(1)}" y="${yy.toFixed(1)}" width="${(barWidth - 4).toFixed(1)}" height="${(panel.bottom - yy).toFixed(1)}" fill="${COLORS[c.key]}"/>`);
-        out.push(`<text x="${(x + barWidth / 2).toFixed(1)}" y="${(yy - 4).toFixed(1)}" text-anchor="middle">${escapeXml(field === 'seconds' ? v.toFixed(1) : v.toLocaleString('en-US'))}</text>`);
+        out.push(
+          `<rect x="${(x + 2).toFixed(1)}" y="${yy.toFixed(1)}" width="${(barWidth - 4).toFixed(1)}" height="${(panel.bottom - yy).toFixed(1)}" fill="${COLORS[c.key]}"/>`,
+        );
+        out.push(
+          `<text x="${(x + barWidth / 2).toFixed(1)}" y="${(yy - 4).toFixed(1)}" text-anchor="middle">${escapeXml(field === 'seconds' ? v.toFixed(1) : v.toLocaleString('en-US'))}</text>`,
+        );
       });
-      out.push(`<text x="${(x0 + g * groupWidth + groupWidth / 2).toFixed(1)}" y="${panel.bottom + 16}" text-anchor="middle" font-weight="bold">${group}</text>`);
+      out.push(
+        `<text x="${(x0 + g * groupWidth + groupWidth / 2).toFixed(1)}" y="${panel.bottom + 16}" text-anchor="middle" font-weight="bold">${group}</text>`,
+      );
     });
   };
   drawPanel(60, 'requests (log scale)', 'requests', true);
   drawPanel(500, 'wall time, s', 'seconds', false);
   const legend = [
     ['#d08c3c', 'wget -r -N (baseline) / wget -N, If-Modified-Since (update)'],
-    ['#8c5a1e', 'wget -N --no-if-modified-since: HEAD+GET, the paper\'s mode (update)'],
+    ['#8c5a1e', "wget -N --no-if-modified-since: HEAD+GET, the paper's mode (update)"],
     ['#2f6fb0', 'oaibag harvest (baseline: new archive; update: incremental)'],
   ];
   legend.forEach(([color, label], i) => {

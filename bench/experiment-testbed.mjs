@@ -7,9 +7,9 @@
 // file) and the difference between two of them, and a byte-for-byte comparison of two trees.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SITE_MTIME, ensureSite } from './harvest-fixture.mjs';
+import { ensureSite, SITE_MTIME } from './harvest-fixture.mjs';
 
 /** The page listing every file, at the site's root: a site file like any other. */
 export const LISTING = 'listing.html';
@@ -89,7 +89,10 @@ export function snapshot(root, { hash = true } = {}) {
   for (const path of listFiles(root)) {
     const stats = lstatSync(join(root, path));
     const entry = { size: stats.size, mtimeMs: Math.floor(stats.mtimeMs) };
-    if (hash) entry.sha256 = createHash('sha256').update(readFileSync(join(root, path))).digest('hex');
+    if (hash)
+      entry.sha256 = createHash('sha256')
+        .update(readFileSync(join(root, path)))
+        .digest('hex');
     map.set(path, entry);
   }
   return map;

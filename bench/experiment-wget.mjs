@@ -18,8 +18,14 @@ export function ensureWget(log) {
     const packages = missing.map((file) => (file === WGET ? 'wget' : 'time'));
     if (process.getuid?.() !== 0) return { missing: `${packages.join(' and ')} not installed, and not root to apt-get install ${packages.join(' ')}` };
     log(`installing ${packages.join(' ')} from Debian (apt-get install -y ${packages.join(' ')})`);
-    const installed = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', ...packages], { encoding: 'utf8', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    if (installed.status !== 0 && !existsSync(WGET)) return { missing: `apt-get install ${packages.join(' ')} failed: ${(installed.stderr || installed.stdout || String(installed.error)).trim().split('\n').pop()}` };
+    const installed = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', ...packages], {
+      encoding: 'utf8',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+    if (installed.status !== 0 && !existsSync(WGET))
+      return {
+        missing: `apt-get install ${packages.join(' ')} failed: ${(installed.stderr || installed.stdout || String(installed.error)).trim().split('\n').pop()}`,
+      };
   }
   if (!existsSync(WGET)) return { missing: 'wget could not be installed' };
   const version = spawnSync(WGET, ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0].trim().replace(/\.$/, '');
@@ -34,8 +40,20 @@ export function ensureWget(log) {
  */
 export function wgetArguments({ url, mirror, logFile, mode }) {
   return [
-    '-r', '--no-parent', '-N', '-l', '1', '-nH', '-P', mirror,
-    '--restrict-file-names=nocontrol', '-e', 'robots=off', '-nv', '-o', logFile,
+    '-r',
+    '--no-parent',
+    '-N',
+    '-l',
+    '1',
+    '-nH',
+    '-P',
+    mirror,
+    '--restrict-file-names=nocontrol',
+    '-e',
+    'robots=off',
+    '-nv',
+    '-o',
+    logFile,
     ...(mode === 'head' ? ['--no-if-modified-since'] : []),
     url,
   ];
@@ -77,7 +95,15 @@ export function runWget({ tools, args, sampleMs = 50, timeFile }) {
         if (Number.isFinite(kb)) peakRssBytes = kb * 1024;
         if (Number.isFinite(user) && Number.isFinite(system)) [cpuSeconds, cpuUserSeconds] = [user + system, user];
       }
-      resolve({ seconds, cpuSeconds, cpuUserSeconds, exitCode: code, peakRssBytes, peakRssMethod: tools.time ? '/usr/bin/time %M' : `VmRSS every ${sampleMs} ms`, stderr: stderr.trim().slice(-1000) });
+      resolve({
+        seconds,
+        cpuSeconds,
+        cpuUserSeconds,
+        exitCode: code,
+        peakRssBytes,
+        peakRssMethod: tools.time ? '/usr/bin/time %M' : `VmRSS every ${sampleMs} ms`,
+        stderr: stderr.trim().slice(-1000),
+      });
     });
   });
 }

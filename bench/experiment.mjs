@@ -12,16 +12,16 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { ARCHIVER_BIN, archiveUsage, checkBuilt, runHarvester, startRepository, summarizeProfile } from './harvest-common.mjs';
-import { VARIANTS, applyUpdate } from './harvest-fixture.mjs';
+import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 import { measureMachine } from './experiment-machine.mjs';
 import { oaibagFound, restoreArchive } from './experiment-oaibag.mjs';
 import { buildFigures, writeOutputs } from './experiment-report.mjs';
-import { LISTING, compareTrees, groundTruth, prepareTestbed, scoreFound, snapshot, writeListing } from './experiment-testbed.mjs';
+import { compareTrees, groundTruth, LISTING, prepareTestbed, scoreFound, snapshot, writeListing } from './experiment-testbed.mjs';
 import { ensureWget, requestLog, runWget, wgetArguments, wgetFound } from './experiment-wget.mjs';
-import { ROOT, cpuSecondsOf, round } from './repository-common.mjs';
+import { ARCHIVER_BIN, archiveUsage, checkBuilt, runHarvester, startRepository, summarizeProfile } from './harvest-common.mjs';
+import { applyUpdate, VARIANTS } from './harvest-fixture.mjs';
+import { cpuSecondsOf, ROOT, round } from './repository-common.mjs';
 import { removeRunFolders, settleDisk } from './settle-disk.mjs';
-import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 
 const MB = 1e6;
 const MiB = 2 ** 20;
@@ -45,14 +45,14 @@ const USAGE = `usage: node bench/experiment.mjs [--full | --quick] [--runs N] [-
                   bench/work/results/experiment-quick otherwise)`;
 
 const { args, usageError } = parseBenchArgs('experiment', USAGE, {
-    full: { type: 'boolean', default: false },
-    quick: { type: 'boolean', default: false },
-    runs: { type: 'string', default: '3' },
-    keep: { type: 'boolean', default: false },
-    regenerate: { type: 'boolean', default: false },
-    'no-wget': { type: 'boolean', default: false },
-    'no-profile': { type: 'boolean', default: false },
-    'out-dir': { type: 'string' },
+  full: { type: 'boolean', default: false },
+  quick: { type: 'boolean', default: false },
+  runs: { type: 'string', default: '3' },
+  keep: { type: 'boolean', default: false },
+  regenerate: { type: 'boolean', default: false },
+  'no-wget': { type: 'boolean', default: false },
+  'no-profile': { type: 'boolean', default: false },
+  'out-dir': { type: 'string' },
 });
 if (args.full && args.quick) usageError('--full and --quick exclude each other');
 const variant = args.full ? 'full' : 'quick';
@@ -112,9 +112,20 @@ for (let run = 1; run <= runs; run++) {
     if (!tools.missing) {
       const from = requestLog(logFile).lines;
       const serverCpu = cpuSecondsOf(server.child.pid);
-      const result = await runWget({ tools, args: wgetArguments({ url: listingUrl, mirror, logFile: join(runDir, 'wget-baseline.log'), mode: 'ims' }), timeFile: join(runDir, 'wget.time'), sampleMs: RSS_SAMPLE_MS });
+      const result = await runWget({
+        tools,
+        args: wgetArguments({ url: listingUrl, mirror, logFile: join(runDir, 'wget-baseline.log'), mode: 'ims' }),
+        timeFile: join(runDir, 'wget.time'),
+        sampleMs: RSS_SAMPLE_MS,
+      });
       const check = compareTrees(siteBefore, snapshot(mirror));
-      sample.wgetBaseline = { ...result, log: requestLog(logFile, from), serverCpuSeconds: cpuSecondsOf(server.child.pid) - serverCpu, storedDiskBytes: archiveUsage(mirror).diskBytes, mirrorCheck: brief(check) };
+      sample.wgetBaseline = {
+        ...result,
+        log: requestLog(logFile, from),
+        serverCpuSeconds: cpuSecondsOf(server.child.pid) - serverCpu,
+        storedDiskBytes: archiveUsage(mirror).diskBytes,
+        mirrorCheck: brief(check),
+      };
       log(`  wget baseline: ${describe(sample.wgetBaseline)}; mirror ${check.matching}/${check.referenceFiles} files identical`);
     }
     {
@@ -122,7 +133,12 @@ for (let run = 1; run <= runs; run++) {
       const from = requestLog(logFile).lines;
       const serverCpu = cpuSecondsOf(server.child.pid);
       const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir: archive, sampleMs: RSS_SAMPLE_MS });
-      sample.oaibagBaseline = { ...oaibagSample(result), log: requestLog(logFile, from), serverCpuSeconds: cpuSecondsOf(server.child.pid) - serverCpu, storedDiskBytes: archiveUsage(archive).diskBytes };
+      sample.oaibagBaseline = {
+        ...oaibagSample(result),
+        log: requestLog(logFile, from),
+        serverCpuSeconds: cpuSecondsOf(server.child.pid) - serverCpu,
+        storedDiskBytes: archiveUsage(archive).diskBytes,
+      };
       log(`  oaibag baseline: ${describe(sample.oaibagBaseline)}; ${summaryLine(result.summary)}`);
     }
     const profiling = !args['no-profile'] && run === runs;
@@ -140,31 +156,48 @@ for (let run = 1; run <= runs; run++) {
     await new Promise((done) => setTimeout(done, 1000 - (Date.now() % 1000) + 50));
     const siteAfter = snapshot(tb.root);
     const truth = groundTruth(siteBefore, siteAfter);
-    sample.changes = { ...changes, truth: { touched: truth.touched.length, rewritten: truth.rewritten.length, added: truth.added.length, deleted: truth.deleted.length }, listingBytes: siteAfter.get(LISTING).size };
-    log(`  update: ${truth.touched.length} touched, ${truth.rewritten.length} rewritten, ${truth.added.length} added, ${truth.deleted.length} deleted (+ the listing regenerated); rescan ${JSON.stringify(server.scan)}`);
+    sample.changes = {
+      ...changes,
+      truth: { touched: truth.touched.length, rewritten: truth.rewritten.length, added: truth.added.length, deleted: truth.deleted.length },
+      listingBytes: siteAfter.get(LISTING).size,
+    };
+    log(
+      `  update: ${truth.touched.length} touched, ${truth.rewritten.length} rewritten, ${truth.added.length} added, ${truth.deleted.length} deleted (+ the listing regenerated); rescan ${JSON.stringify(server.scan)}`,
+    );
 
     if (!tools.missing) {
       spawnSync('cp', ['-a', mirror, mirrorHead]);
-      for (const [key, mode, dir] of [['wgetIms', 'ims', mirror], ['wgetHead', 'head', mirrorHead]]) {
+      for (const [key, mode, dir] of [
+        ['wgetIms', 'ims', mirror],
+        ['wgetHead', 'head', mirrorHead],
+      ]) {
         const before = snapshot(dir, { hash: false });
         const usageBefore = archiveUsage(dir).diskBytes;
         await settleDisk();
         const from = requestLog(logFile).lines;
-      const serverCpu = cpuSecondsOf(server.child.pid);
-        const result = await runWget({ tools, args: wgetArguments({ url: listingUrl, mirror: dir, logFile: join(runDir, `wget-${mode}.log`), mode }), timeFile: join(runDir, 'wget.time'), sampleMs: RSS_SAMPLE_MS });
+        const serverCpu = cpuSecondsOf(server.child.pid);
+        const result = await runWget({
+          tools,
+          args: wgetArguments({ url: listingUrl, mirror: dir, logFile: join(runDir, `wget-${mode}.log`), mode }),
+          timeFile: join(runDir, 'wget.time'),
+          sampleMs: RSS_SAMPLE_MS,
+        });
         const after = snapshot(dir);
         const found = wgetFound(before, after);
         const usage = archiveUsage(dir).diskBytes;
         sample[key] = {
           ...result,
-          log: requestLog(logFile, from), serverCpuSeconds: cpuSecondsOf(server.child.pid) - serverCpu,
+          log: requestLog(logFile, from),
+          serverCpuSeconds: cpuSecondsOf(server.child.pid) - serverCpu,
           storedDiskBytes: usage,
           growthBytes: usage - usageBefore,
           found: scoreFound(truth, found),
           listingFetched: found.changed.has(LISTING),
           mirrorCheck: brief(compareTrees(siteAfter, after)),
         };
-        log(`  wget update (${mode === 'ims' ? 'If-Modified-Since' : 'HEAD+GET'}): ${describe(sample[key])}; found ${sample[key].found.found}/${sample[key].found.expected}`);
+        log(
+          `  wget update (${mode === 'ims' ? 'If-Modified-Since' : 'HEAD+GET'}): ${describe(sample[key])}; found ${sample[key].found.found}/${sample[key].found.expected}`,
+        );
       }
     }
     {
@@ -177,14 +210,17 @@ for (let run = 1; run <= runs; run++) {
       const found = oaibagFound(archive, server.baseUrl);
       sample.oaibagUpdate = {
         ...oaibagSample(result),
-        log: requestLog(logFile, from), serverCpuSeconds: cpuSecondsOf(server.child.pid) - serverCpu,
+        log: requestLog(logFile, from),
+        serverCpuSeconds: cpuSecondsOf(server.child.pid) - serverCpu,
         storedDiskBytes: usage,
         growthBytes: usage - usageBefore,
         found: scoreFound(truth, found),
         foundByChange: found.byChange,
         listingFetched: found.changed.has(LISTING),
       };
-      log(`  oaibag update: ${describe(sample.oaibagUpdate)}; ${summaryLine(result.summary)}; found ${sample.oaibagUpdate.found.found}/${sample.oaibagUpdate.found.expected}`);
+      log(
+        `  oaibag update: ${describe(sample.oaibagUpdate)}; ${summaryLine(result.summary)}; found ${sample.oaibagUpdate.found.found}/${sample.oaibagUpdate.found.expected}`,
+      );
     }
 
     if (profiling) {
@@ -197,8 +233,16 @@ for (let run = 1; run <= runs; run++) {
     rmSync(restored, { recursive: true, force: true });
     const restore = restoreArchive(archive, restored);
     const restoreCheck = compareTrees(siteAfter, snapshot(restored));
-    sample.restore = { exitCode: restore.exitCode, seconds: round(restore.seconds, 2), summary: restore.summary, stderr: restore.stderr, check: brief(restoreCheck) };
-    log(`  restore: exit ${restore.exitCode}, ${restore.seconds.toFixed(1)} s; ${restoreCheck.identical ? 'identical to the site, byte for byte' : `NOT identical: ${restoreCheck.missing.length} missing, ${restoreCheck.different.length} different, ${restoreCheck.extra.length} extra`}`);
+    sample.restore = {
+      exitCode: restore.exitCode,
+      seconds: round(restore.seconds, 2),
+      summary: restore.summary,
+      stderr: restore.stderr,
+      check: brief(restoreCheck),
+    };
+    log(
+      `  restore: exit ${restore.exitCode}, ${restore.seconds.toFixed(1)} s; ${restoreCheck.identical ? 'identical to the site, byte for byte' : `NOT identical: ${restoreCheck.missing.length} missing, ${restoreCheck.different.length} different, ${restoreCheck.extra.length} extra`}`,
+    );
     samples.push(sample);
   } finally {
     await server?.child.stop();
@@ -210,10 +254,31 @@ const figures = buildFigures({ samples, testbed, tools, machine });
 const report = {
   benchmark: 'experiment',
   date: new Date().toISOString(),
-  units: { MB: 1e6, MiB: 2 ** 20, note: 'wall times are medians over runs; requests/bytes from the repository log of the first run; peak RSS is the worst run; disk = st_blocks*512 of unique inodes' },
-  machine: { cpuModel: os.cpus()[0]?.model ?? 'unknown', cpus: os.cpus().length, totalMemoryBytes: os.totalmem(), platform: `${os.platform()} ${os.release()} ${os.arch()}`, node: process.version, loadAverage: { start: loadAtStart, end: os.loadavg().map((value) => round(value, 2)) }, limits: machine },
+  units: {
+    MB: 1e6,
+    MiB: 2 ** 20,
+    note: 'wall times are medians over runs; requests/bytes from the repository log of the first run; peak RSS is the worst run; disk = st_blocks*512 of unique inodes',
+  },
+  machine: {
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    cpus: os.cpus().length,
+    totalMemoryBytes: os.totalmem(),
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    loadAverage: { start: loadAtStart, end: os.loadavg().map((value) => round(value, 2)) },
+    limits: machine,
+  },
   software: { ...gitInfo(), wget: tools.version ?? null, wgetMissing: tools.missing ?? null },
-  options: { variant, runs, seed: SEED, byValueMax: BY_VALUE_MAX, harvester: `${relative(ROOT, ARCHIVER_BIN)} harvest URL --archive DIR --json`, wget: tools.missing ? null : `wget ${wgetArguments({ url: `BASE/${LISTING}`, mirror: 'MIRROR', logFile: 'LOG', mode: 'ims' }).join(' ')} (update: the same; HEAD+GET mode adds --no-if-modified-since)` },
+  options: {
+    variant,
+    runs,
+    seed: SEED,
+    byValueMax: BY_VALUE_MAX,
+    harvester: `${relative(ROOT, ARCHIVER_BIN)} harvest URL --archive DIR --json`,
+    wget: tools.missing
+      ? null
+      : `wget ${wgetArguments({ url: `BASE/${LISTING}`, mirror: 'MIRROR', logFile: 'LOG', mode: 'ims' }).join(' ')} (update: the same; HEAD+GET mode adds --no-if-modified-since)`,
+  },
   totalSeconds: round((performance.now() - started) / 1000, 1),
   testbed,
   paper: PAPER(),
@@ -243,17 +308,41 @@ async function profiledHarvest(oaiUrl, archiveDir, profileDir) {
   rmSync(profileDir, { recursive: true, force: true });
   const result = await runHarvester({ oaiUrl, archiveDir, sampleMs: RSS_SAMPLE_MS, cpuProfileDir: profileDir });
   const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
-  const summary = { seconds: round(result.seconds, 2), cpuSeconds: round((result.peak.userSeconds ?? 0) + (result.peak.systemSeconds ?? 0), 2), ...summarizeProfile(join(profileDir, file), 12) };
-  log(`  profiled ${archiveDir.endsWith('update') ? 'incremental' : 'baseline'} harvest (${summary.seconds} s, CPU ${summary.cpuSeconds} s): ${summary.byArea.slice(0, 5).map((a) => `${a.name} ${a.percent}%`).join(', ')}`);
+  const summary = {
+    seconds: round(result.seconds, 2),
+    cpuSeconds: round((result.peak.userSeconds ?? 0) + (result.peak.systemSeconds ?? 0), 2),
+    ...summarizeProfile(join(profileDir, file), 12),
+  };
+  log(
+    `  profiled ${archiveDir.endsWith('update') ? 'incremental' : 'baseline'} harvest (${summary.seconds} s, CPU ${summary.cpuSeconds} s): ${summary.byArea
+      .slice(0, 5)
+      .map((a) => `${a.name} ${a.percent}%`)
+      .join(', ')}`,
+  );
   return summary;
 }
 
 function oaibagSample(result) {
-  return { seconds: result.seconds, cpuSeconds: (result.peak.userSeconds ?? 0) + (result.peak.systemSeconds ?? 0), cpuUserSeconds: result.peak.userSeconds ?? null, exitCode: 0, peakRssBytes: result.peak.vmHwmBytes ?? result.sampledPeakRssBytes, summary: result.summary };
+  return {
+    seconds: result.seconds,
+    cpuSeconds: (result.peak.userSeconds ?? 0) + (result.peak.systemSeconds ?? 0),
+    cpuUserSeconds: result.peak.userSeconds ?? null,
+    exitCode: 0,
+    peakRssBytes: result.peak.vmHwmBytes ?? result.sampledPeakRssBytes,
+    summary: result.summary,
+  };
 }
 
 function brief(check) {
-  return { referenceFiles: check.referenceFiles, matching: check.matching, identical: check.identical, missing: check.missing.length, different: check.different.length, extra: check.extra.length, examples: [...check.missing, ...check.different, ...check.extra].slice(0, 10) };
+  return {
+    referenceFiles: check.referenceFiles,
+    matching: check.matching,
+    identical: check.identical,
+    missing: check.missing.length,
+    different: check.different.length,
+    extra: check.extra.length,
+    examples: [...check.missing, ...check.different, ...check.extra].slice(0, 10),
+  };
 }
 
 function stripSample(sample) {
@@ -274,5 +363,3 @@ function gitInfo() {
   const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
   return head.status === 0 ? { gitCommit: head.stdout.trim() } : {};
 }
-
-

@@ -2,9 +2,9 @@
 // with its memory sampled, the archive's size on disk, the request log, and a summary of a
 // V8 CPU profile. Plain ESM, no build step.
 import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ROOT, memoryOf, startChild } from './repository-common.mjs';
+import { memoryOf, ROOT, startChild } from './repository-common.mjs';
 
 /** The installed command (a shim importing dist/cli.js). */
 export const ARCHIVER_BIN = join(ROOT, 'packages/archiver/bin/oaibag.js');
@@ -75,7 +75,17 @@ export function runHarvester({ oaiUrl, archiveDir, sampleMs, cpuProfileDir, time
       clearTimeout(timer);
       if (timedOut) {
         rmSync(peakFile, { force: true });
-        resolve({ timedOut: true, seconds: timedOut.seconds, receivedBytes: timedOut.receivedBytes, summary: null, peak: { vmHwmBytes: timedOut.vmHwmBytes, vmRssBytes: timedOut.vmRssBytes }, sampledPeakRssBytes: sampledPeak, rssSamples: trace.length, rssTrace: thin(trace, 100), stderr: stderr.trim().slice(-2000) });
+        resolve({
+          timedOut: true,
+          seconds: timedOut.seconds,
+          receivedBytes: timedOut.receivedBytes,
+          summary: null,
+          peak: { vmHwmBytes: timedOut.vmHwmBytes, vmRssBytes: timedOut.vmRssBytes },
+          sampledPeakRssBytes: sampledPeak,
+          rssSamples: trace.length,
+          rssTrace: thin(trace, 100),
+          stderr: stderr.trim().slice(-2000),
+        });
         return;
       }
       if (code !== 0) {
@@ -91,7 +101,15 @@ export function runHarvester({ oaiUrl, archiveDir, sampleMs, cpuProfileDir, time
       }
       const peak = existsSync(peakFile) ? JSON.parse(readFileSync(peakFile, 'utf8')) : {};
       rmSync(peakFile, { force: true });
-      resolve({ seconds, summary, peak, sampledPeakRssBytes: sampledPeak, rssSamples: trace.length, rssTrace: thin(trace, 100), stderr: stderr.trim().slice(-2000) });
+      resolve({
+        seconds,
+        summary,
+        peak,
+        sampledPeakRssBytes: sampledPeak,
+        rssSamples: trace.length,
+        rssTrace: thin(trace, 100),
+        stderr: stderr.trim().slice(-2000),
+      });
     });
   });
 }
@@ -176,7 +194,9 @@ export function summarizeProfile(file, top = 15) {
     byArea.set(area, (byArea.get(area) ?? 0) + micros);
   }
   const list = (map) =>
-    [...map].sort((a, b) => b[1] - a[1]).map(([name, micros]) => ({ name, milliseconds: Math.round(micros / 1000), percent: Math.round((1000 * micros) / total) / 10 }));
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, micros]) => ({ name, milliseconds: Math.round(micros / 1000), percent: Math.round((1000 * micros) / total) / 10 }));
   return { file: relative(ROOT, file), totalMilliseconds: Math.round(total / 1000), byArea: list(byArea), topFunctions: list(byFunction).slice(0, top) };
 }
 

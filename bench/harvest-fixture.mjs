@@ -140,7 +140,14 @@ export function ensureSite({ dir, variant, seed, regenerate, log }) {
     add(`${folders[random.int(0, folders.length - 1)]}/${WORDS[random.int(0, WORDS.length - 1)]}-${n}.${file.ext}`, size);
   });
   writeFileSync(join(dir, 'paths.json'), JSON.stringify(paths));
-  const description = { ...expected, folders: folders.length, bytes, extensions, largeFiles: shape.large.length, generator: 'mulberry32 + aes-256-ctr keystream' };
+  const description = {
+    ...expected,
+    folders: folders.length,
+    bytes,
+    extensions,
+    largeFiles: shape.large.length,
+    generator: 'mulberry32 + aes-256-ctr keystream',
+  };
   writeDescription(descriptionFile, description);
   const generationSeconds = (performance.now() - started) / 1000;
   log(`  done in ${generationSeconds.toFixed(1)} s: ${bytes} bytes`);

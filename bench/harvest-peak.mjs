@@ -10,6 +10,16 @@ if (file) {
     const status = readFileSync('/proc/self/status', 'utf8');
     const kB = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
     const usage = process.resourceUsage();
-    writeFileSync(file, JSON.stringify({ code, vmHwmBytes: kB('VmHWM'), vmRssBytes: kB('VmRSS'), maxRssBytes: usage.maxRSS * 1024, userSeconds: usage.userCPUTime / 1e6, systemSeconds: usage.systemCPUTime / 1e6 }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        code,
+        vmHwmBytes: kB('VmHWM'),
+        vmRssBytes: kB('VmRSS'),
+        maxRssBytes: usage.maxRSS * 1024,
+        userSeconds: usage.userCPUTime / 1e6,
+        systemSeconds: usage.systemCPUTime / 1e6,
+      }),
+    );
   });
 }

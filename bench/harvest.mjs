@@ -6,14 +6,14 @@
 // Run with `npx --yes pnpm@10.34.9 bench:harvest [-- --full] [-- --runs N]`.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { pauseAfterDeletion, settleDisk } from './settle-disk.mjs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { ARCHIVER_BIN, archiveUsage, checkBuilt, requestLogFigures, runHarvester, startRepository, summarizeProfile } from './harvest-common.mjs';
-import { VARIANTS, applyUpdate, ensureLargeSite, ensureSite } from './harvest-fixture.mjs';
-import { ROOT, median, round } from './repository-common.mjs';
 import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
+import { ARCHIVER_BIN, archiveUsage, checkBuilt, requestLogFigures, runHarvester, startRepository, summarizeProfile } from './harvest-common.mjs';
+import { applyUpdate, ensureLargeSite, ensureSite, VARIANTS } from './harvest-fixture.mjs';
+import { median, ROOT, round } from './repository-common.mjs';
+import { pauseAfterDeletion, settleDisk } from './settle-disk.mjs';
 
 const MB = 1e6; // every "MB" printed or stored here is 10^6 bytes; MiB is 2^20
 const MiB = 2 ** 20;
@@ -41,14 +41,14 @@ const USAGE = `usage: node bench/harvest.mjs [--full | --quick] [--runs N] [--on
   --strict        exit with status 1 when a target is missed`;
 
 const { args, usageError } = parseBenchArgs('harvest', USAGE, {
-    full: { type: 'boolean', default: false },
-    quick: { type: 'boolean', default: false },
-    runs: { type: 'string', default: '1' },
-    only: { type: 'string' },
-    keep: { type: 'boolean', default: false },
-    regenerate: { type: 'boolean', default: false },
-    out: { type: 'string' },
-    strict: { type: 'boolean', default: false },
+  full: { type: 'boolean', default: false },
+  quick: { type: 'boolean', default: false },
+  runs: { type: 'string', default: '1' },
+  only: { type: 'string' },
+  keep: { type: 'boolean', default: false },
+  regenerate: { type: 'boolean', default: false },
+  out: { type: 'string' },
+  strict: { type: 'boolean', default: false },
 });
 if (args.full && args.quick) usageError('--full and --quick exclude each other');
 const variant = args.full ? 'full' : 'quick';
@@ -84,7 +84,7 @@ if (has('baseline') || has('update') || has('profile')) {
     rmSync(requestLog, { force: true });
     const archiveDir = join(siteDir, 'archive');
     rmSync(archiveDir, { recursive: true, force: true });
-    if (run > 1) await pauseAfterDeletion(log, 'the previous run\'s archive was removed');
+    if (run > 1) await pauseAfterDeletion(log, "the previous run's archive was removed");
     let server = await startRepository({ root: site.root, index: indexFile, fresh: true, byValueMax: BY_VALUE_MAX, requestLog });
     try {
       log(`\nrun ${run}/${runs}: ${variant} site (${site.files} files, ${(site.bytes / MB).toFixed(1)} MB), repository scan ${server.seconds.toFixed(1)} s`);
@@ -108,7 +108,12 @@ if (has('baseline') || has('update') || has('profile')) {
         const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir: profiledArchive, sampleMs: RSS_SAMPLE_MS, cpuProfileDir: profileDir });
         const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
         profile = { seconds: round(result.seconds, 2), ...summarizeProfile(join(profileDir, file)) };
-        log(`  profiled baseline (node --cpu-prof, ${result.seconds.toFixed(1)} s): ${profile.byArea.slice(0, 5).map((a) => `${a.name} ${a.percent}%`).join(', ')}`);
+        log(
+          `  profiled baseline (node --cpu-prof, ${result.seconds.toFixed(1)} s): ${profile.byArea
+            .slice(0, 5)
+            .map((a) => `${a.name} ${a.percent}%`)
+            .join(', ')}`,
+        );
       }
       if (has('update')) {
         const previousUrl = server.baseUrl;
@@ -116,16 +121,34 @@ if (has('baseline') || has('update') || has('profile')) {
         server = { baseUrl: previousUrl };
         const changes = applyUpdate({ dir: siteDir, site, seed: SEED + run });
         const before = archiveUsage(archiveDir);
-        server = await startRepository({ root: site.root, index: indexFile, fresh: false, port: Number(new URL(server.baseUrl).port), byValueMax: BY_VALUE_MAX, requestLog });
+        server = await startRepository({
+          root: site.root,
+          index: indexFile,
+          fresh: false,
+          port: Number(new URL(server.baseUrl).port),
+          byValueMax: BY_VALUE_MAX,
+          requestLog,
+        });
         // Lists exclude the current second: the changes' datestamps must be in the past.
         await new Promise((done) => setTimeout(done, 1000 - (Date.now() % 1000) + 50));
-        log(`  update: ${changes.touched} touched, ${changes.rewritten} rewritten, ${changes.added} added, ${changes.deleted} deleted; repository rescan ${JSON.stringify(server.scan)}`);
+        log(
+          `  update: ${changes.touched} touched, ${changes.rewritten} rewritten, ${changes.added} added, ${changes.deleted} deleted; repository rescan ${JSON.stringify(server.scan)}`,
+        );
         await settleDisk();
         loadMark(`run ${run}: before update`);
         const logFrom = requestLogFigures(requestLog).lines;
         const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir, sampleMs: RSS_SAMPLE_MS });
         const after = archiveUsage(archiveDir);
-        const sample = { ...result, changes, rescan: server.scan, usageBefore: before, usage: after, growthBytes: after.diskBytes - before.diskBytes, repositoryLog: requestLogFigures(requestLog, logFrom), loadavg: os.loadavg() };
+        const sample = {
+          ...result,
+          changes,
+          rescan: server.scan,
+          usageBefore: before,
+          usage: after,
+          growthBytes: after.diskBytes - before.diskBytes,
+          repositoryLog: requestLogFigures(requestLog, logFrom),
+          loadavg: os.loadavg(),
+        };
         checkSummary('incremental', result.summary, { records: changes.touched + changes.rewritten + changes.added + changes.deleted });
         log(`  incremental: ${describe(sample, changes.changedPayloadBytes)}; growth ${(sample.growthBytes / MB).toFixed(2)} MB`);
         samples.update.push(sample);
@@ -146,7 +169,14 @@ if (has('large')) {
   fixtures.large = { ...site, root: relative(ROOT, site.root) };
   const requestLog = join(dir, 'requests.log');
   rmSync(requestLog, { force: true });
-  const server = await startRepository({ root: site.root, index: join(dir, 'index.sqlite'), fresh: true, byValueMax: LARGE.byValueMax, pageBytes: LARGE.pageBytes, requestLog });
+  const server = await startRepository({
+    root: site.root,
+    index: join(dir, 'index.sqlite'),
+    fresh: true,
+    byValueMax: LARGE.byValueMax,
+    pageBytes: LARGE.pageBytes,
+    requestLog,
+  });
   const archiveDir = join(dir, 'archive');
   try {
     log(`\none ${site.bytes} byte By-Value record (by-value-max ${LARGE.byValueMax}), ${runs} run(s)`);
@@ -158,7 +188,9 @@ if (has('large')) {
       const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir, sampleMs: RSS_SAMPLE_MS, timeoutSeconds: LARGE_TIMEOUT_SECONDS });
       const sample = { ...result, usage: archiveUsage(archiveDir), repositoryLog: requestLogFigures(requestLog, logFrom), loadavg: os.loadavg() };
       if (result.timedOut) {
-        log(`  run ${run}/${runs}: NOT FINISHED after ${LARGE_TIMEOUT_SECONDS} s: ${(result.receivedBytes / MB).toFixed(1)} MB received, peak RSS ${(result.peak.vmHwmBytes / MB).toFixed(1)} MB`);
+        log(
+          `  run ${run}/${runs}: NOT FINISHED after ${LARGE_TIMEOUT_SECONDS} s: ${(result.receivedBytes / MB).toFixed(1)} MB received, peak RSS ${(result.peak.vmHwmBytes / MB).toFixed(1)} MB`,
+        );
         samples.large.push(sample);
         continue;
       }
@@ -218,10 +250,20 @@ if (samples.baseline.length > 0) {
   f.archiveOverheadPercent = round((100 * (f.archiveDiskBytes - site.bytes)) / site.bytes, 2);
   row(`baseline: ${site.files} files, ${round(site.bytes / MB, 1)} MB (s)`, f.seconds, `${f.recordsPerSecond} records/s`);
   row('  payload (MB/s)', f.payloadMBps);
-  row('  requests (summary / repository log)', `${f.requests} / ${f.repositoryRequests}`, Object.entries(f.repositoryRequestsByVerb).map(([verb, n]) => `${verb} ${n}`).join(', '));
+  row(
+    '  requests (summary / repository log)',
+    `${f.requests} / ${f.repositoryRequests}`,
+    Object.entries(f.repositoryRequestsByVerb)
+      .map(([verb, n]) => `${verb} ${n}`)
+      .join(', '),
+  );
   row('  harvester peak RSS (MB)', f.peakRssMB, `sampled ${f.sampledPeakRssMB}`);
   row('  harvester CPU (s)', f.cpuSeconds);
-  row('  archive on disk (MB)', round(f.archiveDiskBytes / MB, 1), `${f.archiveOverheadPercent > 0 ? '+' : ''}${f.archiveOverheadPercent}% of the payload; catalog ${round(f.archiveCatalogDiskBytes / MB, 1)} MB`);
+  row(
+    '  archive on disk (MB)',
+    round(f.archiveDiskBytes / MB, 1),
+    `${f.archiveOverheadPercent > 0 ? '+' : ''}${f.archiveOverheadPercent}% of the payload; catalog ${round(f.archiveCatalogDiskBytes / MB, 1)} MB`,
+  );
   row('  records / added', `${f.records} / ${f.added}`);
 }
 
@@ -237,10 +279,24 @@ if (samples.update.length > 0) {
   f.growthBytesPerTouchedRecord = round((f.growthBytes - first.changes.rewrittenBytes - first.changes.addedBytes) / first.changes.touched, 0);
   const c = first.changes;
   row(`incremental: ${c.touched} touched, ${c.rewritten} rewritten, ${c.added} added, ${c.deleted} deleted (s)`, f.seconds, `${f.recordsPerSecond} records/s`);
-  row('  changed payload (MB/s)', f.payloadMBps, `${round(c.changedPayloadBytes / MB, 1)} MB, of which rewritten+added ${round((c.rewrittenBytes + c.addedBytes) / MB, 1)} MB`);
-  row('  requests (summary / repository log)', `${f.requests} / ${f.repositoryRequests}`, Object.entries(f.repositoryRequestsByVerb).map(([verb, n]) => `${verb} ${n}`).join(', '));
+  row(
+    '  changed payload (MB/s)',
+    f.payloadMBps,
+    `${round(c.changedPayloadBytes / MB, 1)} MB, of which rewritten+added ${round((c.rewrittenBytes + c.addedBytes) / MB, 1)} MB`,
+  );
+  row(
+    '  requests (summary / repository log)',
+    `${f.requests} / ${f.repositoryRequests}`,
+    Object.entries(f.repositoryRequestsByVerb)
+      .map(([verb, n]) => `${verb} ${n}`)
+      .join(', '),
+  );
   row('  harvester peak RSS (MB)', f.peakRssMB);
-  row('  storage growth (MB)', round(f.growthBytes / MB, 2), `${f.growthPercentOfChangedPayload}% of the changed payload, ${f.growthPercentOfSite}% of the site`);
+  row(
+    '  storage growth (MB)',
+    round(f.growthBytes / MB, 2),
+    `${f.growthPercentOfChangedPayload}% of the changed payload, ${f.growthPercentOfSite}% of the site`,
+  );
   row('  growth beyond new bytes, per touched record', `${f.growthBytesPerTouchedRecord} B`, 'growth - rewritten - added, / touched');
   row('  added / modified / touched / deleted', `${f.added} / ${f.modified} / ${f.touched} / ${f.deleted}`);
 }
@@ -259,7 +315,12 @@ if (samples.large.some((s) => s.timedOut)) {
     peakRssMB: round(peakRssBytes / MB, 1),
   });
   targets.push({ metric: 'harvester peak RSS, one 1 GiB By-Value record (MB)', value: f.peakRssMB, target: `< ${TARGET_LARGE_RSS_BYTES / MB}`, pass: false });
-  targets.push({ metric: 'one 1 GiB By-Value record harvested', value: `${f.timedOut} of ${list.length} runs not finished in ${LARGE_TIMEOUT_SECONDS} s`, target: 'finished', pass: false });
+  targets.push({
+    metric: 'one 1 GiB By-Value record harvested',
+    value: `${f.timedOut} of ${list.length} runs not finished in ${LARGE_TIMEOUT_SECONDS} s`,
+    target: 'finished',
+    pass: false,
+  });
   row('1 GiB By-Value record', `NOT FINISHED in ${LARGE_TIMEOUT_SECONDS} s`, `${f.timedOut} of ${list.length} runs`, false);
   row('  payload received into tmp/ (MB/s)', f.receivedMBps, `${round(received / MB, 1)} MB by the timeout`);
   row('  harvester peak RSS (MB)', f.peakRssMB, `< ${TARGET_LARGE_RSS_BYTES / MB}`, false);
@@ -286,7 +347,11 @@ if (profile) {
 const report = {
   benchmark: 'harvest',
   date: new Date().toISOString(),
-  units: { MB: 1e6, MiB: 2 ** 20, note: 'medians over runs; peak RSS is the worst run (VmHWM written by the harvester as it exits); disk = st_blocks*512 of unique inodes' },
+  units: {
+    MB: 1e6,
+    MiB: 2 ** 20,
+    note: 'medians over runs; peak RSS is the worst run (VmHWM written by the harvester as it exits); disk = st_blocks*512 of unique inodes',
+  },
   machine: {
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
     cpus: os.cpus().length,
@@ -296,7 +361,16 @@ const report = {
     v8: process.versions.v8,
   },
   software: gitInfo(),
-  options: { variant, runs, sections, seed: SEED, byValueMax: BY_VALUE_MAX, large: LARGE, rssSampleMs: RSS_SAMPLE_MS, harvester: `${relative(ROOT, ARCHIVER_BIN)} harvest URL --archive DIR --json (default concurrency)` },
+  options: {
+    variant,
+    runs,
+    sections,
+    seed: SEED,
+    byValueMax: BY_VALUE_MAX,
+    large: LARGE,
+    rssSampleMs: RSS_SAMPLE_MS,
+    harvester: `${relative(ROOT, ARCHIVER_BIN)} harvest URL --archive DIR --json (default concurrency)`,
+  },
   loadAverage: load,
   totalSeconds: round(totalSeconds, 1),
   fixtures,
@@ -313,7 +387,9 @@ if (!args.keep) {
   rmSync(workDir, { recursive: true, force: true });
   log(`deleted the sites under ${relative(ROOT, workDir)} (--keep keeps them)`);
 }
-console.log(`\n${targets.length === 0 ? 'no target measured' : report.allTargetsMet ? 'all targets met' : 'TARGET MISSED'}; figures written to ${relative(ROOT, outPath)}`);
+console.log(
+  `\n${targets.length === 0 ? 'no target measured' : report.allTargetsMet ? 'all targets met' : 'TARGET MISSED'}; figures written to ${relative(ROOT, outPath)}`,
+);
 if (args.strict && !report.allTargetsMet) process.exitCode = 1;
 
 // ---- helpers -------------------------------------------------------------------------------
@@ -345,7 +421,10 @@ function gitInfo() {
 function table(header, body) {
   const all = [header, ...body];
   const widths = header.map((_, i) => Math.max(...all.map((line) => line[i].length)));
-  const line = (cells) => cells.map((cell, i) => (i === 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (cells) =>
+    cells
+      .map((cell, i) => (i === 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
-

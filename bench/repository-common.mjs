@@ -127,7 +127,12 @@ export function get(agent, url, { keep = 'all', onChunk } = {}) {
       });
       res.on('end', () => {
         const body = keep === 'all' ? Buffer.concat(parts).toString('utf8') : undefined;
-        const tail = keep === 'all' ? body.slice(-4096) : Buffer.concat([previous ?? Buffer.alloc(0), last ?? Buffer.alloc(0)]).toString('utf8').slice(-4096);
+        const tail =
+          keep === 'all'
+            ? body.slice(-4096)
+            : Buffer.concat([previous ?? Buffer.alloc(0), last ?? Buffer.alloc(0)])
+                .toString('utf8')
+                .slice(-4096);
         resolveAnswer({ status: res.statusCode, headers: res.headers, bytes, body, tail, milliseconds: performance.now() - started });
       });
       res.on('error', reject);
@@ -235,9 +240,12 @@ export function cpuSecondsOf(pid) {
 export async function harvestList(baseUrl, { verb, metadataPrefix, patterns = {}, stopAfter, first } = {}) {
   const agent = harvester();
   const counters = Object.fromEntries(Object.entries(patterns).map(([name, pattern]) => [name, streamCounter(pattern)]));
-  const onChunk = Object.keys(counters).length > 0 ? (chunk) => {
-    for (const counter of Object.values(counters)) counter.write(chunk);
-  } : undefined;
+  const onChunk =
+    Object.keys(counters).length > 0
+      ? (chunk) => {
+          for (const counter of Object.values(counters)) counter.write(chunk);
+        }
+      : undefined;
   const keep = verb === 'ListIdentifiers' ? 'all' : 'tail';
   let url = first ?? `${baseUrl}/oai?verb=${verb}&metadataPrefix=${metadataPrefix}`;
   const result = { pages: 0, headers: 0, bytes: 0, completeListSize: undefined, pageMilliseconds: [], token: undefined };

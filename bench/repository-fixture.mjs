@@ -6,7 +6,21 @@
 // Each fixture is described by a JSON file written last; a later run reuses the fixture while
 // that description matches (with --keep, since the benchmark deletes the large ones at the end).
 import { createCipheriv, createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 /** Bump when a fixture's content or layout changes, so cached ones are rebuilt. */
@@ -44,12 +58,41 @@ function weights(pairs) {
 
 /** Extensions of a typical static site, by share of files (13 MIME types, so 13 leaf sets). */
 const EXTENSIONS = weights([
-  ['html', 35], ['jpg', 18], ['png', 10], ['gif', 5], ['pdf', 8], ['css', 3], ['js', 4],
-  ['txt', 5], ['xml', 3], ['svg', 3], ['json', 2], ['mp3', 2], ['zip', 2],
+  ['html', 35],
+  ['jpg', 18],
+  ['png', 10],
+  ['gif', 5],
+  ['pdf', 8],
+  ['css', 3],
+  ['js', 4],
+  ['txt', 5],
+  ['xml', 3],
+  ['svg', 3],
+  ['json', 2],
+  ['mp3', 2],
+  ['zip', 2],
 ]);
 const WORDS = [
-  'about', 'archive', 'news', 'people', 'research', 'projects', 'events', 'images', 'docs', 'papers',
-  'teaching', 'library', 'media', 'reports', 'data', 'press', 'staff', 'history', 'contact', 'services',
+  'about',
+  'archive',
+  'news',
+  'people',
+  'research',
+  'projects',
+  'events',
+  'images',
+  'docs',
+  'papers',
+  'teaching',
+  'library',
+  'media',
+  'reports',
+  'data',
+  'press',
+  'staff',
+  'history',
+  'contact',
+  'services',
 ];
 
 /** Deterministic pseudo-random bytes: the AES-256-CTR keystream for `label`. */
@@ -267,7 +310,18 @@ export function ensureMillionIndex({ dir, rows, seed, regenerate, log, Database,
       maxDatestamp = Math.max(maxDatestamp, datestamp);
       if (row.deleted) deletedRows++;
       const { stats } = row;
-      insert.run(row.path, datestamp, row.deleted ? 1 : 0, mimeType, setSpec, Number(stats.size), String(stats.mtimeNs), String(stats.ctimeNs), `${stats.dev}:${stats.ino}`, row.sha256);
+      insert.run(
+        row.path,
+        datestamp,
+        row.deleted ? 1 : 0,
+        mimeType,
+        setSpec,
+        Number(stats.size),
+        String(stats.mtimeNs),
+        String(stats.ctimeNs),
+        `${stats.dev}:${stats.ino}`,
+        row.sha256,
+      );
     }
     const setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
     setMeta.run('scan_generation', '1');

@@ -4,13 +4,13 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  REPOSITORY_BIN,
   cpuSecondsOf,
   get,
-  harvestList,
   harvester,
+  harvestList,
   median,
   memoryOf,
+  REPOSITORY_BIN,
   resumptionOf,
   startChild,
   startServerChild,
@@ -60,9 +60,13 @@ export async function measureSmallSite({ site, indexFile, scans, pageSizes, runs
         for (let run = 1; run <= runs; run++) {
           const harvest = await harvestList(baseUrl, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc' });
           if (harvest.headers !== site.files || (harvest.completeListSize ?? harvest.headers) !== site.files) {
-            throw new Error(`ListIdentifiers listed ${harvest.headers} headers (completeListSize ${harvest.completeListSize}); the site has ${site.files} files`);
+            throw new Error(
+              `ListIdentifiers listed ${harvest.headers} headers (completeListSize ${harvest.completeListSize}); the site has ${site.files} files`,
+            );
           }
-          log(`  pages of ${pageIdentifiers}, run ${run}/${runs}: ${harvest.pages} pages in ${harvest.seconds.toFixed(2)} s, ${Math.round(harvest.headers / harvest.seconds)} identifiers/s`);
+          log(
+            `  pages of ${pageIdentifiers}, run ${run}/${runs}: ${harvest.pages} pages in ${harvest.seconds.toFixed(2)} s, ${Math.round(harvest.headers / harvest.seconds)} identifiers/s`,
+          );
           const { pageMilliseconds, token, ...rest } = harvest;
           samples.push({ ...rest, firstPageMilliseconds: pageMilliseconds[0], medianPageMilliseconds: median(pageMilliseconds) });
         }
@@ -115,7 +119,9 @@ export async function measureMillion({ fixture, runs, requests, log }) {
     }
     log(`  ${duringScan.length} first pages during the start-up scan; waiting for the scan to end`);
     await scanEnd;
-    log(`  start-up scan of ${scanned.files} files: ${scanned.secondsSinceStart.toFixed(1)} s (added ${scanned.added}, changed ${scanned.changed}, deleted ${scanned.deleted})`);
+    log(
+      `  start-up scan of ${scanned.files} files: ${scanned.secondsSinceStart.toFixed(1)} s (added ${scanned.added}, changed ${scanned.changed}, deleted ${scanned.deleted})`,
+    );
     if (scanned.added + scanned.changed + scanned.deleted !== 0) throw new Error(`the start-up scan changed the million-row index: ${JSON.stringify(scanned)}`);
 
     const middle = await harvestList(baseUrl, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc', stopAfter: Math.floor(fixture.rows / 2) });
@@ -157,7 +163,8 @@ export async function measureByValue({ fixture, indexFile, byValueMax, runs, log
   const scan = await ensureIndex({ root: fixture.root, indexFile });
   const child = startServerChild({ mode: 'serve', root: fixture.root, index: indexFile, waitForScan: true, byValueMax });
   const files = [];
-  for (const { prefix, files: count } of fixture.groups) for (let n = 0; n < count; n++) files.push(join(fixture.root, `${prefix}-${String(n).padStart(3, '0')}.bin`));
+  for (const { prefix, files: count } of fixture.groups)
+    for (let n = 0; n < count; n++) files.push(join(fixture.root, `${prefix}-${String(n).padStart(3, '0')}.bin`));
   try {
     const { baseUrl } = await child.nextJson();
     const samples = [];
@@ -211,7 +218,21 @@ export async function measureMemory({ fixture, indexFile, byValueMax, harvesters
     const listening = new Promise((resolve) => (announced = resolve));
     const child = startChild(
       process.execPath,
-      [REPOSITORY_BIN, '--root', fixture.root, '--index', indexFile, '--port', '0', '--by-value-max', String(byValueMax), '--rescan', '0', '--no-watch', '--quiet'],
+      [
+        REPOSITORY_BIN,
+        '--root',
+        fixture.root,
+        '--index',
+        indexFile,
+        '--port',
+        '0',
+        '--by-value-max',
+        String(byValueMax),
+        '--rescan',
+        '0',
+        '--no-watch',
+        '--quiet',
+      ],
       {
         label: 'oaibag-repository',
         onStderr: (_text, all) => {

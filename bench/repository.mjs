@@ -6,10 +6,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { ROOT, loadBetterSqlite3, loadRepository, median, percentile, round } from './repository-common.mjs';
+import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
+import { loadBetterSqlite3, loadRepository, median, percentile, ROOT, round } from './repository-common.mjs';
 import { ensureLargeFiles, ensureMillionIndex, ensureSmallSite } from './repository-fixture.mjs';
 import { measureByValue, measureMemory, measureMillion, measureSmallSite } from './repository-sections.mjs';
-import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 
 const MB = 1e6; // every "MB" printed or stored here is 10^6 bytes; MiB is 2^20
 const MiB = 2 ** 20;
@@ -41,14 +41,14 @@ const USAGE = `usage: node bench/repository.mjs [--runs N] [--only LIST] [--file
   --strict        exit with status 1 when a target is missed`;
 
 const { args, usageError } = parseBenchArgs('repository', USAGE, {
-    runs: { type: 'string', default: String(DEFAULTS.runs) },
-    only: { type: 'string' },
-    files: { type: 'string', default: String(DEFAULTS.files) },
-    million: { type: 'string', default: String(DEFAULTS.million) },
-    keep: { type: 'boolean', default: false },
-    regenerate: { type: 'boolean', default: false },
-    out: { type: 'string' },
-    strict: { type: 'boolean', default: false },
+  runs: { type: 'string', default: String(DEFAULTS.runs) },
+  only: { type: 'string' },
+  files: { type: 'string', default: String(DEFAULTS.files) },
+  million: { type: 'string', default: String(DEFAULTS.million) },
+  keep: { type: 'boolean', default: false },
+  regenerate: { type: 'boolean', default: false },
+  out: { type: 'string' },
+  strict: { type: 'boolean', default: false },
 });
 const runs = wholeNumberArg(args.runs, '--runs', usageError);
 const files = wholeNumberArg(args.files, '--files', usageError);
@@ -80,7 +80,14 @@ if (has('scan') || has('list')) {
     `${has('scan') ? `(1) scans of ${files} files, ${runs} run(s), each in a fresh process; ` : ''}` +
       `${has('list') ? `(2) ListIdentifiers through ${files} identifiers, pages of ${PAGE_SIZES.join(', ')}, ${runs} run(s) each` : ''}`,
   );
-  const small = await measureSmallSite({ site: fixtures.small, indexFile: smallIndex, scans: has('scan'), pageSizes: has('list') ? PAGE_SIZES : [], runs, log });
+  const small = await measureSmallSite({
+    site: fixtures.small,
+    indexFile: smallIndex,
+    scans: has('scan'),
+    pageSizes: has('list') ? PAGE_SIZES : [],
+    runs,
+    log,
+  });
   if (small.scan) results.scan = small.scan;
   if (small.list) results.list = small.list;
   loadMark('after small site');
@@ -107,7 +114,13 @@ if (has('million')) {
 if (has('byvalue')) {
   log('\n(4) ListRecords By-Value against read + base64 in process');
   fixtures.byValue = ensureLargeFiles({ dir: join(workDir, 'byvalue'), groups: BY_VALUE_GROUPS, regenerate: args.regenerate, log });
-  results.byValue = await measureByValue({ fixture: { ...fixtures.byValue, groups: BY_VALUE_GROUPS }, indexFile: join(workDir, 'byvalue/index.sqlite'), byValueMax: BY_VALUE_MAX, runs, log });
+  results.byValue = await measureByValue({
+    fixture: { ...fixtures.byValue, groups: BY_VALUE_GROUPS },
+    indexFile: join(workDir, 'byvalue/index.sqlite'),
+    byValueMax: BY_VALUE_MAX,
+    runs,
+    log,
+  });
   loadMark('after byvalue');
 }
 
@@ -174,10 +187,17 @@ if (results.list) {
       medianPageMilliseconds: round(median(samples.map((sample) => sample.medianPageMilliseconds)), 2),
       firstPageMilliseconds: round(median(samples.map((sample) => sample.firstPageMilliseconds)), 2),
       bytesPerIdentifier: round(samples[0].bytes / files, 1),
-      range: spread(samples.map((sample) => files / sample.seconds), 0),
+      range: spread(
+        samples.map((sample) => files / sample.seconds),
+        0,
+      ),
     };
     figures.listIdentifiers[pageIdentifiers] = entry;
-    row(`(2) ListIdentifiers, pages of ${pageIdentifiers} (ids/s)`, entry.identifiersPerSecond, `${entry.pages} pages, ${entry.medianPageMilliseconds} ms/page`);
+    row(
+      `(2) ListIdentifiers, pages of ${pageIdentifiers} (ids/s)`,
+      entry.identifiersPerSecond,
+      `${entry.pages} pages, ${entry.medianPageMilliseconds} ms/page`,
+    );
   }
 }
 
@@ -199,23 +219,49 @@ if (results.million) {
     firstPageAllRoundsMaxMs: round(Math.max(...rounds.flatMap((r) => r.first)), 1),
     startupScanSeconds: round(startupScan.secondsSinceStart, 1),
     startupScanFilesPerSecond: Math.round(startupScan.files / startupScan.secondsSinceStart),
-    firstPageDuringStartupScan: duringScan.length > 0
-      ? { requests: duringScan.length, medianMs: round(median(duringScan.map((d) => d.milliseconds)), 1), maxMs: round(Math.max(...duringScan.map((d) => d.milliseconds)), 1) }
-      : null,
-    pagingToMiddle: { pages: pagedToMiddle.pages, seconds: round(pagedToMiddle.seconds, 2), identifiersPerSecond: Math.round(pagedToMiddle.headers / pagedToMiddle.seconds), medianPageMilliseconds: round(pagedToMiddle.medianPageMilliseconds, 2) },
-    ranges: { firstPageMedianMs: spread(firstMedians), firstPageP95Ms: spread(firstP95s), deepPageMedianMs: spread(deepMedians), deepPageP95Ms: spread(deepP95s) },
+    firstPageDuringStartupScan:
+      duringScan.length > 0
+        ? {
+            requests: duringScan.length,
+            medianMs: round(median(duringScan.map((d) => d.milliseconds)), 1),
+            maxMs: round(Math.max(...duringScan.map((d) => d.milliseconds)), 1),
+          }
+        : null,
+    pagingToMiddle: {
+      pages: pagedToMiddle.pages,
+      seconds: round(pagedToMiddle.seconds, 2),
+      identifiersPerSecond: Math.round(pagedToMiddle.headers / pagedToMiddle.seconds),
+      medianPageMilliseconds: round(pagedToMiddle.medianPageMilliseconds, 2),
+    },
+    ranges: {
+      firstPageMedianMs: spread(firstMedians),
+      firstPageP95Ms: spread(firstP95s),
+      deepPageMedianMs: spread(deepMedians),
+      deepPageP95Ms: spread(deepP95s),
+    },
   };
   const f = figures.million;
   const firstPass = f.firstPageMedianMs < TARGET_FIRST_PAGE_MS;
   const p95Pass = f.firstPageP95Ms < TARGET_FIRST_PAGE_MS;
-  targets.push({ metric: `first page of ListIdentifiers, ${millionRows} items, median (ms)`, value: f.firstPageMedianMs, target: `< ${TARGET_FIRST_PAGE_MS}`, pass: firstPass });
-  targets.push({ metric: `first page of ListIdentifiers, ${millionRows} items, p95 (ms)`, value: f.firstPageP95Ms, target: `< ${TARGET_FIRST_PAGE_MS}`, pass: p95Pass });
+  targets.push({
+    metric: `first page of ListIdentifiers, ${millionRows} items, median (ms)`,
+    value: f.firstPageMedianMs,
+    target: `< ${TARGET_FIRST_PAGE_MS}`,
+    pass: firstPass,
+  });
+  targets.push({
+    metric: `first page of ListIdentifiers, ${millionRows} items, p95 (ms)`,
+    value: f.firstPageP95Ms,
+    target: `< ${TARGET_FIRST_PAGE_MS}`,
+    pass: p95Pass,
+  });
   row(`(3) first page, ${millionRows} items, median (ms)`, f.firstPageMedianMs, `< ${TARGET_FIRST_PAGE_MS}`, firstPass);
   row('    first page, p95 (ms)', f.firstPageP95Ms, `< ${TARGET_FIRST_PAGE_MS}`, p95Pass);
   row(`(3) deep page (cursor ${f.deepPageCursor}), median (ms)`, f.deepPageMedianMs);
   row('    deep page, p95 (ms)', f.deepPageP95Ms);
   row('    start-up rescan of the index (s)', f.startupScanSeconds, `${f.startupScanFilesPerSecond} files/s`);
-  if (f.firstPageDuringStartupScan) row('    first page during that rescan, median (ms)', f.firstPageDuringStartupScan.medianMs, `max ${f.firstPageDuringStartupScan.maxMs}`);
+  if (f.firstPageDuringStartupScan)
+    row('    first page during that rescan, median (ms)', f.firstPageDuringStartupScan.medianMs, `max ${f.firstPageDuringStartupScan.maxMs}`);
 }
 
 if (results.byValue) {
@@ -231,7 +277,10 @@ if (results.byValue) {
     listRecordsXmlMBps: round(results.byValue.samples[0].harvest.bytes / MB / median(harvestSeconds), 1),
     inProcessPayloadMBps: round(payload / MB / median(baselineSeconds), 1),
     ratio: round(median(baselineSeconds) / median(harvestSeconds), 3),
-    ranges: { listRecordsPayloadMBps: spread(harvestSeconds.map((s) => payload / MB / s)), inProcessPayloadMBps: spread(baselineSeconds.map((s) => payload / MB / s)) },
+    ranges: {
+      listRecordsPayloadMBps: spread(harvestSeconds.map((s) => payload / MB / s)),
+      inProcessPayloadMBps: spread(baselineSeconds.map((s) => payload / MB / s)),
+    },
   };
   const f = figures.byValue;
   row('(4) ListRecords By-Value (MB/s of payload)', f.listRecordsPayloadMBps, `${f.listRecordsXmlMBps} MB/s of XML`);
@@ -288,10 +337,25 @@ const report = {
     v8: process.versions.v8,
   },
   software: { betterSqlite3: betterSqlite3Version, sqlite: sqliteVersion, ...gitInfo() },
-  options: { runs, sections, files, millionRows, seed: SEED, requests: DEFAULTS.requests, harvesters: DEFAULTS.harvesters, byValueMax: BY_VALUE_MAX, rssSampleMs: RSS_SAMPLE_MS },
+  options: {
+    runs,
+    sections,
+    files,
+    millionRows,
+    seed: SEED,
+    requests: DEFAULTS.requests,
+    harvesters: DEFAULTS.harvesters,
+    byValueMax: BY_VALUE_MAX,
+    rssSampleMs: RSS_SAMPLE_MS,
+  },
   loadAverage: load,
   totalSeconds: round(totalSeconds, 1),
-  fixtures: Object.fromEntries(Object.entries(fixtures).map(([name, fixture]) => [name, { ...fixture, root: relative(ROOT, fixture.root), ...(fixture.indexFile ? { indexFile: relative(ROOT, fixture.indexFile) } : {}) }])),
+  fixtures: Object.fromEntries(
+    Object.entries(fixtures).map(([name, fixture]) => [
+      name,
+      { ...fixture, root: relative(ROOT, fixture.root), ...(fixture.indexFile ? { indexFile: relative(ROOT, fixture.indexFile) } : {}) },
+    ]),
+  ),
   figures,
   targets,
   allTargetsMet: targets.every((target) => target.pass),
@@ -304,7 +368,9 @@ if (!args.keep) {
   await rm(workDir, { recursive: true, force: true });
   log(`deleted the fixtures under ${relative(ROOT, workDir)} (--keep keeps them)`);
 }
-console.log(`\n${targets.length === 0 ? 'no target measured' : report.allTargetsMet ? 'all targets met' : 'TARGET MISSED'}; figures written to ${relative(ROOT, outPath)}`);
+console.log(
+  `\n${targets.length === 0 ? 'no target measured' : report.allTargetsMet ? 'all targets met' : 'TARGET MISSED'}; figures written to ${relative(ROOT, outPath)}`,
+);
 if (args.strict && !report.allTargetsMet) process.exitCode = 1;
 
 // ---- helpers -------------------------------------------------------------------------------
@@ -319,8 +385,10 @@ function gitInfo() {
 function table(header, body) {
   const all = [header, ...body];
   const widths = header.map((_, i) => Math.max(...all.map((line) => line[i].length)));
-  const line = (cells) => cells.map((cell, i) => (i === 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (cells) =>
+    cells
+      .map((cell, i) => (i === 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
-
-

@@ -9,7 +9,7 @@
 // phases: every run keeps its folder until the end, and what an earlier invocation left is
 // removed first (`removeRunFolders`), followed by a 30 s pause.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Seconds to wait after deleting large trees (measured recovery: 20-30 s). */

@@ -22,7 +22,7 @@ const AWKWARD = [
   'papers/annual report 2024.pdf',
   'papers/résumé.txt',
   'papers/日本語のメモ.txt',
-  'people/o\'brien & co.html',
+  "people/o'brien & co.html",
   'downloads/release #3.txt',
   'downloads/empty.txt',
   'a/deeply/nested/folder/with/a/page.html',

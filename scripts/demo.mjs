@@ -54,7 +54,9 @@ try {
   await nextSecond();
   const change = changeSite(site, paths);
   await repository.scan();
-  console.log(`touched ${change.touched.length} files (new mtime, same bytes), rewrote ${change.modified.length}, added ${change.added.length}, deleted ${change.deleted.length}`);
+  console.log(
+    `touched ${change.touched.length} files (new mtime, same bytes), rewrote ${change.modified.length}, added ${change.added.length}, deleted ${change.deleted.length}`,
+  );
   await nextSecond();
 
   heading('4. Incremental harvest: only what changed');
@@ -98,7 +100,12 @@ process.exitCode = failed ? 1 : 0;
  * the repository serving the harvest lives in this process and must keep answering.
  */
 async function oaibagRun(args, { quiet = false } = {}) {
-  console.log(`$ oaibag ${args.map((arg) => (/[\s'"&#]/.test(arg) ? JSON.stringify(arg) : arg)).map(shorten).join(' ')}`);
+  console.log(
+    `$ oaibag ${args
+      .map((arg) => (/[\s'"&#]/.test(arg) ? JSON.stringify(arg) : arg))
+      .map(shorten)
+      .join(' ')}`,
+  );
   const child = spawn(process.execPath, [oaibag, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -123,7 +130,8 @@ function compareTrees(a, b) {
   for (const path of left) {
     if (!right.has(path)) differences.push(`missing from the restore: ${path}`);
     else if (!readFileSync(join(a, path)).equals(readFileSync(join(b, path)))) differences.push(`other bytes: ${path}`);
-    else if (Math.floor(statSync(join(a, path)).mtimeMs / 1000) !== Math.floor(statSync(join(b, path)).mtimeMs / 1000)) differences.push(`other mtime: ${path}`);
+    else if (Math.floor(statSync(join(a, path)).mtimeMs / 1000) !== Math.floor(statSync(join(b, path)).mtimeMs / 1000))
+      differences.push(`other mtime: ${path}`);
   }
   for (const path of right) if (!left.has(path)) differences.push(`only in the restore: ${path}`);
   return differences;

@@ -10,10 +10,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { harvest } from '../packages/archiver/src/harvest.ts';
 import { restoreSite } from '../packages/archiver/src/restore.ts';
 import { verifyArchive } from '../packages/archiver/src/verify-archive.ts';
+import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const BIN = new URL('../packages/archiver/dist/cli.js', import.meta.url).pathname;
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;

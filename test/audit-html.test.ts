@@ -3,16 +3,18 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
-import { Catalog } from '../packages/archiver/src/catalog.ts';
-import { audit, openAudit, type AuditReport } from '../packages/archiver/src/audit-query.ts';
+import { pathToFileURL } from 'node:url';
 import { formatAudit, writeAuditOutput } from '../packages/archiver/src/audit-format.ts';
+import { type AuditReport, audit, openAudit } from '../packages/archiver/src/audit-query.ts';
+import { Catalog } from '../packages/archiver/src/catalog.ts';
 
 // The HTML report is checked in a real browser: Debian's `chromium`, which .ci/run installs
 // when absent. Where it cannot be installed, these tests are skipped with this message.
 const CHROMIUM = '/usr/bin/chromium';
-const SKIP = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (install Debian's chromium package, as .ci/run does): the HTML audit is not checked in a browser`;
+const SKIP = existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is missing (install Debian's chromium package, as .ci/run does): the HTML audit is not checked in a browser`;
 
 const BASE = 'https://example.org/oai';
 const HOSTILE = `https://example.org/<img src=x onerror="document.title='pwned'">`;
@@ -29,7 +31,16 @@ before(async () => {
     const source = catalog.upsertSource(BASE, {});
     let bag = 0;
     const put = (harvestId: number, name: string, datestamp: string, sha: string, size: number, mimeType = 'text/html') =>
-      catalog.recordVersion({ sourceId: source.id, identifier: name.startsWith('https:') ? name : `https://example.org/${name}`, datestamp, size, sha256: sha.repeat(64), mimeType, bagPath: `b${bag++}`, harvestId });
+      catalog.recordVersion({
+        sourceId: source.id,
+        identifier: name.startsWith('https:') ? name : `https://example.org/${name}`,
+        datestamp,
+        size,
+        sha256: sha.repeat(64),
+        mimeType,
+        bagPath: `b${bag++}`,
+        harvestId,
+      });
     const one = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
     for (const [n, name] of ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot'].entries()) put(one, name, '2024-01-01T00:00:00Z', 'abcdef'[n]!, 100 + n);
     catalog.finishHarvest(one, 'complete');
@@ -78,7 +89,13 @@ interface RenderedRow {
   cells: string[];
 }
 
-const decode = (html: string) => html.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&nbsp;/g, '\u00a0').replace(/&amp;/g, '&');
+const decode = (html: string) =>
+  html
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&nbsp;/g, '\u00a0')
+    .replace(/&amp;/g, '&');
 
 /** The table's rows as drawn, in DOM order. */
 function rowsOf(dom: string): RenderedRow[] {
@@ -113,12 +130,20 @@ test('the HTML audit renders in Chromium: totals, one stacked bar per harvest, e
   assert.equal(rows[0]!.identifier, HOSTILE, 'it is shown as text');
   // The chart: one bar group per harvest of the period, each stacked from what it recorded.
   const bars = [...dom.matchAll(/<g class="bar" data-harvest="(\d+)">([\s\S]*?)<\/g>/g)];
-  assert.deepEqual(bars.map((bar) => Number(bar[1])), report.totals.byHarvest.map((harvest) => harvest.harvestId));
+  assert.deepEqual(
+    bars.map((bar) => Number(bar[1])),
+    report.totals.byHarvest.map((harvest) => harvest.harvestId),
+  );
   assert.equal(bars.length, 2);
   for (const [index, bar] of bars.entries()) {
     const stacked = Object.fromEntries([...bar[2]!.matchAll(/data-kind="(\w+)" data-count="(\d+)"/g)].map((rect) => [rect[1], Number(rect[2])]));
     const harvest = report.totals.byHarvest[index]!;
-    assert.deepEqual(stacked, Object.fromEntries((['added', 'modified', 'touched', 'deleted', 'restored'] as const).filter((kind) => harvest[kind] > 0).map((kind) => [kind, harvest[kind]])));
+    assert.deepEqual(
+      stacked,
+      Object.fromEntries(
+        (['added', 'modified', 'touched', 'deleted', 'restored'] as const).filter((kind) => harvest[kind] > 0).map((kind) => [kind, harvest[kind]]),
+      ),
+    );
   }
   assert.deepEqual(
     report.totals.byHarvest.map(({ added, modified, touched, deleted, restored }) => ({ added, modified, touched, deleted, restored })),
@@ -133,20 +158,38 @@ test('the HTML audit renders in Chromium: totals, one stacked bar per harvest, e
 
 test('the page filters by change kind and sorts, from the URL fragment: #filter=deleted&sort=identifier&dir=desc', { skip: SKIP }, () => {
   const dom = renderedDom('#filter=deleted&sort=identifier&dir=desc');
-  assert.deepEqual(rowsOf(dom).map((row) => [row.identifier, row.change]), [['https://example.org/echo', 'deleted'], ['https://example.org/bravo', 'deleted']]);
+  assert.deepEqual(
+    rowsOf(dom).map((row) => [row.identifier, row.change]),
+    [
+      ['https://example.org/echo', 'deleted'],
+      ['https://example.org/bravo', 'deleted'],
+    ],
+  );
   assert.match(dom, /<output id="shown">2 of 6 rows shown<\/output>/);
   assert.match(dom, /<th data-key="identifier" data-type="text" tabindex="0" aria-sort="descending">/);
   const all = rowsOf(renderedDom('#sort=identifier&dir=desc'));
-  assert.deepEqual(all.map((row) => row.identifier), [...report.rows.map((row) => row.identifier)].sort().reverse());
+  assert.deepEqual(
+    all.map((row) => row.identifier),
+    [...report.rows.map((row) => row.identifier)].sort().reverse(),
+  );
 });
 
 test('the page filters by identifier text and MIME change, and sorts numbers as numbers', { skip: SKIP }, () => {
-  assert.deepEqual(rowsOf(renderedDom('#q=ALPHA')).map((row) => row.identifier), ['https://example.org/alpha']);
+  assert.deepEqual(
+    rowsOf(renderedDom('#q=ALPHA')).map((row) => row.identifier),
+    ['https://example.org/alpha'],
+  );
   const byMime = rowsOf(renderedDom('#filter=mime-changed'));
-  assert.deepEqual(byMime.map((row) => [row.identifier, row.cells[9]]), [['https://example.org/delta', 'text/html \u2192 text/plain']]);
+  assert.deepEqual(
+    byMime.map((row) => [row.identifier, row.cells[9]]),
+    [['https://example.org/delta', 'text/html \u2192 text/plain']],
+  );
   // Size after: 7 < 102 < 103 < 500 (as text "102" < "500" < "7"); deleted rows (no size) first.
   const bySize = rowsOf(renderedDom('#sort=after-size&dir=asc'));
-  assert.deepEqual(bySize.map((row) => row.cells[7]), ['', '', '7', '102', '103', '500']);
+  assert.deepEqual(
+    bySize.map((row) => row.cells[7]),
+    ['', '', '7', '102', '103', '500'],
+  );
 });
 
 test('a large audit is drawn 1,000 rows a page; control characters show as escapes', { skip: SKIP }, async () => {
@@ -158,7 +201,15 @@ test('a large audit is drawn 1,000 rows a page; control characters show as escap
     catalog.transaction(() => {
       for (let n = 0; n < 2500; n++) {
         const identifier = n === 7 ? 'https://example.org/\x1b[2Jbell\x07' : `https://example.org/file-${String(n).padStart(4, '0')}`;
-        catalog.recordVersion({ sourceId: source.id, identifier, datestamp: '2024-01-01T00:00:00Z', size: n, sha256: n.toString(16).padStart(64, '0'), bagPath: `b${n}`, harvestId });
+        catalog.recordVersion({
+          sourceId: source.id,
+          identifier,
+          datestamp: '2024-01-01T00:00:00Z',
+          size: n,
+          sha256: n.toString(16).padStart(64, '0'),
+          bagPath: `b${n}`,
+          harvestId,
+        });
       }
     });
     catalog.finishHarvest(harvestId, 'complete');
@@ -171,12 +222,23 @@ test('a large audit is drawn 1,000 rows a page; control characters show as escap
   try {
     const first = renderedDom('#sort=after-size&dir=desc');
     assert.equal(rowsOf(first).length, 1000);
-    assert.deepEqual(rowsOf(first).slice(0, 2).map((row) => row.cells[7]), ['2499', '2498']);
+    assert.deepEqual(
+      rowsOf(first)
+        .slice(0, 2)
+        .map((row) => row.cells[7]),
+      ['2499', '2498'],
+    );
     assert.match(first, /<output id="shown">2500 of 2500 rows shown \(1\u20131000\)<\/output>/);
     const last = rowsOf(renderedDom('#sort=after-size&dir=desc&page=3'));
-    assert.deepEqual(last.map((row) => row.cells[7]), Array.from({ length: 500 }, (_, i) => String(499 - i)));
+    assert.deepEqual(
+      last.map((row) => row.cells[7]),
+      Array.from({ length: 500 }, (_, i) => String(499 - i)),
+    );
     const bell = rowsOf(renderedDom('#q=bell'));
-    assert.deepEqual(bell.map((row) => row.identifier), ['https://example.org/\\u001b[2Jbell\\u0007']);
+    assert.deepEqual(
+      bell.map((row) => row.identifier),
+      ['https://example.org/\\u001b[2Jbell\\u0007'],
+    );
   } finally {
     page = saved;
   }

@@ -4,13 +4,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { createRepository, type Repository } from '../packages/repository/src/index.ts';
-import { Catalog } from '../packages/archiver/src/catalog.ts';
-import { harvest } from '../packages/archiver/src/harvest.ts';
-import { audit, classifyChange, parseAuditDate, type AuditReport, type AuditRow, type AuditState } from '../packages/archiver/src/audit-query.ts';
 import { AUDIT_CSV_HEADER } from '../packages/archiver/src/audit-format.ts';
+import { type AuditReport, type AuditRow, type AuditState, audit, classifyChange, parseAuditDate } from '../packages/archiver/src/audit-query.ts';
+import { Catalog } from '../packages/archiver/src/catalog.ts';
 import { auditCommand } from '../packages/archiver/src/commands/audit-command.ts';
 import { ArchiverError } from '../packages/archiver/src/errors.ts';
+import { harvest } from '../packages/archiver/src/harvest.ts';
+import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const FAST_RETRY = { retries: 2, baseDelayMs: 10, maxDelayMs: 100 };
@@ -148,10 +148,7 @@ test('the audit of one harvest has exactly its changes: added, modified, touched
   const touched = report.rows.find((r) => r.identifier === id('touch.png'))!;
   assert.equal(touched.before!.sha256, touched.after.sha256);
   assert.notEqual(touched.before!.datestamp, touched.after.datestamp);
-  assert.deepEqual(
-    report.totals.byChange,
-    { added: 1, modified: 1, touched: 1, deleted: 3, restored: 0, mimeChanged: 0 },
-  );
+  assert.deepEqual(report.totals.byChange, { added: 1, modified: 1, touched: 1, deleted: 3, restored: 0, mimeChanged: 0 });
   assert.equal(report.totals.rows, 6);
   assert.deepEqual(
     report.totals.byHarvest.map(({ harvestId, added, modified, touched, deleted, restored }) => ({ harvestId, added, modified, touched, deleted, restored })),
@@ -222,7 +219,10 @@ test('--since harvest 2 to --until its start: a deletion undone within the perio
 
 test('bad periods are usage errors', () => {
   const usage = (options: Parameters<typeof audit>[1]) =>
-    assert.throws(() => auditOf(options), (error: unknown) => error instanceof ArchiverError && error.code === 'ERR_ARCHIVE_USAGE');
+    assert.throws(
+      () => auditOf(options),
+      (error: unknown) => error instanceof ArchiverError && error.code === 'ERR_ARCHIVE_USAGE',
+    );
   usage({ harvest: 999 });
   usage({ harvest: harvests[0]!, since: '2020-01-01' });
   usage({ since: '2020-02-30' });
@@ -234,7 +234,10 @@ test('bad periods are usage errors', () => {
 
 test('the command writes each format to --out: CSV has one header line and a line per row, JSON equals the library audit', async () => {
   const run = async (...args: string[]) =>
-    auditCommand().exitOverride().configureOutput({ writeErr: () => undefined }).parseAsync(['--archive', archive, ...args], { from: 'user' });
+    auditCommand()
+      .exitOverride()
+      .configureOutput({ writeErr: () => undefined })
+      .parseAsync(['--archive', archive, ...args], { from: 'user' });
   const csvFile = join(work, 'audit.csv');
   await run('--harvest', String(harvests[1]), '--format', 'csv', '--out', csvFile);
   const lines = readFileSync(csvFile, 'utf8').split('\r\n');
@@ -248,8 +251,16 @@ test('the command writes each format to --out: CSV has one header line and a lin
       `${id('edit.html')},modified,false,${before.datestamp},${before.size},${before.sha256},text/html,${edit.datestamp},${edit.size},${edit.sha256},text/html,${harvests[1]}`,
     ),
   );
-  assert.ok(lines.includes(`${id('new-name.txt')},added,false,,,,,${seen[1]!.get('new-name.txt')!.datestamp},${CONTENT['old-name.txt']!.length},${sha(CONTENT['old-name.txt']!)},text/plain,${harvests[1]}`));
-  assert.ok(lines.includes(`${id('gone.txt')},deleted,false,${seen[0]!.get('gone.txt')!.datestamp},${CONTENT['gone.txt']!.length},${sha(CONTENT['gone.txt']!)},text/plain,${seen[1]!.get('gone.txt')!.datestamp},,,,${harvests[1]}`));
+  assert.ok(
+    lines.includes(
+      `${id('new-name.txt')},added,false,,,,,${seen[1]!.get('new-name.txt')!.datestamp},${CONTENT['old-name.txt']!.length},${sha(CONTENT['old-name.txt']!)},text/plain,${harvests[1]}`,
+    ),
+  );
+  assert.ok(
+    lines.includes(
+      `${id('gone.txt')},deleted,false,${seen[0]!.get('gone.txt')!.datestamp},${CONTENT['gone.txt']!.length},${sha(CONTENT['gone.txt']!)},text/plain,${seen[1]!.get('gone.txt')!.datestamp},,,,${harvests[1]}`,
+    ),
+  );
 
   const jsonFile = join(work, 'audit.json');
   await run('--harvest', String(harvests[1]), '--format', 'json', '--out', jsonFile);
@@ -270,12 +281,48 @@ test('a MIME type change of the same identifier is flagged (hand-made catalog: t
   try {
     const source = catalog.upsertSource('http://mime.example/oai', {});
     const one = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
-    catalog.recordVersion({ sourceId: source.id, identifier: 'x', datestamp: '2024-01-01T00:00:00Z', size: 3, sha256: 'a'.repeat(64), mimeType: 'text/plain', bagPath: 'b1', harvestId: one });
-    catalog.recordVersion({ sourceId: source.id, identifier: 'y', datestamp: '2024-01-01T00:00:00Z', size: 3, sha256: 'c'.repeat(64), mimeType: 'text/plain', bagPath: 'b3', harvestId: one });
+    catalog.recordVersion({
+      sourceId: source.id,
+      identifier: 'x',
+      datestamp: '2024-01-01T00:00:00Z',
+      size: 3,
+      sha256: 'a'.repeat(64),
+      mimeType: 'text/plain',
+      bagPath: 'b1',
+      harvestId: one,
+    });
+    catalog.recordVersion({
+      sourceId: source.id,
+      identifier: 'y',
+      datestamp: '2024-01-01T00:00:00Z',
+      size: 3,
+      sha256: 'c'.repeat(64),
+      mimeType: 'text/plain',
+      bagPath: 'b3',
+      harvestId: one,
+    });
     catalog.finishHarvest(one, 'complete');
     const two = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
-    catalog.recordVersion({ sourceId: source.id, identifier: 'x', datestamp: '2024-02-01T00:00:00Z', size: 3, sha256: 'a'.repeat(64), mimeType: 'text/html', bagPath: 'b2', harvestId: two });
-    catalog.recordVersion({ sourceId: source.id, identifier: 'y', datestamp: '2024-02-01T00:00:00Z', size: 4, sha256: 'd'.repeat(64), mimeType: 'text/plain', bagPath: 'b4', harvestId: two });
+    catalog.recordVersion({
+      sourceId: source.id,
+      identifier: 'x',
+      datestamp: '2024-02-01T00:00:00Z',
+      size: 3,
+      sha256: 'a'.repeat(64),
+      mimeType: 'text/html',
+      bagPath: 'b2',
+      harvestId: two,
+    });
+    catalog.recordVersion({
+      sourceId: source.id,
+      identifier: 'y',
+      datestamp: '2024-02-01T00:00:00Z',
+      size: 4,
+      sha256: 'd'.repeat(64),
+      mimeType: 'text/plain',
+      bagPath: 'b4',
+      harvestId: two,
+    });
     catalog.finishHarvest(two, 'complete');
     const report = audit(catalog);
     assert.deepEqual(
@@ -293,7 +340,13 @@ test('a MIME type change of the same identifier is flagged (hand-made catalog: t
 });
 
 test('the change kind compares the states before and after the period', () => {
-  const live = (datestamp: string, sha: string, mimeType = 'text/plain'): AuditState => ({ deleted: false, datestamp, size: 1, sha256: sha.repeat(64), mimeType });
+  const live = (datestamp: string, sha: string, mimeType = 'text/plain'): AuditState => ({
+    deleted: false,
+    datestamp,
+    size: 1,
+    sha256: sha.repeat(64),
+    mimeType,
+  });
   const gone = (datestamp: string): AuditState => ({ deleted: true, datestamp, size: null, sha256: null, mimeType: null });
   const cases: Array<[AuditState | null, AuditState, boolean, AuditRow['change']]> = [
     [null, live('2', 'a'), false, 'added'],
@@ -322,7 +375,11 @@ test('dates: a day, a date-time in any zone, its end covering the unit given', (
   ];
   for (const [value, bound, expected] of cases) assert.equal(parseAuditDate(value, bound), expected, value);
   for (const bad of ['2024-02-30', '2024-13-01', '01/03/2024', '2024-03-01T25:00Z', '']) {
-    assert.throws(() => parseAuditDate(bad, 'start'), (error: unknown) => error instanceof ArchiverError && error.code === 'ERR_ARCHIVE_USAGE', bad);
+    assert.throws(
+      () => parseAuditDate(bad, 'start'),
+      (error: unknown) => error instanceof ArchiverError && error.code === 'ERR_ARCHIVE_USAGE',
+      bad,
+    );
   }
 });
 
@@ -332,14 +389,46 @@ test('a version and a deletion of one resource in one harvest are ordered by dat
   try {
     const source = catalog.upsertSource('http://order.example/oai', {});
     const one = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
-    catalog.recordVersion({ sourceId: source.id, identifier: 'late-deletion', datestamp: '2024-01-01T00:00:00Z', size: 1, sha256: 'a'.repeat(64), bagPath: 'b1', harvestId: one });
-    catalog.recordVersion({ sourceId: source.id, identifier: 'early-deletion', datestamp: '2024-01-01T00:00:00Z', size: 1, sha256: 'b'.repeat(64), bagPath: 'b2', harvestId: one });
+    catalog.recordVersion({
+      sourceId: source.id,
+      identifier: 'late-deletion',
+      datestamp: '2024-01-01T00:00:00Z',
+      size: 1,
+      sha256: 'a'.repeat(64),
+      bagPath: 'b1',
+      harvestId: one,
+    });
+    catalog.recordVersion({
+      sourceId: source.id,
+      identifier: 'early-deletion',
+      datestamp: '2024-01-01T00:00:00Z',
+      size: 1,
+      sha256: 'b'.repeat(64),
+      bagPath: 'b2',
+      harvestId: one,
+    });
     catalog.finishHarvest(one, 'complete');
     const two = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
     // Recorded out of order (a concurrent harvest stores records as they complete).
     catalog.recordDeletion(source.id, 'late-deletion', '2024-02-02T00:00:00Z', two);
-    catalog.recordVersion({ sourceId: source.id, identifier: 'late-deletion', datestamp: '2024-02-01T00:00:00Z', size: 2, sha256: 'c'.repeat(64), bagPath: 'b3', harvestId: two });
-    catalog.recordVersion({ sourceId: source.id, identifier: 'early-deletion', datestamp: '2024-02-02T00:00:00Z', size: 2, sha256: 'd'.repeat(64), bagPath: 'b4', harvestId: two });
+    catalog.recordVersion({
+      sourceId: source.id,
+      identifier: 'late-deletion',
+      datestamp: '2024-02-01T00:00:00Z',
+      size: 2,
+      sha256: 'c'.repeat(64),
+      bagPath: 'b3',
+      harvestId: two,
+    });
+    catalog.recordVersion({
+      sourceId: source.id,
+      identifier: 'early-deletion',
+      datestamp: '2024-02-02T00:00:00Z',
+      size: 2,
+      sha256: 'd'.repeat(64),
+      bagPath: 'b4',
+      harvestId: two,
+    });
     catalog.recordDeletion(source.id, 'early-deletion', '2024-02-01T00:00:00Z', two);
     catalog.finishHarvest(two, 'complete');
     assert.deepEqual(

@@ -9,16 +9,16 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent, createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { after, before, test } from 'node:test';
-import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { isArchiverError } from '../packages/archiver/src/errors.ts';
 import { harvest } from '../packages/archiver/src/harvest.ts';
 import { restoreSite } from '../packages/archiver/src/restore.ts';
 import { verifyArchive } from '../packages/archiver/src/verify-archive.ts';
+import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { seededRandom } from './seeded-random.ts';
 
 // Seed 8 made harvests before keepErrorForReader (oai-client.ts) die: a prefetched gzip page
@@ -116,7 +116,15 @@ before(async () => {
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   // Identifiers and refs point at the proxy, so every request of the harvester goes through it.
-  repository = await createRepository({ root: site, index: join(work, 'index.sqlite'), watch: false, rescanSeconds: 0, byValueMax: 50_000, pageRecords: 7, baseUrl: proxyUrl });
+  repository = await createRepository({
+    root: site,
+    index: join(work, 'index.sqlite'),
+    watch: false,
+    rescanSeconds: 0,
+    byValueMax: 50_000,
+    pageRecords: 7,
+    baseUrl: proxyUrl,
+  });
   await repository.listen(0, '127.0.0.1');
   proxy.on('request', misbehave((repository.server.address() as AddressInfo).port, new Agent({ keepAlive: false })));
   endpoint = `${proxyUrl}/oai`;
@@ -144,7 +152,9 @@ async function changeSite(round: number): Promise<void> {
   await nextSecond();
 }
 
-test(`${ROUNDS} harvests through random faults while the site changes: the archive verifies clean after each, then restores the site exactly`, { timeout: 180_000 }, async () => {
+test(`${ROUNDS} harvests through random faults while the site changes: the archive verifies clean after each, then restores the site exactly`, {
+  timeout: 180_000,
+}, async () => {
   const outcomes: string[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     if (round > 1) await changeSite(round);

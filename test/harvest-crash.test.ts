@@ -9,21 +9,21 @@
 //
 // Needs the built command: `npx tsc -b` first (packages/archiver/bin/oaibag.js imports dist/).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent, createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { after, before, test, type TestContext } from 'node:test';
+import { after, before, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
-import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
 import { Catalog } from '../packages/archiver/src/catalog.ts';
 import type { CatalogHarvest } from '../packages/archiver/src/catalog-schema.ts';
-import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
+import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const BIN = fileURLToPath(new URL('../packages/archiver/bin/oaibag.js', import.meta.url));
 
@@ -35,7 +35,9 @@ interface SqliteDatabase {
   readonly inTransaction: boolean;
   close(): void;
 }
-const Sqlite = createRequire(fileURLToPath(new URL('../packages/archiver/package.json', import.meta.url)))('better-sqlite3') as new (file: string) => SqliteDatabase;
+const Sqlite = createRequire(fileURLToPath(new URL('../packages/archiver/package.json', import.meta.url)))('better-sqlite3') as new (
+  file: string,
+) => SqliteDatabase;
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const BY_VALUE_MAX = 100_000;
 const PAGE_RECORDS = 5;
@@ -309,9 +311,7 @@ async function checkArchive(archive: string, earlier: 'interrupted' | 'complete'
       recorded.push(versions[0]!.bagPath);
       assert.deepEqual(readdirSync(join(bag, 'data')), [basename(path)]);
       assert.ok(readFileSync(join(bag, 'data', basename(path))).equals(readFileSync(join(site, path))), `${path}: the payload is the site's file`);
-      verifying.push(
-        verifyBag(bag).then((report) => assert.equal(report.valid, true, `${versions[0]!.bagPath}: ${JSON.stringify(report.problems)}`)),
-      );
+      verifying.push(verifyBag(bag).then((report) => assert.equal(report.valid, true, `${versions[0]!.bagPath}: ${JSON.stringify(report.problems)}`)));
     }
     await Promise.all(verifying);
     for (let id = 1; ; id++) {
@@ -606,7 +606,10 @@ test('a bag left without its row, then its file changes before the next harvest:
   try {
     const latest = catalog.latestVersion(catalog.source(endpoint)!.id, identifierOf(path));
     assert.ok(latest);
-    assert.ok(readFileSync(join(archive, latest.bagPath, 'data', basename(path))).equals(readFileSync(join(site, path))), 'the latest version is the changed file');
+    assert.ok(
+      readFileSync(join(archive, latest.bagPath, 'data', basename(path))).equals(readFileSync(join(site, path))),
+      'the latest version is the changed file',
+    );
   } finally {
     catalog.close();
   }

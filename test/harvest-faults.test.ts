@@ -7,17 +7,17 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent, createServer, type IncomingHttpHeaders, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
 import { Catalog } from '../packages/archiver/src/catalog.ts';
 import type { CatalogFailure } from '../packages/archiver/src/catalog-schema.ts';
 import { ArchiverError } from '../packages/archiver/src/errors.ts';
-import { harvest, type HarvestSummary } from '../packages/archiver/src/harvest.ts';
-import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
+import { type HarvestSummary, harvest } from '../packages/archiver/src/harvest.ts';
+import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const FAST_RETRY = { retries: 2, baseDelayMs: 10, maxDelayMs: 100 };
@@ -243,7 +243,10 @@ interface ArchiveState {
  * changed since), the bags on disk are exactly the recorded ones (none for a refused record,
  * no half-written one), and `<archive>/tmp` is empty or absent.
  */
-async function checkArchive(archive: string, expect: { refused?: readonly string[]; versions?: Record<string, number>; stale?: readonly string[] } = {}): Promise<ArchiveState> {
+async function checkArchive(
+  archive: string,
+  expect: { refused?: readonly string[]; versions?: Record<string, number>; stale?: readonly string[] } = {},
+): Promise<ArchiveState> {
   const refused = expect.refused ?? [];
   const versionsOf = expect.versions ?? {};
   const catalog = Catalog.open(archive);
@@ -267,7 +270,8 @@ async function checkArchive(archive: string, expect: { refused?: readonly string
       }
       const latest = versions.at(-1);
       if (latest) assert.equal(sha256(readFileSync(join(archive, latest.bagPath, 'data', path))), latest.sha256, `${path}: the payload's digest`);
-      if (latest && !expect.stale?.includes(path)) assert.deepEqual(readFileSync(join(archive, latest.bagPath, 'data', path)), readFileSync(join(site, path)), `${path}: the payload`);
+      if (latest && !expect.stale?.includes(path))
+        assert.deepEqual(readFileSync(join(archive, latest.bagPath, 'data', path)), readFileSync(join(site, path)), `${path}: the payload`);
     }
     state = { failures: catalog.openFailures(source.id), watermark: source.watermark };
   } finally {
@@ -447,9 +451,12 @@ test('after a harvest that failed on a truncated page, a harvest without the fau
 test("a record's Content-Length rewritten (By-Value and By-Reference): failures with expected and found", async () => {
   const archive = newArchive('length');
   const bravoLength = readFileSync(join(site, 'bravo.txt')).length;
-  const setLength = (length: number) => (record: string) => record.replace(/<http:Content-Length>\d+<\/http:Content-Length>/, `<http:Content-Length>${length}</http:Content-Length>`);
+  const setLength = (length: number) => (record: string) =>
+    record.replace(/<http:Content-Length>\d+<\/http:Content-Length>/, `<http:Content-Length>${length}</http:Content-Length>`);
   script(({ page }) =>
-    page > 0 ? { kind: 'rewrite', edit: (body) => editRecord(editRecord(body, 'bravo.txt', setLength(bravoLength + 1)), BY_REFERENCE, setLength(3001)) } : undefined,
+    page > 0
+      ? { kind: 'rewrite', edit: (body) => editRecord(editRecord(body, 'bravo.txt', setLength(bravoLength + 1)), BY_REFERENCE, setLength(3001)) }
+      : undefined,
   );
   const summary = await run(archive);
   assert.equal(summary.status, 'partial');
@@ -472,8 +479,11 @@ test("a record's Content-Length rewritten (By-Value and By-Reference): failures 
 test('a digest mismatch (By-Value and By-Reference): failures with expected and found', async () => {
   const archive = newArchive('digest');
   const wrong = 'ab'.repeat(32);
-  const setDigest = (record: string) => record.replace(/<premis:messageDigest>[0-9a-f]+<\/premis:messageDigest>/, `<premis:messageDigest>${wrong}</premis:messageDigest>`);
-  script(({ page }) => (page > 0 ? { kind: 'rewrite', edit: (body) => editRecord(editRecord(body, 'charlie.txt', setDigest), BY_REFERENCE, setDigest) } : undefined));
+  const setDigest = (record: string) =>
+    record.replace(/<premis:messageDigest>[0-9a-f]+<\/premis:messageDigest>/, `<premis:messageDigest>${wrong}</premis:messageDigest>`);
+  script(({ page }) =>
+    page > 0 ? { kind: 'rewrite', edit: (body) => editRecord(editRecord(body, 'charlie.txt', setDigest), BY_REFERENCE, setDigest) } : undefined,
+  );
   const summary = await run(archive);
   assert.equal(summary.status, 'partial');
   assert.equal(summary.added, FILES.length - 2);

@@ -4,17 +4,17 @@
 // handle resolver, a file server or a CDN on another origin; items without bitstreams;
 // identifiers from DIDLDocumentId; several dii:Identifiers; inline MARC/MODS Resources.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { createHash } from 'node:crypto';
 import { audit } from '../packages/archiver/src/audit-query.ts';
 import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
 import { Catalog } from '../packages/archiver/src/catalog.ts';
-import { harvest, type HarvestOptions } from '../packages/archiver/src/harvest.ts';
+import { type HarvestOptions, harvest } from '../packages/archiver/src/harvest.ts';
 import { restoreSite } from '../packages/archiver/src/restore.ts';
 import { verifyArchive } from '../packages/archiver/src/verify-archive.ts';
 
@@ -71,14 +71,18 @@ async function startServer(): Promise<TestServer> {
   return { origin: `http://127.0.0.1:${port}`, port, seen, routes, open };
 }
 
-const redirect = (status: number, location: string): Route => (_req, res) => {
-  res.writeHead(status, { location });
-  res.end(`moved to ${location}`);
-};
-const file = (bytes: string | Buffer, headers: Record<string, string> = {}): Route => (_req, res) => {
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(Buffer.byteLength(bytes)), ...headers });
-  res.end(bytes);
-};
+const redirect =
+  (status: number, location: string): Route =>
+  (_req, res) => {
+    res.writeHead(status, { location });
+    res.end(`moved to ${location}`);
+  };
+const file =
+  (bytes: string | Buffer, headers: Record<string, string> = {}): Route =>
+  (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(Buffer.byteLength(bytes)), ...headers });
+    res.end(bytes);
+  };
 const sha256 = (bytes: string | Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
 /**
@@ -127,8 +131,10 @@ function dspaceDidl(handle: string, components: string[]): string {
   );
 }
 
-const byReference = (ref: string, mimeType = 'application/pdf') => `<didl:Component id="uuid-c"><didl:Resource ref="${ref}" mimeType="${mimeType}"></didl:Resource></didl:Component>`;
-const byValue = (bytes: string, mimeType = 'text/plain') => `<didl:Component><didl:Resource mimeType="${mimeType}" encoding="base64">${Buffer.from(bytes).toString('base64')}</didl:Resource></didl:Component>`;
+const byReference = (ref: string, mimeType = 'application/pdf') =>
+  `<didl:Component id="uuid-c"><didl:Resource ref="${ref}" mimeType="${mimeType}"></didl:Resource></didl:Component>`;
+const byValue = (bytes: string, mimeType = 'text/plain') =>
+  `<didl:Component><didl:Resource mimeType="${mimeType}" encoding="base64">${Buffer.from(bytes).toString('base64')}</didl:Resource></didl:Component>`;
 
 function archiveDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'oaibag-other-'));
@@ -145,7 +151,9 @@ async function run(repository: TestServer, archive: string, extra: Partial<Harve
 function catalogRows(archive: string) {
   const catalog = Catalog.open(archive, { create: false });
   try {
-    const versions = catalog.statement('SELECT v.*, r.identifier FROM versions v JOIN resources r ON r.id = v.resource_id ORDER BY v.id').all() as Array<Record<string, unknown>>;
+    const versions = catalog.statement('SELECT v.*, r.identifier FROM versions v JOIN resources r ON r.id = v.resource_id ORDER BY v.id').all() as Array<
+      Record<string, unknown>
+    >;
     const failures = catalog.statement('SELECT * FROM failures WHERE resolved_at IS NULL ORDER BY id').all() as Array<Record<string, unknown>>;
     const fetches = new Map(versions.map((version) => [String(version.identifier), catalog.versionFetches(Number(version.id))]));
     return { versions, failures, fetches };
@@ -171,7 +179,10 @@ test('DSpace, aDORe and DARE-shaped records: redirects to other hosts followed, 
       oaiRecord('oai:dspace.test:123456789/7', dspaceDidl('123456789/7', [])),
       // DSpace: a bitstream whose URL (unescaped name) goes through a handle resolver and a
       // 303 to the file server; and a small bitstream By-Value.
-      oaiRecord('oai:dspace.test:123456789/8', dspaceDidl('123456789/8', [byReference(`${repository.origin}/bitstream/123456789/8/1/my paper (final).pdf`), byValue('license text')])),
+      oaiRecord(
+        'oai:dspace.test:123456789/8',
+        dspaceDidl('123456789/8', [byReference(`${repository.origin}/bitstream/123456789/8/1/my paper (final).pdf`), byValue('license text')]),
+      ),
       // aDORe: the identifier is the DIDLDocumentId; an inline MARC Resource; a datastream
       // behind an OpenURL resolver that answers 307 to a host name (localhost), not an address.
       oaiRecord(
@@ -218,7 +229,10 @@ test('DSpace, aDORe and DARE-shaped records: redirects to other hosts followed, 
 
   // Credentials went to the repository's origin only, never to the file server.
   assert.ok(files.seen.length >= 3);
-  assert.deepEqual(files.seen.filter((request) => request.authorization !== undefined), []);
+  assert.deepEqual(
+    files.seen.filter((request) => request.authorization !== undefined),
+    [],
+  );
   assert.equal(repository.seen.find((request) => request.path.startsWith('/bitstream/'))?.authorization, AUTHORIZATION);
   // The file server's connections were closed with the harvest.
   await new Promise((resolve) => setTimeout(resolve, 50));
@@ -244,7 +258,12 @@ test('DSpace, aDORe and DARE-shaped records: redirects to other hosts followed, 
   assert.equal(dspaceFetch[0]!.ref, `${repository.origin}/bitstream/123456789/8/1/my%20paper%20(final).pdf`);
   const dspaceBag = bagOf(archive, versions, 'oai:dspace.test:123456789/8');
   const premis = readFileSync(join(dspaceBag, 'metadata/premis.xml'), 'utf8');
-  assert.ok(premis.includes(`redirected 2 time(s): ${dspaceFetch[0]!.ref} -&gt; ${repository.origin}/handle/123456789/8/file -&gt; ${files.origin}/store/ab/cd/abcd.pdf; fetched from ${files.origin}/store/ab/cd/abcd.pdf`), premis);
+  assert.ok(
+    premis.includes(
+      `redirected 2 time(s): ${dspaceFetch[0]!.ref} -&gt; ${repository.origin}/handle/123456789/8/file -&gt; ${files.origin}/store/ab/cd/abcd.pdf; fetched from ${files.origin}/store/ab/cd/abcd.pdf`,
+    ),
+    premis,
+  );
   const manifest = readFileSync(join(dspaceBag, 'manifest-sha256.txt'), 'utf8');
   assert.ok(manifest.includes(sha256(pdf)) && manifest.includes(sha256('license text')));
 
@@ -301,7 +320,10 @@ test('a redirect loop, 11 hops and a wrong digest behind a redirect fail their r
   const failure = (identifier: string) => failures.find((row) => row.identifier === identifier)!;
   assert.equal(failure('loop').code, 'ERR_HARVEST_REDIRECTS');
   assert.equal(failure('loop').stage, 'fetch');
-  assert.match(String(failure('loop').message), new RegExp(`the redirects loop: ${repository.origin}/loop/a -> ${repository.origin}/loop/b -> ${files.origin}/loop/c -> ${repository.origin}/loop/a$`));
+  assert.match(
+    String(failure('loop').message),
+    new RegExp(`the redirects loop: ${repository.origin}/loop/a -> ${repository.origin}/loop/b -> ${files.origin}/loop/c -> ${repository.origin}/loop/a$`),
+  );
   assert.equal(failure('eleven').code, 'ERR_HARVEST_REDIRECTS');
   assert.match(String(failure('eleven').message), /more than 10 redirects: .*\/hop\/11 -> .*\/hop\/0$/);
   assert.equal(failure('bad-digest').code, 'ERR_HARVEST_VERIFY');
@@ -356,7 +378,8 @@ test('a record without datastream is archived, skipped by restore with a count, 
   const site = 'http://site.test';
   const didl = (id: string, inner: string) =>
     `<didl:DIDL xmlns:didl="urn:mpeg:mpeg21:2002:02-DIDL-NS" xmlns:dii="urn:mpeg:mpeg21:2002:01-DII-NS"><didl:Item><didl:Descriptor><didl:Statement mimeType="application/xml"><dii:Identifier>${id}</dii:Identifier></didl:Statement></didl:Descriptor>${inner}</didl:Item></didl:DIDL>`;
-  const dc = '<didl:Descriptor><didl:Statement mimeType="application/xml"><oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>About us</dc:title></oai_dc:dc></didl:Statement></didl:Descriptor>';
+  const dc =
+    '<didl:Descriptor><didl:Statement mimeType="application/xml"><oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>About us</dc:title></oai_dc:dc></didl:Statement></didl:Descriptor>';
   const repository = await startRepository(() => [
     oaiRecord(`${site}/a.txt`, didl(`${site}/a.txt`, byValue('hello'))),
     oaiRecord(`${site}/about`, didl(`${site}/about`, dc)),

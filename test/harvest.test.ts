@@ -4,10 +4,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, wri
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
 import { Catalog } from '../packages/archiver/src/catalog.ts';
 import { harvest } from '../packages/archiver/src/harvest.ts';
-import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
+import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { checkWellFormed, validateXmlSchema } from './xml-schema.ts';
 
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
@@ -89,7 +89,10 @@ test('a first harvest stores one valid bag per exported file, with identical byt
       const kept = await asKept(identifier, name, readFileSync(join(site, path)));
       assert.equal(readFileSync(join(bag, 'metadata/oai-header.xml'), 'utf8'), kept.header, 'oai-header.xml is the header as received');
       assert.equal(readFileSync(join(bag, 'metadata/didl.xml'), 'utf8'), kept.didl, 'didl.xml is the record as received');
-      assert.match(readFileSync(join(archive, version.bagPath, 'bag-info.txt'), 'utf8'), new RegExp(`External-Identifier: ${identifier.replace(/[.?*+()]/g, '\\$&')}`));
+      assert.match(
+        readFileSync(join(archive, version.bagPath, 'bag-info.txt'), 'utf8'),
+        new RegExp(`External-Identifier: ${identifier.replace(/[.?*+()]/g, '\\$&')}`),
+      );
     }
   } finally {
     catalog.close();

@@ -1,18 +1,18 @@
 // `oaibag mirror` end to end: the real command as a child process, the real repository behind
 // a server that can hold a page back, so that SIGTERM arrives in the middle of a harvest.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { createRepository, type Repository } from '../packages/repository/src/index.ts';
-import { Catalog } from '../packages/archiver/src/catalog.ts';
+import { fileURLToPath } from 'node:url';
 import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
+import { Catalog } from '../packages/archiver/src/catalog.ts';
+import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OAIBAG = join(ROOT, 'packages/archiver/bin/oaibag.js');
@@ -61,7 +61,12 @@ after(async () => {
 });
 
 /** The mirror command as a child process, with its stdout lines as they come. */
-function startMirror(args: string[]): { child: ChildProcessWithoutNullStreams; lines: string[]; waitFor: (pattern: RegExp) => Promise<string>; stderr: () => string } {
+function startMirror(args: string[]): {
+  child: ChildProcessWithoutNullStreams;
+  lines: string[];
+  waitFor: (pattern: RegExp) => Promise<string>;
+  stderr: () => string;
+} {
   const child = spawn(process.execPath, [OAIBAG, 'mirror', ...args], { stdio: 'pipe' });
   const lines: string[] = [];
   let stderr = '';
@@ -116,7 +121,10 @@ test('mirror: two ticks, SIGTERM in the middle of a harvest, then a restart resu
   assert.equal(code, 0, first.stderr());
   assert.match(first.stderr(), /SIGTERM: finishing the harvest in progress, then stopping/);
   assert.match(first.lines.at(-1)!, /mirror stopped$/);
-  assert.ok(first.lines.some((line) => /harvest #3 interrupted: /.test(line)), first.lines.join('\n'));
+  assert.ok(
+    first.lines.some((line) => /harvest #3 interrupted: /.test(line)),
+    first.lines.join('\n'),
+  );
 
   let catalog = Catalog.open(archive);
   try {
@@ -200,7 +208,11 @@ test('mirror (library): a source that is down is reported at each tick and tried
     // A clock that moves 50 ms per reading past a run: each run ends on the next tick's edge.
     now: () => clock,
     onRun: (run) => {
-      runs.push({ ...(run.error ? { error: run.error.code } : {}), startedAt: run.startedAt.getTime(), ...(run.nextAt ? { nextAt: run.nextAt.getTime() } : {}) });
+      runs.push({
+        ...(run.error ? { error: run.error.code } : {}),
+        startedAt: run.startedAt.getTime(),
+        ...(run.nextAt ? { nextAt: run.nextAt.getTime() } : {}),
+      });
       clock += 50;
       if (runs.length === 3) controller.abort();
     },
@@ -212,7 +224,11 @@ test('mirror (library): a source that is down is reported at each tick and tried
     [0, 50, 100],
     'one run per tick, on the grid',
   );
-  assert.deepEqual(runs.map((run) => run.nextAt! - 1_000_000), [50, 100, 150], 'each failure still schedules the next tick');
+  assert.deepEqual(
+    runs.map((run) => run.nextAt! - 1_000_000),
+    [50, 100, 150],
+    'each failure still schedules the next tick',
+  );
 });
 
 test('oaibag harvest: Ctrl-C (SIGINT to its whole process group) mid-harvest: exit 130, interrupted, the next harvest completes', async () => {

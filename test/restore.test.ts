@@ -4,30 +4,18 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { fileURLToPath } from 'node:url';
 import { createBagBuilder } from '../packages/archiver/src/bag-writer.ts';
 import { Catalog } from '../packages/archiver/src/catalog.ts';
 import { harvest } from '../packages/archiver/src/harvest.ts';
-import { RESTORE_TEMP_PREFIX, restoreSite, type RestoreSummary } from '../packages/archiver/src/restore.ts';
+import { RESTORE_TEMP_PREFIX, type RestoreSummary, restoreSite } from '../packages/archiver/src/restore.ts';
 import { formatInstant } from '../packages/archiver/src/restore-plan.ts';
 import { bagDirectoryFor } from '../packages/archiver/src/storage-path.ts';
+import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DAY = 86_400;
@@ -160,7 +148,10 @@ test('--dry-run lists path, size and datestamp of each file and writes nothing',
   const summary = await restoreSite({ archiveDir: archive, to, dryRun: true, source: endpoint });
   assertClean(summary);
   assert.equal(existsSync(to), false);
-  assert.deepEqual(summary.planned.map((file) => file.path), [...latestState.keys()].sort());
+  assert.deepEqual(
+    summary.planned.map((file) => file.path),
+    [...latestState.keys()].sort(),
+  );
   const empty = summary.planned.find((file) => file.path === 'empty.txt')!;
   assert.equal(empty.size, 0);
   assert.match(empty.datestamp, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
@@ -182,7 +173,10 @@ test('a previous restore is overwritten only with verified bytes, and links in i
   assert.equal(lstatSync(join(to, 'index.html')).isSymbolicLink(), false, 'the link itself is replaced');
   assert.equal(readFileSync(join(to, 'index.html'), 'utf8'), '<html>home, edited</html>');
   assert.equal(readFileSync(join(to, 'empty.txt'), 'utf8'), '');
-  assert.deepEqual(summary.refused.map((r) => [r.kind, r.identifier.slice(endpoint.length - 4)]), [['in-the-way', '/papers/a%20b.txt']]);
+  assert.deepEqual(
+    summary.refused.map((r) => [r.kind, r.identifier.slice(endpoint.length - 4)]),
+    [['in-the-way', '/papers/a%20b.txt']],
+  );
   assert.match(lines.join('\n'), /in-the-way .*papers\/a%20b\.txt: papers is a symbolic link/);
   assert.equal(summary.problems, 1);
 });
@@ -243,12 +237,17 @@ test('damaged bags are reported by their path, nothing unverified is written, th
   assert.match(problems.get(flipped) ?? '', /^data\/a b\.txt does not match manifest-sha256\.txt$/);
   assert.match(problems.get(missing) ?? '', /^data\/empty\.txt is missing$/);
   assert.match(problems.get(forged) ?? '', /^manifest-sha256\.txt does not match tagmanifest-sha256\.txt$/);
-  for (const bag of [flipped, missing, forged]) assert.ok(lines.some((line) => line.startsWith(`damaged bag ${bag} (`)), lines.join('\n'));
+  for (const bag of [flipped, missing, forged])
+    assert.ok(
+      lines.some((line) => line.startsWith(`damaged bag ${bag} (`)),
+      lines.join('\n'),
+    );
   const flippedDamage = summary.damaged.find((damage) => damage.bag === flipped)!;
   assert.equal(flippedDamage.found, createHash('sha256').update(bytes).digest('hex'));
   assert.equal(summary.problems, 3);
   const restored = snapshot(to);
-  for (const path of ['papers/a b.txt', 'empty.txt', 'nested/deeper/deepest/leaf.txt']) assert.equal(restored.has(path), false, `no unverified byte of ${path} is written`);
+  for (const path of ['papers/a b.txt', 'empty.txt', 'nested/deeper/deepest/leaf.txt'])
+    assert.equal(restored.has(path), false, `no unverified byte of ${path} is written`);
   assert.equal(restored.size, latestState.size - 3);
   assert.ok(![...restored.keys()].some((path) => path.includes('.oaibag-restore-')), 'no temporary file left');
 
@@ -270,7 +269,8 @@ import { restoreCommand } from './src/commands/restore-command.ts';
 await new Command('oaibag').addCommand(restoreCommand()).parseAsync(process.argv.slice(1), { from: 'user' });
 `;
 
-const cliWired = existsSync(join(ROOT, 'packages/archiver/dist/cli.js')) && readFileSync(join(ROOT, 'packages/archiver/src/cli.ts'), 'utf8').includes('restoreCommand');
+const cliWired =
+  existsSync(join(ROOT, 'packages/archiver/dist/cli.js')) && readFileSync(join(ROOT, 'packages/archiver/src/cli.ts'), 'utf8').includes('restoreCommand');
 
 test('oaibag restore: --dry-run lines, --json, exit codes', () => {
   // Through the installed command once the lead has wired restoreCommand into cli.ts; until
@@ -278,7 +278,10 @@ test('oaibag restore: --dry-run lines, --json, exit codes', () => {
   const run = (...args: string[]) =>
     cliWired
       ? spawnSync(process.execPath, [join(ROOT, 'packages/archiver/bin/oaibag.js'), 'restore', ...args], { encoding: 'utf8' })
-      : spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', COMMAND_HARNESS, 'restore', ...args], { cwd: join(ROOT, 'packages/archiver'), encoding: 'utf8' });
+      : spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', COMMAND_HARNESS, 'restore', ...args], {
+          cwd: join(ROOT, 'packages/archiver'),
+          encoding: 'utf8',
+        });
   const to = join(work, 'restore-cli');
   const dry = run('--archive', archive, '--to', to, '--dry-run');
   assert.equal(dry.status, 0, dry.stderr);
@@ -315,7 +318,12 @@ test('hostile URLs in hand-made AIPs cannot escape the restore folder and are ea
       digests.push(file.sha256);
     }
     await builder.addTagFile('http-headers.txt', `Content-Type: text/plain\nLast-Modified: ${lastModified}\n`);
-    const sha256 = digests.length === 1 ? digests[0]! : createHash('sha256').update(digests.map((d) => `${d}\n`).join('')).digest('hex');
+    const sha256 =
+      digests.length === 1
+        ? digests[0]!
+        : createHash('sha256')
+            .update(digests.map((d) => `${d}\n`).join(''))
+            .digest('hex');
     const destination = bagDirectoryFor(identifier, datestamp, sha256);
     await builder.finish({ destination, bagInfo: [['External-Identifier', identifier]] });
     catalog.recordVersion({ sourceId, identifier, datestamp, size: parts.join('').length, sha256, bagPath: destination });
@@ -345,18 +353,34 @@ test('hostile URLs in hand-made AIPs cannot escape the restore folder and are ea
   const to = join(sandbox, 'a', 'b', 'c', 'out');
   const lines: string[] = [];
   const summary = await restoreSite({ archiveDir: handMade, to, source: 'http://h/oai', log: (line) => lines.push(line) });
-  assert.deepEqual(summary.refused.filter((r) => r.kind === 'path').map((r) => r.identifier).sort(), [...hostile].sort());
-  for (const identifier of hostile) assert.ok(lines.some((line) => line.startsWith('refused ') && line.includes(identifier)), identifier);
-  assert.deepEqual(summary.refused.filter((r) => r.kind === 'collision').map((r) => r.identifier), ['http://h/dir/inside.txt']);
+  assert.deepEqual(
+    summary.refused
+      .filter((r) => r.kind === 'path')
+      .map((r) => r.identifier)
+      .sort(),
+    [...hostile].sort(),
+  );
+  for (const identifier of hostile)
+    assert.ok(
+      lines.some((line) => line.startsWith('refused ') && line.includes(identifier)),
+      identifier,
+    );
+  assert.deepEqual(
+    summary.refused.filter((r) => r.kind === 'collision').map((r) => r.identifier),
+    ['http://h/dir/inside.txt'],
+  );
   assert.equal(summary.problems, hostile.length + 1);
   const files = snapshot(sandbox);
   assert.deepEqual([...files.keys()], ['a/b/c/out/dir', 'a/b/c/out/doc.pdf', 'a/b/c/out/ok.txt'], 'nothing outside the restore folder');
   const ok = files.get('a/b/c/out/ok.txt');
   assert.ok(ok !== undefined && ok !== 'symlink');
-  assert.equal(ok.mtime, Date.parse(lastModified) / 1000, 'mtime from the bag\'s Last-Modified');
+  assert.equal(ok.mtime, Date.parse(lastModified) / 1000, "mtime from the bag's Last-Modified");
   // A compound object: its first part at the URL's path, the rest named in the summary.
   assert.equal(readFileSync(join(to, 'doc.pdf'), 'utf8'), 'part one');
-  assert.deepEqual(summary.extraParts.map((e) => [e.identifier, e.parts]), [['http://h/doc.pdf', ['data/doc-2.pdf']]]);
+  assert.deepEqual(
+    summary.extraParts.map((e) => [e.identifier, e.parts]),
+    [['http://h/doc.pdf', ['data/doc-2.pdf']]],
+  );
 
   // Several sources: each below a folder named after its host (and port).
   const all = await restoreSite({ archiveDir: handMade, to: join(work, 'restore-all') });

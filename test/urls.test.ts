@@ -8,10 +8,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { type ChangedUrl, formatChangedUrl, isCrawlableUrl, type ListChangedUrlsOptions, listChangedUrls } from '../packages/archiver/src/list-changed-urls.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
-import { formatChangedUrl, isCrawlableUrl, listChangedUrls, type ChangedUrl, type ListChangedUrlsOptions } from '../packages/archiver/src/list-changed-urls.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'packages/archiver/bin/oaibag.js');
@@ -50,7 +50,12 @@ function write(path: string, content: string | Buffer, mtime = YEAR_2000): void 
 async function list(options: Omit<ListChangedUrlsOptions, 'baseUrl' | 'onPage'> = {}) {
   const entries: ChangedUrl[] = [];
   const pages: number[] = [];
-  const summary = await listChangedUrls({ baseUrl: endpoint, retry: FAST_RETRY, ...options, onPage: (page) => void (entries.push(...page), pages.push(page.length)) });
+  const summary = await listChangedUrls({
+    baseUrl: endpoint,
+    retry: FAST_RETRY,
+    ...options,
+    onPage: (page) => void (entries.push(...page), pages.push(page.length)),
+  });
   return { entries, pages, summary };
 }
 
@@ -90,7 +95,11 @@ test('urls lists what changed: first everything, then exactly the added, modifie
   const changed = await list({ from: first.summary.responseDate! });
   assert.deepEqual(
     changed.entries.map((entry) => [entry.url, entry.deleted]).sort(),
-    [[url('gone.txt'), true], [url('index.html'), false], [url('new.txt'), false]].sort(),
+    [
+      [url('gone.txt'), true],
+      [url('index.html'), false],
+      [url('new.txt'), false],
+    ].sort(),
   );
   assert.deepEqual(changed.summary.deleted, 1);
   assert.equal(changed.summary.from, first.summary.responseDate);
@@ -109,7 +118,10 @@ test('urls lists what changed: first everything, then exactly the added, modifie
 
   // A set narrows the list.
   const images = await list({ set: 'mime:image' });
-  assert.deepEqual(images.entries.map((entry) => entry.url), [url('img/logo.png')]);
+  assert.deepEqual(
+    images.entries.map((entry) => entry.url),
+    [url('img/logo.png')],
+  );
 
   if (CLI_WIRED) {
     const cli = await oaibag('urls', endpoint, '--from', first.summary.responseDate!);
@@ -118,7 +130,14 @@ test('urls lists what changed: first everything, then exactly the added, modifie
     assert.match(cli.stderr, /3 changed \(1 deleted\).*next time: --from \d{4}-/);
     const live = await oaibag('urls', endpoint, '--from', first.summary.responseDate!, '--no-deleted', '--json');
     assert.equal(live.status, 0, live.stderr);
-    assert.deepEqual(live.stdout.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { url: string }).url).sort(), [url('index.html'), url('new.txt')].sort());
+    assert.deepEqual(
+      live.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { url: string }).url)
+        .sort(),
+      [url('index.html'), url('new.txt')].sort(),
+    );
   }
 });
 

@@ -7,13 +7,13 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { fileURLToPath } from 'node:url';
 import { acquireArchiveLock } from '../packages/archiver/src/archive-lock.ts';
 import { Catalog } from '../packages/archiver/src/catalog.ts';
 import { harvest } from '../packages/archiver/src/harvest.ts';
-import { formatVerifyReport, verifyArchive, type VerifyReport } from '../packages/archiver/src/verify-archive.ts';
+import { formatVerifyReport, type VerifyReport, verifyArchive } from '../packages/archiver/src/verify-archive.ts';
+import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'packages/archiver/bin/oaibag.js');
@@ -92,11 +92,16 @@ test('an intact archive verifies clean, with one fixity-check event per bag', as
   assert.equal(report.events, 7);
   assert.equal(fixityEvents(), 7);
   assert.ok(report.hashedBytes > BIG, 'a full check hashes the payload');
-  assert.equal(report.bytes, Object.values(FILES).reduce((sum, content) => sum + Buffer.byteLength(content), 0));
+  assert.equal(
+    report.bytes,
+    Object.values(FILES).reduce((sum, content) => sum + Buffer.byteLength(content), 0),
+  );
   assert.match(formatVerifyReport(report), /7 bag\(s\) checked, 7 valid, 0 damaged.*\narchive OK\n$/);
 });
 
-test('the CLI exits 0 for an intact archive and 2 for bad options', { skip: !CLI_WIRED && 'cli.ts does not wire verifyCommand yet (or dist/ is not built)' }, () => {
+test('the CLI exits 0 for an intact archive and 2 for bad options', {
+  skip: !CLI_WIRED && 'cli.ts does not wire verifyCommand yet (or dist/ is not built)',
+}, () => {
   const ok = oaibag('verify', '--archive', archive, '--json');
   assert.equal(ok.status, 0, ok.stderr);
   assert.equal((JSON.parse(ok.stdout) as VerifyReport).valid, 7);
@@ -149,15 +154,34 @@ test('verify finds a flipped byte, a missing payload, an extra file and a bad Ox
     `${copy}: uncatalogued-bag: a bag on disk that the catalog does not list`,
     'aips/README: stray: a file where only folders belong',
   ];
-  for (const line of expected) assert.ok(lines.some((found) => found.startsWith(line)), `not reported: ${line}\n${lines.join('\n')}`);
+  for (const line of expected)
+    assert.ok(
+      lines.some((found) => found.startsWith(line)),
+      `not reported: ${line}\n${lines.join('\n')}`,
+    );
   // Editing bag-info.txt also breaks the tag manifest: both are reported.
-  assert.ok(lines.some((line) => line.startsWith(`${bags['oxum.txt']}: bag-info.txt sha256 validation failed: expected="${sha256(infoBefore)}"`)), lines.join('\n'));
+  assert.ok(
+    lines.some((line) => line.startsWith(`${bags['oxum.txt']}: bag-info.txt sha256 validation failed: expected="${sha256(infoBefore)}"`)),
+    lines.join('\n'),
+  );
   assert.equal(report.problems.find((p) => p.kind === 'checksum' && p.algorithm === 'sha256')?.path, 'data/flip.txt');
   assert.equal(lines.length, expected.length + 1, lines.join('\n'));
   assert.deepEqual(report.damagedBags.map((bag) => bag.bagPath).sort(), [bags['extra.txt'], bags['flip.txt'], bags['gone.txt'], bags['oxum.txt']].sort());
-  assert.deepEqual(lines, [...lines].sort((a, b) => (a.split(': ')[0]! < b.split(': ')[0]! ? -1 : a.split(': ')[0]! > b.split(': ')[0]! ? 1 : 0)), 'sorted by bag path');
   assert.deepEqual(
-    { bags: report.bags, valid: report.valid, damaged: report.damaged, missing: report.missingBags, uncatalogued: report.uncataloguedBags, tmp: report.tmpLeftovers, ok: report.ok },
+    lines,
+    [...lines].sort((a, b) => (a.split(': ')[0]! < b.split(': ')[0]! ? -1 : a.split(': ')[0]! > b.split(': ')[0]! ? 1 : 0)),
+    'sorted by bag path',
+  );
+  assert.deepEqual(
+    {
+      bags: report.bags,
+      valid: report.valid,
+      damaged: report.damaged,
+      missing: report.missingBags,
+      uncatalogued: report.uncataloguedBags,
+      tmp: report.tmpLeftovers,
+      ok: report.ok,
+    },
     { bags: 7, valid: 3, damaged: 4, missing: 1, uncatalogued: 1, tmp: 1, ok: false },
   );
   assert.match(report.notes.join('\n'), /^tmp\/: 1 leftover/m, 'tmp/ leftovers are a note, not a problem');
@@ -168,7 +192,9 @@ test('verify finds a flipped byte, a missing payload, an extra file and a bad Ox
   const catalog = Catalog.open(archive, { create: false });
   try {
     const event = catalog
-      .statement("SELECT e.outcome, e.detail FROM events e JOIN versions v ON v.id = e.version_id WHERE v.bag_path = ? AND e.type = 'fixity check' ORDER BY e.id DESC")
+      .statement(
+        "SELECT e.outcome, e.detail FROM events e JOIN versions v ON v.id = e.version_id WHERE v.bag_path = ? AND e.type = 'fixity check' ORDER BY e.id DESC",
+      )
       .get(bags['flip.txt']) as { outcome: string; detail: string };
     assert.equal(event.outcome, 'failure');
     assert.match(event.detail, /data\/flip\.txt sha256 validation failed/);
@@ -237,13 +263,23 @@ test('verify changes no file of the archive, waits for the lock, and treats a pe
   const catalog = Catalog.open(archive, { create: false });
   try {
     const version = catalog.latestVersion(catalog.source(endpoint)!.id, `${endpoint.slice(0, -4)}/copied.txt`)!;
-    catalog.addPendingBag({ sourceId: catalog.source(endpoint)!.id, identifier: version.identifier, datestamp: '2099-01-01T00:00:00Z', sha256: version.sha256, size: version.size, bagPath: copy });
+    catalog.addPendingBag({
+      sourceId: catalog.source(endpoint)!.id,
+      identifier: version.identifier,
+      datestamp: '2099-01-01T00:00:00Z',
+      sha256: version.sha256,
+      size: version.size,
+      bagPath: copy,
+    });
   } finally {
     catalog.close();
   }
   const report = await verifyArchive({ archiveDir: archive, jobs: 2 });
   assert.equal(report.uncataloguedBags, 0);
   assert.equal(report.pendingBags, 1);
-  assert.ok(report.notes.some((note) => note.startsWith(`${copy}: pending:`)), report.notes.join('\n'));
+  assert.ok(
+    report.notes.some((note) => note.startsWith(`${copy}: pending:`)),
+    report.notes.join('\n'),
+  );
   assert.ok(!report.problems.some((p) => p.bagPath === copy));
 });

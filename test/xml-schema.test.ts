@@ -14,8 +14,7 @@ const DIDL = 'urn:mpeg:mpeg21:2002:02-DIDL-NS';
 const errorResponse = (inside = '') =>
   `<?xml version="1.0" encoding="UTF-8"?>\n<OAI-PMH xmlns="${OAI}">${inside}<responseDate>2026-11-22T00:00:00Z</responseDate>` +
   `<request>http://example.org/oai</request><error code="badVerb">Illegal verb</error></OAI-PMH>\n`;
-const didl = (resource: string) =>
-  `<didl:DIDL xmlns:didl="${DIDL}"><didl:Item><didl:Component>${resource}</didl:Component></didl:Item></didl:DIDL>`;
+const didl = (resource: string) => `<didl:DIDL xmlns:didl="${DIDL}"><didl:Item><didl:Component>${resource}</didl:Component></didl:Item></didl:DIDL>`;
 
 test('a valid document validates; an invalid one fails with the reason and its line', () => {
   assert.deepEqual(validateXmlSchema('OAI-PMH.xsd', errorResponse()), { ok: true, output: '' });
@@ -38,7 +37,10 @@ test('imported schemas are checked too: a DIDL Resource with an attribute DIDL d
     `<GetRecord><record><header><identifier>x</identifier><datestamp>2026-11-22T00:00:00Z</datestamp></header>` +
     `<metadata>${payload}</metadata></record></GetRecord></OAI-PMH>`;
   assert.ok(validateXmlSchema('OAI-PMH-with-payloads.xsd', page(didl('<didl:Resource mimeType="text/plain" ref="http://example.org/a"/>'))).ok);
-  assert.match(validateXmlSchema('OAI-PMH.xsd', page(didl(''))).output, /No matching global element declaration available, but demanded by the strict wildcard/);
+  assert.match(
+    validateXmlSchema('OAI-PMH.xsd', page(didl(''))).output,
+    /No matching global element declaration available, but demanded by the strict wildcard/,
+  );
 });
 
 test('a batch names each failing document, and a document that is not well-formed fails', () => {
@@ -83,7 +85,10 @@ test('no network: a schema that imports by URL, or a file that is missing, is an
       `<xs:element name="a" type="xs:string"/></xs:schema>`;
     writeFileSync(join(dir, 'by-url.xsd'), schema('http://www.w3.org/2001/xml.xsd'));
     writeFileSync(join(dir, 'missing.xsd'), schema('absent.xsd'));
-    assert.throws(() => validateXmlSchema(join(dir, 'by-url.xsd'), '<t:a xmlns:t="urn:t"/>'), /needs http:\/\/www\.w3\.org\/2001\/xml\.xsd, not an existing local file/);
+    assert.throws(
+      () => validateXmlSchema(join(dir, 'by-url.xsd'), '<t:a xmlns:t="urn:t"/>'),
+      /needs http:\/\/www\.w3\.org\/2001\/xml\.xsd, not an existing local file/,
+    );
     assert.throws(() => validateXmlSchema(join(dir, 'missing.xsd'), '<t:a xmlns:t="urn:t"/>'), /absent\.xsd, not an existing local file/);
     assert.throws(() => validateXmlSchema('no-such.xsd', '<a/>'), /no schema .*no-such\.xsd/);
   } finally {

@@ -13,7 +13,7 @@
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 
 /** The schemas the tests validate against (copies kept in the repository; see schemas/README.md). */
 export const SCHEMAS = join(dirname(fileURLToPath(import.meta.url)), 'schemas');

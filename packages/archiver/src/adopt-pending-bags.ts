@@ -1,5 +1,5 @@
-import { join } from 'node:path';
 import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { verifyBag } from './bag-verifier.js';
 import type { Catalog } from './catalog.js';
 
@@ -13,7 +13,10 @@ export async function adoptPendingBags(archiveDir: string, catalog: Catalog): Pr
   let adopted = 0;
   for (const pending of catalog.pendingBags()) {
     const bagDir = join(archiveDir, pending.bagPath);
-    const present = await stat(join(bagDir, 'bagit.txt')).then(() => true, () => false);
+    const present = await stat(join(bagDir, 'bagit.txt')).then(
+      () => true,
+      () => false,
+    );
     if (present && (await verifyBag(bagDir, { fast: true })).valid) {
       catalog.recordVersion(pending);
       adopted++;

@@ -1,4 +1,4 @@
-import { escapeAttribute, escapeText, type DidlDocument, type DidlResource, type HttpHeader, type OaiHeader, type ReceivedDidl } from '@oaibag/didl';
+import { type DidlDocument, type DidlResource, escapeAttribute, escapeText, type HttpHeader, type OaiHeader, type ReceivedDidl } from '@oaibag/didl';
 
 /** What the provenance of one version records (PREMIS 3 events of the capture). */
 export interface CaptureFacts {
@@ -70,17 +70,30 @@ export function premisXml(facts: CaptureFacts): string {
       '  </premis:object>\n';
   }
   if (facts.files.length === 0) {
-    xml += event('capture', 'success', `OAI-PMH record ${facts.header.identifier} (datestamp ${facts.header.datestamp}) harvested from ${facts.baseUrl}; it carries no datastream (metadata only): the payload is empty`);
+    xml += event(
+      'capture',
+      'success',
+      `OAI-PMH record ${facts.header.identifier} (datestamp ${facts.header.datestamp}) harvested from ${facts.baseUrl}; it carries no datastream (metadata only): the payload is empty`,
+    );
   } else {
-    xml += event('capture', 'success', `OAI-PMH record ${facts.header.identifier} (datestamp ${facts.header.datestamp}) harvested from ${facts.baseUrl}; datastreams ${facts.files.map((file) => `${file.name} ${file.via}`).join(', ')}`);
+    xml += event(
+      'capture',
+      'success',
+      `OAI-PMH record ${facts.header.identifier} (datestamp ${facts.header.datestamp}) harvested from ${facts.baseUrl}; datastreams ${facts.files.map((file) => `${file.name} ${file.via}`).join(', ')}`,
+    );
     // Where each By-Reference datastream's bytes really came from, redirects included.
     for (const file of facts.files) {
       if (!file.fetched) continue;
       const { ref, url, redirects } = file.fetched;
-      const path = redirects.length === 0 ? `fetched from ${url}` : `redirected ${redirects.length} time(s): ${[ref, ...redirects].join(' -> ')}; fetched from ${url}`;
+      const path =
+        redirects.length === 0 ? `fetched from ${url}` : `redirected ${redirects.length} time(s): ${[ref, ...redirects].join(' -> ')}; fetched from ${url}`;
       xml += event('capture', 'success', `data/${file.name}: By-Reference ${ref} ${path}`);
     }
-    xml += event('message digest calculation', 'success', `SHA-256 and SHA-512 computed while the bytes were received: ${facts.files.map((file) => `${file.name} sha256 ${file.sha256}`).join(', ')}`);
+    xml += event(
+      'message digest calculation',
+      'success',
+      `SHA-256 and SHA-512 computed while the bytes were received: ${facts.files.map((file) => `${file.name} sha256 ${file.sha256}`).join(', ')}`,
+    );
     const checked = facts.files.filter((file) => file.promisedSha256 !== undefined);
     xml += event(
       'fixity check',

@@ -103,10 +103,7 @@ export async function acquireArchiveLock(archiveDir: string, purpose: string): P
   }
 }
 
-type LockState =
-  | { kind: 'gone' }
-  | { kind: 'held'; holder?: ArchiveLockHolder; ino: number }
-  | { kind: 'stale'; holder?: ArchiveLockHolder; ino: number };
+type LockState = { kind: 'gone' } | { kind: 'held'; holder?: ArchiveLockHolder; ino: number } | { kind: 'stale'; holder?: ArchiveLockHolder; ino: number };
 
 /** Creates the lock file with O_EXCL; false when it exists already. */
 async function createExclusive(file: string, content: string): Promise<boolean> {
@@ -230,7 +227,6 @@ function ioError(file: string, action: string, error: unknown): ArchiverError {
   const failure = new ArchiverError('ERR_ARCHIVE_IO', `cannot ${action} the archive lock ${file}: ${(error as Error).message}`, { path: file, cause: error });
   return isStorageExhausted(error) ? archiveFullError(dirname(file), failure) : failure;
 }
-
 
 /** Reads the holder of an archive's lock without taking it (for `oaibag status`); undefined when unlocked or unreadable. */
 export function readArchiveLockHolder(archiveDir: string): ArchiveLockHolder | undefined {

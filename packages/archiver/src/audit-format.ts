@@ -6,8 +6,8 @@ import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { AUDIT_CHANGES, type AuditHarvestTotals, type AuditRow, type AuditRun, type AuditState, type AuditTotals } from './audit-query.js';
 import { renderAuditHtml } from './audit-html.js';
+import { AUDIT_CHANGES, type AuditHarvestTotals, type AuditRow, type AuditRun, type AuditState, type AuditTotals } from './audit-query.js';
 import { ArchiverError } from './errors.js';
 import { fsyncFolderIfPossible } from './flush-to-disk.js';
 
@@ -48,14 +48,7 @@ export function* auditCsv(run: AuditRun): Generator<string> {
 
 /** One row as a CSV line, without its line end. */
 export function auditCsvLine(row: AuditRow): string {
-  return [
-    row.identifier,
-    row.change,
-    row.mimeChanged ? 'true' : 'false',
-    ...csvState(row.before),
-    ...csvState(row.after),
-    String(row.harvestId),
-  ]
+  return [row.identifier, row.change, row.mimeChanged ? 'true' : 'false', ...csvState(row.before), ...csvState(row.after), String(row.harvestId)]
     .map(csvField)
     .join(',');
 }
@@ -93,7 +86,12 @@ export function* auditJson(run: AuditRun): Generator<string> {
 export function* auditText(run: AuditRun): Generator<string> {
   const scope = run.sources.map((source) => source.baseUrl).join(', ') || 'no source';
   const harvests = run.period.harvestIds.length === 0 ? 'no harvest recorded a change' : `harvests ${run.period.harvestIds.map((id) => `#${id}`).join(', ')}`;
-  const bounds = run.period.selection === 'dates' ? ` started ${run.period.since ?? 'any time'} to ${run.period.until ?? 'now'}` : run.period.selection === 'latest' ? ' (the latest that recorded a change)' : '';
+  const bounds =
+    run.period.selection === 'dates'
+      ? ` started ${run.period.since ?? 'any time'} to ${run.period.until ?? 'now'}`
+      : run.period.selection === 'latest'
+        ? ' (the latest that recorded a change)'
+        : '';
   const head =
     `audit of ${terminalSafe(scope)}: ${harvests}${bounds}\n\n` +
     `${'CHANGE'.padEnd(9)} ${'HARVEST'.padEnd(7)} ${'BEFORE'.padEnd(STATE_WIDTH)} ${'AFTER'.padEnd(STATE_WIDTH)} ${'MIME'.padEnd(24)} IDENTIFIER\n`;
@@ -185,4 +183,3 @@ export async function writeAuditOutput(chunks: Iterable<string>, out: string | u
     });
   }
 }
-

@@ -112,7 +112,9 @@ function periodText(report: AuditReport): string {
 
 function totalsHtml(report: AuditReport): string {
   const { totals } = report;
-  const kinds = AUDIT_CHANGES.map((kind) => `<tr><th><span class="k k-${kind}">${kind}</span></th><td data-kind="${kind}">${totals.byChange[kind]}</td></tr>`).join('');
+  const kinds = AUDIT_CHANGES.map(
+    (kind) => `<tr><th><span class="k k-${kind}">${kind}</span></th><td data-kind="${kind}">${totals.byChange[kind]}</td></tr>`,
+  ).join('');
   const harvests = totals.byHarvest
     .map(
       (harvest) =>
@@ -172,7 +174,10 @@ export function chartHtml(harvests: readonly AuditHarvestTotals[]): string {
     }
   });
   svg += '</svg>';
-  const legend = AUDIT_CHANGES.map((kind) => `<span class="legend-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="${COLOURS[kind]}"/></svg> ${kind}</span>`).join(' ');
+  const legend = AUDIT_CHANGES.map(
+    (kind) =>
+      `<span class="legend-item"><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="${COLOURS[kind]}"/></svg> ${kind}</span>`,
+  ).join(' ');
   return `<section id="chart">\n<h2>Changes per harvest</h2>\n<figure>${svg}\n<figcaption class="legend">${legend}</figcaption></figure>\n</section>\n`;
 }
 

@@ -179,7 +179,10 @@ export function resolveAuditPeriod(catalog: Catalog, options: AuditOptions): { p
       throw new ArchiverError('ERR_ARCHIVE_USAGE', `--harvest wants a harvest number, not ${options.harvest}`);
     }
     const row = catalog.statement('SELECT id, source_id FROM harvests WHERE id = ?').get(options.harvest) as { id: number; source_id: number } | undefined;
-    if (!row) throw new ArchiverError('ERR_ARCHIVE_USAGE', `the archive has no harvest #${options.harvest}`, { hint: 'oaibag status shows the last harvest of each source' });
+    if (!row)
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `the archive has no harvest #${options.harvest}`, {
+        hint: 'oaibag status shows the last harvest of each source',
+      });
     if (!sources.some((source) => source.id === row.source_id)) {
       throw new ArchiverError('ERR_ARCHIVE_USAGE', `harvest #${options.harvest} is not a harvest of ${options.source}`);
     }
@@ -219,7 +222,10 @@ export function parseAuditDate(value: string, bound: 'start' | 'end', option = '
   const bad = () => new ArchiverError('ERR_ARCHIVE_USAGE', `${option} wants YYYY-MM-DD or an ISO 8601 date-time, not ${JSON.stringify(value)}`);
   if (!match) throw bad();
   const [, year, month, day, hour, minute, second, fraction, zone] = match;
-  const iso = hour === undefined ? `${year}-${month}-${day}T00:00:00Z` : `${year}-${month}-${day}T${hour}:${minute}:${second ?? '00'}${(fraction ?? '').slice(0, 4)}${zone ?? 'Z'}`;
+  const iso =
+    hour === undefined
+      ? `${year}-${month}-${day}T00:00:00Z`
+      : `${year}-${month}-${day}T${hour}:${minute}:${second ?? '00'}${(fraction ?? '').slice(0, 4)}${zone ?? 'Z'}`;
   const time = Date.parse(iso.toUpperCase());
   if (Number.isNaN(time) || new Date(Date.UTC(Number(year), Number(month) - 1, Number(day))).getUTCDate() !== Number(day)) throw bad();
   if (bound === 'start') return new Date(time).toISOString();
@@ -284,7 +290,18 @@ export function harvestTotals(catalog: Catalog, harvestIds: readonly number[]): 
       WHERE h.id IN (SELECT value FROM json_each(?)) ORDER BY h.started_at, h.id`)
     .all(ids) as Array<{ id: number; started_at: string; ended_at: string | null; status: HarvestStatus; base_url: string }>;
   for (const h of harvests) {
-    totals.set(h.id, { harvestId: h.id, source: h.base_url, startedAt: h.started_at, endedAt: h.ended_at, status: h.status, added: 0, modified: 0, touched: 0, deleted: 0, restored: 0 });
+    totals.set(h.id, {
+      harvestId: h.id,
+      source: h.base_url,
+      startedAt: h.started_at,
+      endedAt: h.ended_at,
+      status: h.status,
+      added: 0,
+      modified: 0,
+      touched: 0,
+      deleted: 0,
+      restored: 0,
+    });
   }
   const counts = catalog
     .statement(`SELECT harvest_id, change, COUNT(*) AS n FROM versions WHERE harvest_id IN (SELECT value FROM json_each(@ids)) GROUP BY harvest_id, change

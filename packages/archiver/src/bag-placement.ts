@@ -11,12 +11,12 @@
 // 3 leaves bags that are complete on disk (1 came first) and noted (2 came first): the next
 // start records those it finds and drops the notes of the others (adoptPendingBags).
 
-import { readFile, mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import type { FinishedBag, PayloadFile } from './bag-writer.js';
 import { verifyBag } from './bag-verifier.js';
+import type { FinishedBag, PayloadFile } from './bag-writer.js';
 import { ArchiverError } from './errors.js';
-import { oneShotFlusher, type DiskFlusher } from './flush-to-disk.js';
+import { type DiskFlusher, oneShotFlusher } from './flush-to-disk.js';
 
 /** A bag whose files are all written (tag files and manifests included) but not yet placed. */
 export interface SealedBag {

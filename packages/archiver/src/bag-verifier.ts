@@ -98,7 +98,8 @@ export async function verifyBag(bagDir: string, options: VerifyOptions = {}): Pr
   if (payloadManifests.length === 0) add({ kind: 'missing', path: 'manifest-sha512.txt', message: 'no payload manifest (manifest-<algorithm>.txt)' });
   // BagIt makes tag manifests optional; our profile always writes one, and without it the tag
   // files (bag-info.txt, the manifests, metadata/) could change unseen.
-  if (tagManifests.length === 0) add({ kind: 'missing', path: 'tagmanifest-sha256.txt', message: 'no tag manifest (tagmanifest-sha256.txt): the tag files are unprotected' });
+  if (tagManifests.length === 0)
+    add({ kind: 'missing', path: 'tagmanifest-sha256.txt', message: 'no tag manifest (tagmanifest-sha256.txt): the tag files are unprotected' });
 
   // Completeness: every listed file exists, every payload file is in every payload manifest.
   for (const manifest of payloadManifests) {
@@ -106,7 +107,8 @@ export async function verifyBag(bagDir: string, options: VerifyOptions = {}): Pr
       if (!disk.has(key)) add({ kind: 'missing', path, algorithm: manifest.algorithm, message: `${show(path)} is in ${manifest.name} but not on disk` });
     }
     for (const [key, { path }] of disk) {
-      if (!manifest.entries.has(key)) add({ kind: 'unexpected', path, algorithm: manifest.algorithm, message: `${show(path)} is on disk but not in ${manifest.name}` });
+      if (!manifest.entries.has(key))
+        add({ kind: 'unexpected', path, algorithm: manifest.algorithm, message: `${show(path)} is on disk but not in ${manifest.name}` });
     }
   }
 
@@ -117,7 +119,12 @@ export async function verifyBag(bagDir: string, options: VerifyOptions = {}): Pr
   for (const manifest of tagManifests) {
     for (const payloadManifest of payloadManifests) {
       if (!manifest.entries.has(payloadManifest.name)) {
-        add({ kind: 'tag', path: payloadManifest.name, algorithm: manifest.algorithm, message: `${show(payloadManifest.name)} is not listed in ${manifest.name}` });
+        add({
+          kind: 'tag',
+          path: payloadManifest.name,
+          algorithm: manifest.algorithm,
+          message: `${show(payloadManifest.name)} is not listed in ${manifest.name}`,
+        });
       }
     }
     for (const [key, { path }] of manifest.entries) {
@@ -151,7 +158,13 @@ async function checkBagitTxt(bagDir: string, add: (p: BagProblem) => void): Prom
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
     add({ kind: 'format', path: 'bagit.txt', message: 'bagit.txt starts with a byte-order mark' });
   } else if (lines.length !== 2 || lines[0] !== expected[0] || lines[1] !== expected[1]) {
-    add({ kind: 'format', path: 'bagit.txt', expected: expected.join('\\n'), found: lines.join('\\n').slice(0, 200), message: 'bagit.txt is not the BagIt 1.0 / UTF-8 declaration' });
+    add({
+      kind: 'format',
+      path: 'bagit.txt',
+      expected: expected.join('\\n'),
+      found: lines.join('\\n').slice(0, 200),
+      message: 'bagit.txt is not the BagIt 1.0 / UTF-8 declaration',
+    });
   }
 }
 
@@ -201,11 +214,21 @@ async function readManifest(bagDir: string, name: string, algorithm: string, isT
     const path = decodeManifestPath(match[2]!);
     if (path === undefined) return add({ kind: 'format', path: name, found: match[2]!, message: `${where} has a "%" that is not %25, %0D or %0A` });
     const segments = path.split('/');
-    if (path.startsWith('/') || path.includes('\0') || path.includes('\\') || segments.some((s) => s === '' || s === '.' || s === '..') || path.startsWith('~')) {
+    if (
+      path.startsWith('/') ||
+      path.includes('\0') ||
+      path.includes('\\') ||
+      segments.some((s) => s === '' || s === '.' || s === '..') ||
+      path.startsWith('~')
+    ) {
       return add({ kind: 'format', path, message: `${where} names an unsafe path` });
     }
     if (isTag === (segments[0] === 'data')) {
-      return add({ kind: 'format', path, message: `${where}: ${isTag ? 'a tag manifest lists a payload file' : 'a payload manifest lists a file outside data/'}` });
+      return add({
+        kind: 'format',
+        path,
+        message: `${where}: ${isTag ? 'a tag manifest lists a payload file' : 'a payload manifest lists a file outside data/'}`,
+      });
     }
     const key = path.normalize('NFC');
     if (manifest.entries.has(key)) return add({ kind: 'format', path, algorithm, message: `${where} lists ${show(path)} a second time` });
@@ -238,8 +261,10 @@ async function checkOxum(bagDir: string, disk: Map<string, { size: number }>, fa
   let bytes = 0;
   for (const file of disk.values()) bytes += file.size;
   const found = `${bytes}.${disk.size}`;
-  if (!/^\d+\.\d+$/.test(expected)) add({ kind: 'format', path: 'bag-info.txt', found: expected, message: `Payload-Oxum "${expected}" is not <bytes>.<files>` });
-  else if (expected !== found) add({ kind: 'oxum', path: 'bag-info.txt', expected, found, message: `Payload-Oxum expected ${expected} (bytes.files) but found ${found}` });
+  if (!/^\d+\.\d+$/.test(expected))
+    add({ kind: 'format', path: 'bag-info.txt', found: expected, message: `Payload-Oxum "${expected}" is not <bytes>.<files>` });
+  else if (expected !== found)
+    add({ kind: 'oxum', path: 'bag-info.txt', expected, found, message: `Payload-Oxum expected ${expected} (bytes.files) but found ${found}` });
 }
 
 /** Hashes each listed file present on disk once, with every algorithm that lists it. */
@@ -262,14 +287,25 @@ async function checkDigests(
         for (const hash of hashes) hash.update(chunk as Buffer);
       }
     } catch (error) {
-      add({ kind: kind === 'tag' ? 'tag' : 'checksum', path: actual, message: `${show(actual)} cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}` });
+      add({
+        kind: kind === 'tag' ? 'tag' : 'checksum',
+        path: actual,
+        message: `${show(actual)} cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      });
       continue;
     }
     listing.forEach((manifest, i) => {
       const expected = manifest.entries.get(key)!.digest;
       const found = hashes[i]!.digest('hex');
       if (expected !== found) {
-        add({ kind, path: actual, algorithm: manifest.algorithm, expected, found, message: `${show(actual)} ${manifest.algorithm} validation failed: expected="${expected}" found="${found}"` });
+        add({
+          kind,
+          path: actual,
+          algorithm: manifest.algorithm,
+          expected,
+          found,
+          message: `${show(actual)} ${manifest.algorithm} validation failed: expected="${expected}" found="${found}"`,
+        });
       }
     });
   }

@@ -10,16 +10,16 @@
 // Payload is streamed and hashed with SHA-256 and SHA-512 in the same pass as it is written;
 // memory does not grow with file size and no payload file is read back to be hashed.
 
-import { writeFully } from './write-fully.js';
-import { createHash, randomBytes, type Hash } from 'node:crypto';
-import { constants as fsConstants, createReadStream, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, type Hash, randomBytes } from 'node:crypto';
+import { createReadStream, constants as fsConstants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { open, readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { normalizePayloadPath, encodeManifestPath } from './bag-paths.js';
+import { encodeManifestPath, normalizePayloadPath } from './bag-paths.js';
 import { placeSealedBags, type SealedBag } from './bag-placement.js';
 import { ArchiverError } from './errors.js';
 import { fsyncFolder } from './flush-to-disk.js';
 import { resolveArchivePath } from './storage-path.js';
+import { writeFully } from './write-fully.js';
 
 /** Directory of the archive that holds bags under construction. */
 export const TEMP_DIRECTORY = 'tmp';
@@ -317,10 +317,7 @@ export async function cleanupLeftovers(archiveDir: string): Promise<string[]> {
  * keeps the line break of a folded value inside the value, so a folded identifier would read
  * back changed. Line breaks inside a label or value are refused (see `cleanBagInfoValue`).
  */
-export function formatBagInfo(
-  labels: ReadonlyArray<readonly [string, string]>,
-  computed: { bytes: number; payloadOxum: string; date: Date },
-): string {
+export function formatBagInfo(labels: ReadonlyArray<readonly [string, string]>, computed: { bytes: number; payloadOxum: string; date: Date }): string {
   const reserved = new Set(['payload-oxum', 'bag-size', 'bagging-date']);
   const lines: string[] = [];
   for (const [label, value] of labels) {

@@ -225,11 +225,10 @@ export function migrateCatalog(db: Database.Database, file: string, migrations: 
   const known = migrations[migrations.length - 1]?.version ?? 0;
   const found = catalogSchemaVersion(db);
   if (found > known) {
-    throw new ArchiverError(
-      'ERR_ARCHIVE_CATALOG',
-      `the catalog ${file} has schema version ${found}, newer than the ${known} this oaibag knows`,
-      { path: file, hint: 'upgrade oaibag to work on this archive' },
-    );
+    throw new ArchiverError('ERR_ARCHIVE_CATALOG', `the catalog ${file} has schema version ${found}, newer than the ${known} this oaibag knows`, {
+      path: file,
+      hint: 'upgrade oaibag to work on this archive',
+    });
   }
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
   for (const migration of migrations) {

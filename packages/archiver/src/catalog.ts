@@ -1,23 +1,18 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
-  catalogSchemaVersion,
-  migrateCatalog,
-  toFailure,
-  toHarvest,
-  toResource,
-  toSource,
-  toVersion,
   type CatalogFailure,
   type CatalogHarvest,
   type CatalogResource,
   type CatalogSource,
   type CatalogStatus,
   type CatalogVersion,
+  catalogSchemaVersion,
   type HarvestArguments,
   type HarvestCounts,
   type HarvestStatus,
   type IdentifyFacts,
+  migrateCatalog,
   type NewEvent,
   type NewFailure,
   type NewVersion,
@@ -26,6 +21,11 @@ import {
   type ResumeState,
   type Row,
   type SourceStatus,
+  toFailure,
+  toHarvest,
+  toResource,
+  toSource,
+  toVersion,
   type VersionChange,
   type VersionFetch,
 } from './catalog-schema.js';
@@ -80,15 +80,11 @@ export class Catalog {
       db?.close();
       if (error instanceof ArchiverError) throw error;
       const missing = options.create === false && (error as { code?: string }).code === 'SQLITE_CANTOPEN';
-      throw new ArchiverError(
-        'ERR_ARCHIVE_CATALOG',
-        missing ? `no catalog at ${file}` : `cannot open the catalog ${file}: ${(error as Error).message}`,
-        {
-          cause: error,
-          path: file,
-          hint: missing ? 'check --archive names an archive made by oaibag harvest' : 'check --archive names an existing, writable archive directory',
-        },
-      );
+      throw new ArchiverError('ERR_ARCHIVE_CATALOG', missing ? `no catalog at ${file}` : `cannot open the catalog ${file}: ${(error as Error).message}`, {
+        cause: error,
+        path: file,
+        hint: missing ? 'check --archive names an archive made by oaibag harvest' : 'check --archive names an existing, writable archive directory',
+      });
     }
   }
 
@@ -271,7 +267,12 @@ export class Catalog {
   /** Where the By-Reference datastreams of a version came from, in payload order. */
   versionFetches(versionId: number): VersionFetch[] {
     const rows = this.sql('SELECT payload, ref, url, redirects FROM fetches WHERE version_id = ? ORDER BY id').all(versionId) as Row[];
-    return rows.map((row) => ({ payload: String(row.payload), ref: String(row.ref), url: String(row.url), redirects: JSON.parse(String(row.redirects)) as string[] }));
+    return rows.map((row) => ({
+      payload: String(row.payload),
+      ref: String(row.ref),
+      url: String(row.url),
+      redirects: JSON.parse(String(row.redirects)) as string[],
+    }));
   }
 
   /** All versions of a resource, oldest first. */
@@ -322,7 +323,11 @@ export class Catalog {
       const versionId = Number(result.lastInsertRowid);
       const fetch = this.sql('INSERT INTO fetches (version_id, payload, ref, url, redirects) VALUES (?, ?, ?, ?, ?)');
       for (const done of version.fetches ?? []) fetch.run(versionId, done.payload, done.ref, done.url, JSON.stringify(done.redirects));
-      this.sql('UPDATE resources SET current_version_id = ?, deleted_at = NULL, mime_type = ? WHERE id = ?').run(versionId, version.mimeType ?? null, resourceId);
+      this.sql('UPDATE resources SET current_version_id = ?, deleted_at = NULL, mime_type = ? WHERE id = ?').run(
+        versionId,
+        version.mimeType ?? null,
+        resourceId,
+      );
       this.resolveFailures(version.sourceId, version.identifier);
       const row = this.sql('SELECT v.*, r.identifier FROM versions v JOIN resources r ON r.id = v.resource_id WHERE v.id = ?').get(versionId) as Row;
       return { version: toVersion(row), change, known: false };
@@ -357,13 +362,15 @@ export class Catalog {
   recordFailure(failure: NewFailure): CatalogFailure {
     return this.durably(() => {
       const now = stamp();
-      const open = (failure.identifier != null
-        ? this.sql('SELECT id FROM failures WHERE source_id = ? AND identifier = ? AND resolved_at IS NULL').get(failure.sourceId, failure.identifier)
-        : this.sql('SELECT id FROM failures WHERE source_id = ? AND identifier IS NULL AND stage = ? AND code = ? AND resolved_at IS NULL').get(
-            failure.sourceId,
-            failure.stage,
-            failure.code,
-          )) as { id: number } | undefined;
+      const open = (
+        failure.identifier != null
+          ? this.sql('SELECT id FROM failures WHERE source_id = ? AND identifier = ? AND resolved_at IS NULL').get(failure.sourceId, failure.identifier)
+          : this.sql('SELECT id FROM failures WHERE source_id = ? AND identifier IS NULL AND stage = ? AND code = ? AND resolved_at IS NULL').get(
+              failure.sourceId,
+              failure.stage,
+              failure.code,
+            )
+      ) as { id: number } | undefined;
       const values = {
         sourceId: failure.sourceId,
         harvestId: failure.harvestId ?? null,
@@ -382,7 +389,8 @@ export class Catalog {
         this.sql(`UPDATE failures SET harvest_id = @harvestId, datestamp = @datestamp, stage = @stage, code = @code, message = @message,
           expected = @expected, found = @found, last_seen_at = @now, attempts = attempts + 1 WHERE id = @id`).run({ ...values, id });
       } else {
-        const result = this.sql(`INSERT INTO failures (source_id, harvest_id, identifier, datestamp, stage, code, message, expected, found, first_seen_at, last_seen_at)
+        const result =
+          this.sql(`INSERT INTO failures (source_id, harvest_id, identifier, datestamp, stage, code, message, expected, found, first_seen_at, last_seen_at)
           VALUES (@sourceId, @harvestId, @identifier, @datestamp, @stage, @code, @message, @expected, @found, @now, @now)`).run(values);
         id = Number(result.lastInsertRowid);
       }

@@ -2,15 +2,15 @@
 // The `oaibag` command: parses arguments (each command in commands/), maps errors to one line
 // on stderr and to the documented exit codes. All behaviour lives in the library modules.
 import { Command, CommanderError } from 'commander';
-import { ArchiverError } from './errors.js';
-import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE, EXIT_USAGE } from './commands/exit-codes.js';
 import { auditCommand } from './commands/audit-command.js';
+import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE, EXIT_USAGE } from './commands/exit-codes.js';
 import { harvestCommand } from './commands/harvest-command.js';
 import { mirrorCommand } from './commands/mirror-command.js';
 import { restoreCommand } from './commands/restore-command.js';
 import { statusCommand } from './commands/status-command.js';
 import { urlsCommand } from './commands/urls-command.js';
 import { verifyCommand } from './commands/verify-command.js';
+import { ArchiverError } from './errors.js';
 import { ARCHIVER_VERSION } from './version.js';
 
 const program = new Command('oaibag')

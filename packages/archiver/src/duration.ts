@@ -23,7 +23,12 @@ export function parseDuration(text: string, what = 'duration'): number {
 export function formatDuration(ms: number): string {
   let rest = Math.round(ms / 1000);
   let text = '';
-  for (const [unit, seconds] of [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]] as const) {
+  for (const [unit, seconds] of [
+    ['d', 86_400],
+    ['h', 3_600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
     const count = Math.floor(rest / seconds);
     if (count > 0) text += `${count}${unit}`;
     rest -= count * seconds;

@@ -84,7 +84,12 @@ export function isStorageExhausted(error: unknown): boolean {
 
 /** The error a harvest stops with when the archive's file system is full. */
 export function archiveFullError(archiveDir: string, error: unknown): ArchiverError {
-  return noRoomError(`the archive ${archiveDir}`, archiveDir, error, 'free space there (or give the archive more), then run the same command again: it resumes where it stopped');
+  return noRoomError(
+    `the archive ${archiveDir}`,
+    archiveDir,
+    error,
+    'free space there (or give the archive more), then run the same command again: it resumes where it stopped',
+  );
 }
 
 /** ERR_ARCHIVE_FULL for `what` (a folder, described), keeping an error that already is one. */

@@ -14,7 +14,7 @@
 // writers, whose dirty data syncfs would also have to write) every file and folder named is
 // fsynced, a few at a time.
 
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { open, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ArchiverError } from './errors.js';
@@ -109,7 +109,7 @@ export async function openDiskFlusher(archiveDir: string, mode: FlushMode = defa
 class SyncHelper {
   // Signals meant for the harvest (Ctrl-C reaches the whole process group, systemd signals the
   // whole unit) are ignored: the harvest finishes its records and flushes them before it exits.
-  private static readonly SCRIPT = "trap '' INT TERM HUP; while read -r _; do if sync -f \"$1\"; then echo ok; else echo failed; fi; done";
+  private static readonly SCRIPT = 'trap \'\' INT TERM HUP; while read -r _; do if sync -f "$1"; then echo ok; else echo failed; fi; done';
   private readonly waiting: Array<(answer: string) => void> = [];
   private buffered = '';
   private stderr = '';
@@ -151,7 +151,7 @@ class SyncHelper {
     });
     if (!started) return null;
     const helper = new SyncHelper(child, dir);
-    if (await helper.ask() === 'ok') return helper;
+    if ((await helper.ask()) === 'ok') return helper;
     await helper.stop();
     return null;
   }

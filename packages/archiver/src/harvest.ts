@@ -1,20 +1,20 @@
+import { mkdir } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isDidlError, readDidl, type IncomingDatastream, type ReadRecord } from '@oaibag/didl';
-import { acquireArchiveLock } from './archive-lock.js';
+import { type IncomingDatastream, isDidlError, type ReadRecord, readDidl } from '@oaibag/didl';
 import { adoptPendingBags } from './adopt-pending-bags.js';
+import { acquireArchiveLock } from './archive-lock.js';
 import { cleanupLeftovers } from './bag-writer.js';
 import { Catalog } from './catalog.js';
 import type { HarvestCounts, HarvestStatus } from './catalog-schema.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from './errors.js';
-import { defaultFlushMode, openDiskFlusher, type DiskFlusher } from './flush-to-disk.js';
+import { type DiskFlusher, defaultFlushMode, openDiskFlusher } from './flush-to-disk.js';
 import { dateAtGranularity, identifyRepository } from './identify.js';
-import { discardIncoming, harvestMemoryBudget, receiveIncoming, type IncomingFile } from './incoming-file.js';
-import { OaiClient, type Credentials, type OaiHttpResponse } from './oai-client.js';
+import { discardIncoming, harvestMemoryBudget, type IncomingFile, receiveIncoming } from './incoming-file.js';
+import { type Credentials, OaiClient, type OaiHttpResponse } from './oai-client.js';
 import type { ResolveHost } from './origin-pools.js';
-import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
 import { PageLedger, type PageTally } from './page-ledger.js';
-import { RecordRefused, storeRecord, type StoreContext } from './store-record.js';
-import { mkdir } from 'node:fs/promises';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry-policy.js';
+import { RecordRefused, type StoreContext, storeRecord } from './store-record.js';
 
 /** How many times one harvest starts its list again (badResumptionToken, a token loop). */
 const MAX_LIST_RESTARTS = 2;
@@ -78,7 +78,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
   const log = options.log ?? (() => undefined);
   let completeListSize: number | undefined;
   const concurrency = options.concurrency ?? 4;
-  if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new ArchiverError('ERR_ARCHIVE_USAGE', `concurrency must be a whole number of at least 1, not ${concurrency}`);
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1)
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `concurrency must be a whole number of at least 1, not ${concurrency}`);
   defaultFlushMode(); // refuses a bad OAIBAG_SYNC before anything is written
   const progress = options.progress && ((counts: Readonly<HarvestCounts>) => options.progress!(counts, completeListSize));
   await mkdir(options.archiveDir, { recursive: true });
@@ -123,7 +124,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     if (options.until) firstArgs.until = dateAtGranularity(options.until, facts.granularity);
     if (options.set) firstArgs.set = options.set;
 
-    const resume = options.from === undefined && source.resume && source.resume.prefix === prefix && source.resume.set === (options.set ?? null) ? source.resume : null;
+    const resume =
+      options.from === undefined && source.resume && source.resume.prefix === prefix && source.resume.set === (options.set ?? null) ? source.resume : null;
     let pageArgs: Record<string, string> = resume ? { verb: 'ListRecords', resumptionToken: resume.token } : firstArgs;
     let listResponseDate: string | null = resume?.listResponseDate ?? null;
     if (resume) log(`resuming the interrupted list from its saved resumption token`);
@@ -211,7 +213,15 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
         seenTokens.add(token);
         pageArgs = { verb: 'ListRecords', resumptionToken: token };
         if (!options.signal?.aborted) prefetched = settledLater(client.oai(pageArgs));
-        await commit(page.ledger, { token, listFrom: from ?? null, listUntil: options.until ?? null, set: options.set ?? null, prefix, listResponseDate, harvestId });
+        await commit(page.ledger, {
+          token,
+          listFrom: from ?? null,
+          listUntil: options.until ?? null,
+          set: options.set ?? null,
+          prefix,
+          listResponseDate,
+          harvestId,
+        });
       }
     } catch (error) {
       release(prefetched);
@@ -229,7 +239,13 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       if (!(stop instanceof ArchiverError)) throw stop;
       counts.requests = client.requests;
       try {
-        catalog.recordFailure({ sourceId: source.id, harvestId, stage: stop.code === 'ERR_ARCHIVE_FULL' ? 'store' : 'list', code: stop.code, message: stop.message });
+        catalog.recordFailure({
+          sourceId: source.id,
+          harvestId,
+          stage: stop.code === 'ERR_ARCHIVE_FULL' ? 'store' : 'list',
+          code: stop.code,
+          message: stop.message,
+        });
         catalog.finishHarvest(harvestId, 'failed', counts);
       } catch (bookkeeping) {
         // A full disk may refuse these rows too; the next harvest marks this one interrupted.
@@ -266,7 +282,10 @@ function settledLater<T>(promise: Promise<T>): Promise<T> {
 
 /** Frees the connection of a prefetched page that will not be read. */
 function release(prefetched: Promise<OaiHttpResponse> | undefined): void {
-  void prefetched?.then((response) => response.body.destroy(), () => undefined);
+  void prefetched?.then(
+    (response) => response.body.destroy(),
+    () => undefined,
+  );
 }
 
 interface PageResult {
@@ -342,7 +361,10 @@ async function readPage(
       if (context.signal?.aborted) throw new HarvestStopped();
       if (error instanceof ArchiverError || attempt >= policy.retries) {
         if (error instanceof ArchiverError) throw error;
-        throw new ArchiverError('ERR_HARVEST_PROTOCOL', `a ListRecords page of ${client.endpoint.href} failed ${attempt + 1} times: ${(error as Error).message}`);
+        throw new ArchiverError(
+          'ERR_HARVEST_PROTOCOL',
+          `a ListRecords page of ${client.endpoint.href} failed ${attempt + 1} times: ${(error as Error).message}`,
+        );
       }
       const delayMs = retryDelayMs(attempt + 1, policy);
       log(`page failed (${isDidlError(error) ? error.code : (error as Error).message}); asking again in ${Math.round(delayMs / 1000)} s`);

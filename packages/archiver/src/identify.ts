@@ -28,9 +28,13 @@ export async function identifyRepository(client: OaiClient, prefix: string): Pro
   if (!prefixes.includes(prefix)) {
     // DSpace and DARE-style repositories offer DIDL under the prefix `didl`: say so.
     const didl = didlPrefixes(formats).filter((candidate) => candidate !== prefix);
-    throw new ArchiverError('ERR_HARVEST_FORMAT', `${client.endpoint.href} does not offer the metadata format ${prefix} (it offers ${prefixes.join(', ') || 'none'})`, {
-      ...(didl.length > 0 ? { hint: `it offers MPEG-21 DIDL as ${didl.join(', ')}: harvest with --prefix ${didl[0]}` } : {}),
-    });
+    throw new ArchiverError(
+      'ERR_HARVEST_FORMAT',
+      `${client.endpoint.href} does not offer the metadata format ${prefix} (it offers ${prefixes.join(', ') || 'none'})`,
+      {
+        ...(didl.length > 0 ? { hint: `it offers MPEG-21 DIDL as ${didl.join(', ')}: harvest with --prefix ${didl[0]}` } : {}),
+      },
+    );
   }
   return facts;
 }
@@ -65,5 +69,10 @@ function optional<K extends string>(key: K, value: string | undefined): Partial<
 }
 
 function unescapeXml(text: string): string {
-  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 }

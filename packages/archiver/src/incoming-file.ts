@@ -1,9 +1,9 @@
-import { writeFully } from './write-fully.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TEMP_DIRECTORY } from './bag-writer.js';
+import { writeFully } from './write-fully.js';
 
 /**
  * A datastream received, with what was measured on the way: in a temporary file (`path`), or,

@@ -1,49 +1,87 @@
-export { ArchiverError, isArchiverError, type ArchiverErrorCode } from './errors.js';
-export { Catalog, CATALOG_FILE_NAME, type CatalogOpenOptions } from './catalog.js';
+export { type AddressKind, type AddressPolicy, addressKind, refusalOf } from './address-policy.js';
+export { ArchiveLock, type ArchiveLockHolder, acquireArchiveLock, readArchiveLockHolder } from './archive-lock.js';
+export { AUDIT_CSV_HEADER, AUDIT_FORMATS, type AuditFormat, formatAudit, writeAuditOutput } from './audit-format.js';
+export { renderAuditHtml } from './audit-html.js';
+export {
+  AUDIT_CHANGES,
+  type AuditChange,
+  type AuditHarvestTotals,
+  type AuditOptions,
+  type AuditPeriod,
+  type AuditReport,
+  type AuditRow,
+  type AuditSource,
+  type AuditState,
+  type AuditTotals,
+  audit,
+  classifyChange,
+  parseAuditDate,
+  resolveAuditPeriod,
+} from './audit-query.js';
+export { decodeManifestPath, encodeManifestPath, safeFileName, uniqueFileName } from './bag-paths.js';
+export { type Placement, type PlaceOptions, placeSealedBags, type SealedBag } from './bag-placement.js';
+export { type BagProblem, type BagProblemKind, type BagReport, type BagTally, type VerifyOptions, verifyBag } from './bag-verifier.js';
+export { type BagBuilder, cleanupLeftovers, createBagBuilder, type FinishedBag, type PayloadFile } from './bag-writer.js';
+export { CATALOG_FILE_NAME, Catalog, type CatalogOpenOptions } from './catalog.js';
 export {
   CATALOG_SCHEMA_VERSION,
-  type IdentifyFacts,
-  type ResumeState,
-  type CatalogSource,
-  type HarvestArguments,
-  type HarvestStatus,
-  type HarvestCounts,
+  type CatalogFailure,
   type CatalogHarvest,
   type CatalogResource,
-  type VersionChange,
-  type CatalogVersion,
-  type NewVersion,
-  type VersionFetch,
-  type RecordedVersion,
-  type FailureStage,
-  type NewFailure,
-  type CatalogFailure,
-  type NewEvent,
-  type SourceStatus,
+  type CatalogSource,
   type CatalogStatus,
+  type CatalogVersion,
+  type FailureStage,
+  type HarvestArguments,
+  type HarvestCounts,
+  type HarvestStatus,
+  type IdentifyFacts,
+  type NewEvent,
+  type NewFailure,
+  type NewVersion,
+  type RecordedVersion,
+  type ResumeState,
+  type SourceStatus,
+  type VersionChange,
+  type VersionFetch,
 } from './catalog-schema.js';
-export { acquireArchiveLock, readArchiveLockHolder, ArchiveLock, type ArchiveLockHolder } from './archive-lock.js';
-export { createBagBuilder, cleanupLeftovers, type BagBuilder, type FinishedBag, type PayloadFile } from './bag-writer.js';
-export { placeSealedBags, type SealedBag, type Placement, type PlaceOptions } from './bag-placement.js';
-export { openDiskFlusher, oneShotFlusher, flushToDisk, defaultFlushMode, type DiskFlusher, type FlushMode, type FlushRequest } from './flush-to-disk.js';
-export { verifyBag, type BagReport, type BagProblem, type BagProblemKind, type BagTally, type VerifyOptions } from './bag-verifier.js';
-export { bagDirectoryFor, resourceDirectoryFor } from './storage-path.js';
-export { safeFileName, uniqueFileName, encodeManifestPath, decodeManifestPath } from './bag-paths.js';
-export { OaiClient, MAX_REDIRECTS, type OaiClientOptions, type Credentials, type DatastreamResponse } from './oai-client.js';
-export { addressKind, refusalOf, type AddressKind, type AddressPolicy } from './address-policy.js';
+export { formatDuration, parseDuration } from './duration.js';
+export { ArchiverError, type ArchiverErrorCode, isArchiverError } from './errors.js';
+export { type DiskFlusher, defaultFlushMode, type FlushMode, type FlushRequest, flushToDisk, oneShotFlusher, openDiskFlusher } from './flush-to-disk.js';
+export { type HarvestOptions, type HarvestSummary, harvest } from './harvest.js';
+export {
+  type ChangedUrl,
+  formatChangedUrl,
+  isCrawlableUrl,
+  type ListChangedUrlsOptions,
+  type ListChangedUrlsSummary,
+  listChangedUrls,
+} from './list-changed-urls.js';
+export { type MirrorOptions, type MirrorRun, type MirrorSource, mirror } from './mirror.js';
+export { type MirrorConfig, readMirrorConfig } from './mirror-config.js';
+export { type MirrorSchedule, type NextRun, nextRun } from './mirror-schedule.js';
+export { type Credentials, type DatastreamResponse, MAX_REDIRECTS, OaiClient, type OaiClientOptions } from './oai-client.js';
 export { OriginPools, type OriginPoolsOptions, type ResolveHost } from './origin-pools.js';
-export { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
-export { harvest, type HarvestOptions, type HarvestSummary } from './harvest.js';
 export { PageLedger, type PageTally } from './page-ledger.js';
-export { restoreSite, type RestoreOptions, type RestoreSummary, type RestoreCounts, type RestoredFile, type RefusedResource, type DamagedBag } from './restore.js';
-export { planRestore, resourceStateAt, parseAsOf, type RestorePlan, type ResourceState } from './restore-plan.js';
-export { restorePathFor, type RestorePath, type RestorePathOptions } from './restore-path.js';
-export { mirror, type MirrorOptions, type MirrorRun, type MirrorSource } from './mirror.js';
-export { readMirrorConfig, type MirrorConfig } from './mirror-config.js';
-export { nextRun, type MirrorSchedule, type NextRun } from './mirror-schedule.js';
-export { parseDuration, formatDuration } from './duration.js';
-export { verifyArchive, formatVerifyReport, type VerifyArchiveOptions, type VerifyReport, type ArchiveProblem, type ArchiveProblemKind, type DamagedBag as VerifyDamagedBag } from './verify-archive.js';
-export { listChangedUrls, isCrawlableUrl, formatChangedUrl, type ListChangedUrlsOptions, type ListChangedUrlsSummary, type ChangedUrl } from './list-changed-urls.js';
-export { audit, resolveAuditPeriod, parseAuditDate, classifyChange, AUDIT_CHANGES, type AuditChange, type AuditState, type AuditRow, type AuditHarvestTotals, type AuditTotals, type AuditPeriod, type AuditSource, type AuditOptions, type AuditReport } from './audit-query.js';
-export { formatAudit, writeAuditOutput, AUDIT_FORMATS, AUDIT_CSV_HEADER, type AuditFormat } from './audit-format.js';
-export { renderAuditHtml } from './audit-html.js';
+export {
+  type DamagedBag,
+  type RefusedResource,
+  type RestoreCounts,
+  type RestoredFile,
+  type RestoreOptions,
+  type RestoreSummary,
+  restoreSite,
+} from './restore.js';
+export { type RestorePath, type RestorePathOptions, restorePathFor } from './restore-path.js';
+export { parseAsOf, planRestore, type ResourceState, type RestorePlan, resourceStateAt } from './restore-plan.js';
+export { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry-policy.js';
+export { bagDirectoryFor, resourceDirectoryFor } from './storage-path.js';
+export {
+  type ArchiveProblem,
+  type ArchiveProblemKind,
+  type DamagedBag as VerifyDamagedBag,
+  formatVerifyReport,
+  type VerifyArchiveOptions,
+  type VerifyReport,
+  verifyArchive,
+} from './verify-archive.js';

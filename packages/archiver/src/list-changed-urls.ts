@@ -3,11 +3,11 @@
 // No archive is involved.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isDidlError, readDidl, type ReadRecord } from '@oaibag/didl';
+import { isDidlError, type ReadRecord, readDidl } from '@oaibag/didl';
 import { ArchiverError } from './errors.js';
 import { dateAtGranularity, identifyRepository } from './identify.js';
-import { OaiClient, type Credentials } from './oai-client.js';
-import { DEFAULT_RETRY_POLICY, retryDelayMs, type RetryPolicy } from './retry-policy.js';
+import { type Credentials, OaiClient } from './oai-client.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry-policy.js';
 
 export interface ListChangedUrlsOptions {
   /** The repository's OAI-PMH base URL. */
@@ -64,7 +64,10 @@ const DATE = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}Z)?$/;
  * date, ERR_HARVEST_* when the source is unreachable, not OAI-PMH, or the list fails.
  */
 export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<ListChangedUrlsSummary> {
-  for (const [name, value] of [['from', options.from], ['until', options.until]] as const) {
+  for (const [name, value] of [
+    ['from', options.from],
+    ['until', options.until],
+  ] as const) {
     if (value !== undefined && !DATE.test(value)) {
       throw new ArchiverError('ERR_ARCHIVE_USAGE', `--${name} ${JSON.stringify(value)} is not YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ`);
     }
@@ -93,8 +96,14 @@ export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<
       summary.pages++;
       const errors = page.errors.filter((error) => error.code !== 'noRecordsMatch');
       if (errors.length > 0) {
-        const hint = errors.some((error) => error.code === 'badResumptionToken') ? 'list again with the same --from: the repository no longer accepts the token' : undefined;
-        throw new ArchiverError('ERR_HARVEST_PROTOCOL', `ListIdentifiers of ${client.endpoint.href} failed: ${errors.map((e) => `${e.code}: ${e.message}`).join('; ')}`, { hint });
+        const hint = errors.some((error) => error.code === 'badResumptionToken')
+          ? 'list again with the same --from: the repository no longer accepts the token'
+          : undefined;
+        throw new ArchiverError(
+          'ERR_HARVEST_PROTOCOL',
+          `ListIdentifiers of ${client.endpoint.href} failed: ${errors.map((e) => `${e.code}: ${e.message}`).join('; ')}`,
+          { hint },
+        );
       }
       summary.responseDate ??= page.responseDate ?? null;
       for (const entry of page.entries) {
@@ -156,10 +165,17 @@ async function readPage(client: OaiClient, args: Record<string, string>, policy:
         onRecord: (record: ReadRecord) => {
           const header = record.header;
           if (header === undefined || header.identifier === '') return;
-          entries.push({ url: header.identifier, datestamp: header.datestamp, deleted: header.deleted, sets: [...header.setSpecs], crawlable: isCrawlableUrl(header.identifier) });
+          entries.push({
+            url: header.identifier,
+            datestamp: header.datestamp,
+            deleted: header.deleted,
+            sets: [...header.setSpecs],
+            crawlable: isCrawlableUrl(header.identifier),
+          });
         },
       });
-      if (summary.kind !== 'oai-pmh') throw new ArchiverError('ERR_HARVEST_NOT_OAI', `ListIdentifiers of ${client.endpoint.href} did not answer with an OAI-PMH response`);
+      if (summary.kind !== 'oai-pmh')
+        throw new ArchiverError('ERR_HARVEST_NOT_OAI', `ListIdentifiers of ${client.endpoint.href} did not answer with an OAI-PMH response`);
       const token = summary.page.resumptionToken?.value;
       return {
         entries,
@@ -170,7 +186,11 @@ async function readPage(client: OaiClient, args: Record<string, string>, policy:
     } catch (error) {
       if (error instanceof ArchiverError) throw error;
       if (attempt >= policy.retries) {
-        throw new ArchiverError('ERR_HARVEST_PROTOCOL', `a ListIdentifiers page of ${client.endpoint.href} failed ${attempt + 1} times: ${(error as Error).message}`, { cause: error });
+        throw new ArchiverError(
+          'ERR_HARVEST_PROTOCOL',
+          `a ListIdentifiers page of ${client.endpoint.href} failed ${attempt + 1} times: ${(error as Error).message}`,
+          { cause: error },
+        );
       }
       const delayMs = retryDelayMs(attempt + 1, policy);
       log(`page failed (${isDidlError(error) ? error.code : (error as Error).message}); asking again in ${Math.round(delayMs / 1000)} s`);

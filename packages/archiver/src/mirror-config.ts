@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseDuration } from './duration.js';
-import { readPasswordLine } from './password-file.js';
 import { ArchiverError } from './errors.js';
 import type { MirrorSource } from './mirror.js';
+import { readPasswordLine } from './password-file.js';
 
 /** A mirror configuration file, as read (docs/mirror.md). */
 export interface MirrorConfig {
@@ -57,7 +57,8 @@ export async function readMirrorConfig(file: string): Promise<MirrorConfig> {
       const everyMs = parseDuration(text('every', true)!, `${file}: ${where}.every`);
       const jitter = text('jitter');
       const concurrency = entry.concurrency;
-      if (concurrency !== undefined && (!Number.isSafeInteger(concurrency) || (concurrency as number) < 1)) fail(`${where}.concurrency`, 'expected a whole number of at least 1');
+      if (concurrency !== undefined && (!Number.isSafeInteger(concurrency) || (concurrency as number) < 1))
+        fail(`${where}.concurrency`, 'expected a whole number of at least 1');
       const user = text('user');
       const passwordFile = text('passwordFile');
       if ((user === undefined) !== (passwordFile === undefined)) fail(where, '"user" and "passwordFile" go together');

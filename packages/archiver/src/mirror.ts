@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ArchiverError } from './errors.js';
-import { harvest, type HarvestSummary } from './harvest.js';
-import { nextRun, type MirrorSchedule } from './mirror-schedule.js';
+import { type HarvestSummary, harvest } from './harvest.js';
+import { type MirrorSchedule, nextRun } from './mirror-schedule.js';
 import type { Credentials } from './oai-client.js';
 import type { RetryPolicy } from './retry-policy.js';
 

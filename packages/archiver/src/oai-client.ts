@@ -1,10 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Readable, Transform } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip, createInflate } from 'node:zlib';
 import { Pool, errors as undiciErrors } from 'undici';
 import { ArchiverError } from './errors.js';
 import { OriginPools, type ResolveHost } from './origin-pools.js';
-import { DEFAULT_RETRY_POLICY, isRetryableStatus, retryDelayMs, type RetryPolicy } from './retry-policy.js';
+import { DEFAULT_RETRY_POLICY, isRetryableStatus, type RetryPolicy, retryDelayMs } from './retry-policy.js';
 
 export interface Credentials {
   user: string;
@@ -140,7 +140,10 @@ export class OaiClient {
     let trusted = true;
     for (let url = ref; ; ) {
       if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-        throw new ArchiverError('ERR_HARVEST_REF_REFUSED', `${what}: ${describeChain(chain)} leads to a ${url.protocol.slice(0, -1)} URL; only http and https are followed`);
+        throw new ArchiverError(
+          'ERR_HARVEST_REF_REFUSED',
+          `${what}: ${describeChain(chain)} leads to a ${url.protocol.slice(0, -1)} URL; only http and https are followed`,
+        );
       }
       const sameOrigin = url.origin === this.endpoint.origin;
       trusted &&= sameOrigin;
@@ -235,7 +238,8 @@ export class OaiClient {
     if (status === 401) return 'give --user and --password-file';
     // OAI-PMH requests are not redirected: the base URL is the repository's identity (and
     // where the credentials go), so the user names the new one.
-    if (location !== undefined && URL.canParse(location, url.href)) return `if the repository moved, harvest its new base URL (${new URL(location, url).href.replace(/\?.*$/, '')})`;
+    if (location !== undefined && URL.canParse(location, url.href))
+      return `if the repository moved, harvest its new base URL (${new URL(location, url).href.replace(/\?.*$/, '')})`;
     return undefined;
   }
 
@@ -261,7 +265,10 @@ function untilAborted(request: Promise<UndiciResponse>, signal: AbortSignal): Pr
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {
       reject(signal.reason);
-      void request.then((late) => late.body.destroy(), () => undefined);
+      void request.then(
+        (late) => late.body.destroy(),
+        () => undefined,
+      );
     };
     signal.addEventListener('abort', onAbort, { once: true });
     request.then(

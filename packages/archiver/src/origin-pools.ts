@@ -4,11 +4,11 @@
 // so that a DNS answer that changes between the check and the connection (DNS rebinding)
 // cannot lead the harvester somewhere it refused to go.
 
-import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { Pool } from 'undici';
-import { addressKind, refusalOf, type AddressKind, type AddressPolicy } from './address-policy.js';
+import { type AddressKind, type AddressPolicy, addressKind, refusalOf } from './address-policy.js';
 import { ArchiverError } from './errors.js';
 
 /** Resolves a host name to its addresses (node's `dns.lookup` unless a test gives another). */
@@ -83,7 +83,12 @@ export class OriginPools {
       const [origin, oldest] = this.entries.entries().next().value as [string, Promise<Entry>];
       this.entries.delete(origin);
       // Requests already sent on it finish; a later one for that origin opens a new pool.
-      this.closing.push(oldest.then((entry) => entry.pool.close(), () => undefined));
+      this.closing.push(
+        oldest.then(
+          (entry) => entry.pool.close(),
+          () => undefined,
+        ),
+      );
     }
   }
 

@@ -4,7 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeManifestPath, normalizePayloadPath, payloadBaseName, uniqueFileName } from './bag-paths.js';
 import type { PlanVersion } from './restore-plan.js';
@@ -14,7 +14,11 @@ export const OPEN_PAYLOAD = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW;
 
 /** A bag that fails a check: the restore reports it by name and writes nothing of it. */
 export class Damage extends Error {
-  constructor(message: string, readonly expected?: string, readonly found?: string) {
+  constructor(
+    message: string,
+    readonly expected?: string,
+    readonly found?: string,
+  ) {
     super(message);
   }
 }

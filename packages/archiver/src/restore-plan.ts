@@ -75,9 +75,13 @@ export function datestampSeconds(datestamp: string): number | undefined {
 export function parseAsOf(value: string): number {
   const parsed = parseInstant(value.trim());
   if (parsed === undefined) {
-    throw new ArchiverError('ERR_ARCHIVE_USAGE', `--as-of ${JSON.stringify(value)} is not a date (YYYY-MM-DD) or a date-time with a zone (YYYY-MM-DDThh:mm:ssZ)`, {
-      hint: 'for example --as-of 2024-01-31 or --as-of 2024-01-31T12:00:00Z',
-    });
+    throw new ArchiverError(
+      'ERR_ARCHIVE_USAGE',
+      `--as-of ${JSON.stringify(value)} is not a date (YYYY-MM-DD) or a date-time with a zone (YYYY-MM-DDThh:mm:ssZ)`,
+      {
+        hint: 'for example --as-of 2024-01-31 or --as-of 2024-01-31T12:00:00Z',
+      },
+    );
   }
   return parsed.day ? parsed.seconds + DAY_SECONDS - 1 : parsed.seconds;
 }
@@ -149,11 +153,13 @@ export function planRestore(versions: readonly PlanVersion[], deletions: readonl
     return found;
   };
   for (const version of versions) {
-    if (datestampSeconds(version.datestamp) === undefined) plan.unreadable.push({ resourceId: version.resourceId, datestamp: version.datestamp, kind: 'version' });
+    if (datestampSeconds(version.datestamp) === undefined)
+      plan.unreadable.push({ resourceId: version.resourceId, datestamp: version.datestamp, kind: 'version' });
     else entry(version.resourceId).versions.push(version);
   }
   for (const deletion of deletions) {
-    if (datestampSeconds(deletion.datestamp) === undefined) plan.unreadable.push({ resourceId: deletion.resourceId, datestamp: deletion.datestamp, kind: 'deletion' });
+    if (datestampSeconds(deletion.datestamp) === undefined)
+      plan.unreadable.push({ resourceId: deletion.resourceId, datestamp: deletion.datestamp, kind: 'deletion' });
     else entry(deletion.resourceId).deletions.push(deletion);
   }
   for (const rows of byResource.values()) {
@@ -162,8 +168,7 @@ export function planRestore(versions: readonly PlanVersion[], deletions: readonl
     else if (state.state === 'deleted') plan.deleted.push({ version: state.version, deletedAt: state.deletedAt });
     else plan.absent += 1;
   }
-  const order = (a: PlanVersion, b: PlanVersion): number =>
-    a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : a.sourceId - b.sourceId;
+  const order = (a: PlanVersion, b: PlanVersion): number => (a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : a.sourceId - b.sourceId);
   plan.live.sort(order);
   plan.deleted.sort((a, b) => order(a.version, b.version));
   return plan;

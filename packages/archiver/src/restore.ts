@@ -10,15 +10,15 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
-import { fsyncFolderIfPossible, openDiskFlusher } from './flush-to-disk.js';
+import { type FileHandle, lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Catalog } from './catalog.js';
 import { ArchiverError, isStorageExhausted, noRoomError } from './errors.js';
-import { datestampSeconds, formatInstant, parseAsOf, planRestore, type PlanDeletion, type PlanVersion } from './restore-plan.js';
-import { findCollisions, restorePathFor } from './restore-path.js';
-import { resolveArchivePath } from './storage-path.js';
+import { fsyncFolderIfPossible, openDiskFlusher } from './flush-to-disk.js';
 import { Damage, lastModified, OPEN_PAYLOAD, parseManifest, readTag, recordOrder, sha256 } from './restore-bag.js';
+import { findCollisions, restorePathFor } from './restore-path.js';
+import { datestampSeconds, formatInstant, type PlanDeletion, type PlanVersion, parseAsOf, planRestore } from './restore-plan.js';
+import { resolveArchivePath } from './storage-path.js';
 import { writeFully } from './write-fully.js';
 
 export interface RestoreOptions {
@@ -294,7 +294,8 @@ export async function restoreSite(options: RestoreOptions): Promise<RestoreSumma
       else for (const folder of touched) await fsyncFolderIfPossible(folder);
     } finally {
       // Files still being staged when something failed: let them finish, then remove them.
-      for (const outcome of await Promise.all(window)) if (outcome.staged) batch.push({ ...outcome.staged, version: outcome.entry.version, bag: outcome.bag, path: outcome.entry.path });
+      for (const outcome of await Promise.all(window))
+        if (outcome.staged) batch.push({ ...outcome.staged, version: outcome.entry.version, bag: outcome.bag, path: outcome.entry.path });
       for (const file of batch) await rm(file.temp, { force: true }).catch(() => undefined);
       await flusher.close();
     }
@@ -304,7 +305,10 @@ export async function restoreSite(options: RestoreOptions): Promise<RestoreSumma
 }
 
 /** The sources restored and their versions and deletions, read in one transaction. */
-function readCatalog(catalog: Catalog, only: string | undefined): { sources: string[]; versions: PlanVersion[]; deletions: PlanDeletion[]; identifiers: Map<number, string> } {
+function readCatalog(
+  catalog: Catalog,
+  only: string | undefined,
+): { sources: string[]; versions: PlanVersion[]; deletions: PlanDeletion[]; identifiers: Map<number, string> } {
   catalog.statement('BEGIN').run();
   try {
     let sources = catalog.statement('SELECT id, base_url FROM sources ORDER BY id').all() as Array<{ id: number; base_url: string }>;
@@ -437,7 +441,6 @@ async function stageOne(
   }
 }
 
-
 /**
  * Removes the `.oaibag-restore-<pid>-<random>` files a killed restore left below `root` (they
  * would stay in the restored site for good): regular files only, never through a symbolic link,
@@ -509,5 +512,3 @@ async function prepareFolder(root: string, segments: string[], folders: Set<stri
   }
   return current;
 }
-
-

@@ -20,13 +20,7 @@ export function isRetryableStatus(status: number): boolean {
  * an HTTP date) is honoured, capped at the policy's maximum, so a misconfigured server cannot
  * stall a harvest for days; otherwise exponential backoff with jitter.
  */
-export function retryDelayMs(
-  attempt: number,
-  policy: RetryPolicy,
-  retryAfter?: string | undefined,
-  now = Date.now(),
-  random = Math.random,
-): number {
+export function retryDelayMs(attempt: number, policy: RetryPolicy, retryAfter?: string | undefined, now = Date.now(), random = Math.random): number {
   const asked = parseRetryAfter(retryAfter, now);
   if (asked !== undefined) return Math.min(asked, policy.maxDelayMs);
   const backoff = policy.baseDelayMs * 2 ** Math.max(0, attempt - 1);

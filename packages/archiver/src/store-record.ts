@@ -1,15 +1,26 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { componentDigest, componentHeaders, getHeader, isSha256, type DidlComponent, type DidlDocument, type DidlItem, type DidlResource, type OaiHeader, type ReceivedDidl } from '@oaibag/didl';
-import { payloadBaseName, uniqueFileName } from './bag-paths.js';
-import { createBagBuilder } from './bag-writer.js';
-import type { SealedBag } from './bag-placement.js';
+import {
+  componentDigest,
+  componentHeaders,
+  type DidlComponent,
+  type DidlDocument,
+  type DidlItem,
+  type DidlResource,
+  getHeader,
+  isSha256,
+  type OaiHeader,
+  type ReceivedDidl,
+} from '@oaibag/didl';
 import { didlRecordXml, httpHeadersText, oaiHeaderXml, premisXml, receivedDidlXml, receivedHeaderXml, type StoredPayload } from './aip-metadata.js';
+import { payloadBaseName, uniqueFileName } from './bag-paths.js';
+import type { SealedBag } from './bag-placement.js';
+import { createBagBuilder } from './bag-writer.js';
 import type { Catalog } from './catalog.js';
 import type { NewVersion } from './catalog-schema.js';
 import { ArchiverError, type ArchiverErrorCode } from './errors.js';
 import type { DiskFlusher } from './flush-to-disk.js';
-import { discardIncoming, receiveIncoming, type IncomingFile, type MemoryBudget } from './incoming-file.js';
+import { discardIncoming, type IncomingFile, type MemoryBudget, receiveIncoming } from './incoming-file.js';
 import type { OaiClient } from './oai-client.js';
 import { bagDirectoryFor } from './storage-path.js';
 import { ARCHIVER_VERSION } from './version.js';
@@ -197,7 +208,16 @@ async function buildVersion(
   const size = files.reduce((sum, file) => sum + file.size, 0);
   const known = catalog.knownVersion(sourceId, header.identifier, header.datestamp, sha256);
   if (known) {
-    const version = { sourceId, identifier: header.identifier, datestamp: known.datestamp, size: known.size, sha256: known.sha256, mimeType: known.mimeType, bagPath: known.bagPath, harvestId: known.harvestId };
+    const version = {
+      sourceId,
+      identifier: header.identifier,
+      datestamp: known.datestamp,
+      size: known.size,
+      sha256: known.sha256,
+      mimeType: known.mimeType,
+      bagPath: known.bagPath,
+      harvestId: known.harvestId,
+    };
     return { version };
   }
 
@@ -283,7 +303,13 @@ function combinedDigest(files: IncomingFile[]): string {
 }
 
 /** metadata/didl.xml: the DIDL as received when the reader kept it, else written again. */
-async function didlXml(document: DidlDocument, receivedDidl: ReceivedDidl | undefined, parts: Part[], names: string[], files: IncomingFile[]): Promise<string | Buffer> {
+async function didlXml(
+  document: DidlDocument,
+  receivedDidl: ReceivedDidl | undefined,
+  parts: Part[],
+  names: string[],
+  files: IncomingFile[],
+): Promise<string | Buffer> {
   const stored = new Map<DidlResource, StoredPayload>();
   parts.forEach((part, index) => {
     const resource = part.byValue ? part.component.resources.find((candidate) => candidate.byValue) : undefined;

@@ -16,7 +16,7 @@ import { Worker } from 'node:worker_threads';
 import { acquireArchiveLock } from './archive-lock.js';
 import type { BagProblem, BagProblemKind } from './bag-verifier.js';
 import { TEMP_DIRECTORY } from './bag-writer.js';
-import { Catalog, CATALOG_FILE_NAME } from './catalog.js';
+import { CATALOG_FILE_NAME, Catalog } from './catalog.js';
 import type { NewEvent } from './catalog-schema.js';
 import { ArchiverError, isStorageExhausted } from './errors.js';
 import { AIPS_DIRECTORY, resolveArchivePath } from './storage-path.js';
@@ -109,8 +109,16 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
   if (!Number.isSafeInteger(jobs) || jobs < 1) throw new ArchiverError('ERR_ARCHIVE_USAGE', `jobs must be a whole number of at least 1, not ${jobs}`);
   const archiveDir = options.archiveDir;
   const catalogFile = join(archiveDir, CATALOG_FILE_NAME);
-  if (!(await stat(catalogFile).then((info) => info.isFile(), () => false))) {
-    throw new ArchiverError('ERR_ARCHIVE_CATALOG', `no catalog at ${catalogFile}`, { path: catalogFile, hint: 'check --archive names an archive made by oaibag harvest' });
+  if (
+    !(await stat(catalogFile).then(
+      (info) => info.isFile(),
+      () => false,
+    ))
+  ) {
+    throw new ArchiverError('ERR_ARCHIVE_CATALOG', `no catalog at ${catalogFile}`, {
+      path: catalogFile,
+      hint: 'check --archive names an archive made by oaibag harvest',
+    });
   }
   const lock = await acquireArchiveLock(archiveDir, 'verify');
   let catalog: Catalog | undefined;
@@ -123,10 +131,17 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
 
     const onDisk = await findBags(archiveDir, known, complain);
     const toCheck = [...onDisk].sort(byCodeUnit);
-    const missing = [...known].filter(([path, entry]) => !entry.pending && !onDisk.has(path)).map(([path]) => path).sort(byCodeUnit);
+    const missing = [...known]
+      .filter(([path, entry]) => !entry.pending && !onDisk.has(path))
+      .map(([path]) => path)
+      .sort(byCodeUnit);
     for (const path of missing) {
       const entry = known.get(path)!;
-      complain({ kind: 'missing-bag', bagPath: path, message: `${path}: missing-bag: the catalog lists it (version ${entry.versionId} of ${entry.identifier}) but it is not on disk` });
+      complain({
+        kind: 'missing-bag',
+        bagPath: path,
+        message: `${path}: missing-bag: the catalog lists it (version ${entry.versionId} of ${entry.identifier}) but it is not on disk`,
+      });
     }
     let uncatalogued = 0;
     let pending = 0;
@@ -197,7 +212,13 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
           const size = result.tally!.payloadBytes;
           if (entry?.size != null && entry.size !== size) {
             const expected = String(entry.size);
-            found.push({ kind: 'size', bagPath: path, expected, found: String(size), message: `${path}: payload is ${size} bytes on disk, the catalog records ${expected}` });
+            found.push({
+              kind: 'size',
+              bagPath: path,
+              expected,
+              found: String(size),
+              message: `${path}: payload is ${size} bytes on disk, the catalog records ${expected}`,
+            });
           }
           bytes += size;
           hashedBytes += result.tally!.hashedBytes;
@@ -205,12 +226,17 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
         found.forEach(complain);
         if (found.length > 0) damagedBags.push({ bagPath: path, identifier: entry?.identifier ?? null, problems: found.length });
         const shown = found.slice(0, 20).map((problem) => problem.message.slice(path.length + 2));
-        event(path, found.length === 0 ? 'success' : 'failure', found.length === 0 ? 'intact' : `${found.length} problem(s): ${shown.join('; ')}${found.length > shown.length ? '; …' : ''}`);
+        event(
+          path,
+          found.length === 0 ? 'success' : 'failure',
+          found.length === 0 ? 'intact' : `${found.length} problem(s): ${shown.join('; ')}${found.length > shown.length ? '; …' : ''}`,
+        );
         options.progress?.(++done, toCheck.length, bytes);
       },
     );
     flush();
-    if (unrecorded > 0) notes.push(`catalog: no room left on its file system: ${unrecorded} fixity-check event(s) not recorded; free space and verify again to record them`);
+    if (unrecorded > 0)
+      notes.push(`catalog: no room left on its file system: ${unrecorded} fixity-check event(s) not recorded; free space and verify again to record them`);
 
     damagedBags.sort((a, b) => byCodeUnit(a.bagPath, b.bagPath));
     const all = [...problems.keys()].sort(byCodeUnit).flatMap((path) => problems.get(path)!);
@@ -246,10 +272,18 @@ function catalogueBags(catalog: Catalog): Map<string, Known> {
     .statement('SELECT v.id, v.resource_id, v.size, v.bag_path, r.source_id, r.identifier FROM versions v JOIN resources r ON r.id = v.resource_id')
     .all() as Array<{ id: number; resource_id: number; size: number; bag_path: string; source_id: number; identifier: string }>;
   for (const row of rows) {
-    known.set(row.bag_path, { versionId: row.id, resourceId: row.resource_id, sourceId: row.source_id, identifier: row.identifier, size: row.size, pending: false });
+    known.set(row.bag_path, {
+      versionId: row.id,
+      resourceId: row.resource_id,
+      sourceId: row.source_id,
+      identifier: row.identifier,
+      size: row.size,
+      pending: false,
+    });
   }
   for (const bag of catalog.pendingBags()) {
-    if (!known.has(bag.bagPath)) known.set(bag.bagPath, { versionId: null, resourceId: null, sourceId: bag.sourceId, identifier: bag.identifier, size: bag.size, pending: true });
+    if (!known.has(bag.bagPath))
+      known.set(bag.bagPath, { versionId: null, resourceId: null, sourceId: bag.sourceId, identifier: bag.identifier, size: bag.size, pending: true });
   }
   return known;
 }
@@ -271,7 +305,11 @@ async function findBags(archiveDir: string, known: Map<string, Known>, complain:
       entries = await readdir(join(archiveDir, ...rel.split('/')), { withFileTypes: true });
     } catch (error) {
       if (depth === 0 && (error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      return complain({ kind: 'unreadable', bagPath: rel, message: `${rel}: cannot be listed: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` });
+      return complain({
+        kind: 'unreadable',
+        bagPath: rel,
+        message: `${rel}: cannot be listed: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      });
     }
     for (const entry of entries.sort((a, b) => byCodeUnit(a.name, b.name))) {
       const path = `${rel}/${entry.name}`;
@@ -279,9 +317,16 @@ async function findBags(archiveDir: string, known: Map<string, Known>, complain:
         stray(path, entry.isSymbolicLink() ? 'a symbolic link in the bag tree' : 'a file where only folders belong');
       } else if (depth < 3) {
         if (!LEVELS[depth]!.test(entry.name)) stray(path, 'a folder whose name is not part of the aips/<h0-1>/<h2-3>/<h>/ layout');
-        else if (depth === 2 && !entry.name.startsWith(`${rel.slice(-5, -3)}${rel.slice(-2)}`)) stray(path, 'a resource folder under the wrong fan-out folders');
+        else if (depth === 2 && !entry.name.startsWith(`${rel.slice(-5, -3)}${rel.slice(-2)}`))
+          stray(path, 'a resource folder under the wrong fan-out folders');
         else await visit(path, depth + 1);
-      } else if (known.has(path) || (await lstat(join(archiveDir, ...path.split('/'), 'bagit.txt')).then(() => true, () => false))) {
+      } else if (
+        known.has(path) ||
+        (await lstat(join(archiveDir, ...path.split('/'), 'bagit.txt')).then(
+          () => true,
+          () => false,
+        ))
+      ) {
         bags.add(path);
       } else {
         stray(path, 'a version folder without bagit.txt that the catalog does not list');
@@ -298,7 +343,13 @@ async function findBags(archiveDir: string, known: Map<string, Known>, complain:
     } catch {
       continue; // a hostile catalog path: reported as missing, never opened
     }
-    if (await lstat(full).then((info) => info.isDirectory(), () => false)) bags.add(path);
+    if (
+      await lstat(full).then(
+        (info) => info.isDirectory(),
+        () => false,
+      )
+    )
+      bags.add(path);
   }
   return bags;
 }

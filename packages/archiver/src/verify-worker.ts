@@ -4,7 +4,7 @@
 // does not grow with file size.
 
 import { parentPort } from 'node:worker_threads';
-import { verifyBag, type BagReport, type BagTally } from './bag-verifier.js';
+import { type BagReport, type BagTally, verifyBag } from './bag-verifier.js';
 
 /** A bag to verify: its absolute directory and the mode. `id` comes back with the answer. */
 export interface VerifyJob {

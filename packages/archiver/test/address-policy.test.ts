@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addressKind, refusalOf, type AddressKind } from '../src/address-policy.ts';
+import { type AddressKind, addressKind, refusalOf } from '../src/address-policy.ts';
 import { OriginPools } from '../src/origin-pools.ts';
 
 test('addresses are sorted into the networks they lead to, IPv4 inside IPv6 included', () => {
@@ -67,11 +67,19 @@ test('origin pools of a public-looking repository refuse private names and liter
     maxOrigins: 2,
     resolve: async (hostname) => {
       asked.push(hostname);
-      return hostname === 'both.example' ? [{ address: '151.101.1.1', family: 4 }, { address: '::1', family: 6 }] : [{ address: answers[hostname]!, family: 4 }];
+      return hostname === 'both.example'
+        ? [
+            { address: '151.101.1.1', family: 4 },
+            { address: '::1', family: 6 },
+          ]
+        : [{ address: answers[hostname]!, family: 4 }];
     },
   });
   try {
-    await assert.rejects(pools.pool(new URL('http://127.0.0.1:8080/x')), { code: 'ERR_HARVEST_REF_REFUSED', message: 'http://127.0.0.1:8080/x is refused: 127.0.0.1 is a loopback address' });
+    await assert.rejects(pools.pool(new URL('http://127.0.0.1:8080/x')), {
+      code: 'ERR_HARVEST_REF_REFUSED',
+      message: 'http://127.0.0.1:8080/x is refused: 127.0.0.1 is a loopback address',
+    });
     await assert.rejects(pools.pool(new URL('http://[::1]/x')), { code: 'ERR_HARVEST_REF_REFUSED' });
     await assert.rejects(pools.pool(new URL('https://intranet.example/file')), {
       code: 'ERR_HARVEST_REF_REFUSED',

@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { acquireArchiveLock, readArchiveLockHolder } from '../src/archive-lock.ts';
 import { isArchiverError } from '../src/errors.ts';
 
@@ -98,8 +98,14 @@ test('a takeover guard left by a taker that died is removed once old, and the st
 
 test('a lock of a dead pid on another host is not taken over (its liveness cannot be checked)', async (t) => {
   const dir = await archive(t);
-  await writeFile(join(dir, 'lock'), JSON.stringify({ pid: deadPid(), hostname: `not-${hostname()}`, startedAt: '2020-01-01T00:00:00.000Z', purpose: 'remote' }));
-  await assert.rejects(acquireArchiveLock(dir, 'mine'), (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_LOCKED' && error.message.includes(`on not-${hostname()}`));
+  await writeFile(
+    join(dir, 'lock'),
+    JSON.stringify({ pid: deadPid(), hostname: `not-${hostname()}`, startedAt: '2020-01-01T00:00:00.000Z', purpose: 'remote' }),
+  );
+  await assert.rejects(
+    acquireArchiveLock(dir, 'mine'),
+    (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_LOCKED' && error.message.includes(`on not-${hostname()}`),
+  );
 });
 
 test('an unreadable lock counts as held while young and is taken over once old', async (t) => {
@@ -127,5 +133,8 @@ test('release leaves alone a lock that is no longer ours', async (t) => {
 
 test('a missing archive directory is an ERR_ARCHIVE_IO naming the lock file', async (t) => {
   const dir = join(await archive(t), 'absent');
-  await assert.rejects(acquireArchiveLock(dir, 'mine'), (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_IO' && error.path === join(dir, 'lock'));
+  await assert.rejects(
+    acquireArchiveLock(dir, 'mine'),
+    (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_IO' && error.path === join(dir, 'lock'),
+  );
 });

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
-import { Catalog } from '../src/catalog.ts';
-import { audit, auditRunOf, openAudit, type AuditReport } from '../src/audit-query.ts';
+import { type TestContext, test } from 'node:test';
 import { AUDIT_CSV_HEADER, auditCsv, auditJson, auditText, csvField, formatAudit, writeAuditOutput } from '../src/audit-format.ts';
 import { escapeHtml, scriptJson } from '../src/audit-html.ts';
+import { type AuditReport, audit, auditRunOf, openAudit } from '../src/audit-query.ts';
+import { Catalog } from '../src/catalog.ts';
 import { isArchiverError } from '../src/errors.ts';
 
 const BASE = 'https://example.org/oai';
@@ -95,12 +95,31 @@ test('CSV: one header line, a record per row, RFC 4180 quoting of hostile identi
   for (const record of records) assert.equal(record.length, 12);
   const byId = new Map(records.slice(1).map((record) => [record[0], record]));
   assert.deepEqual(byId.get(HOSTILE.quotes)!.slice(1), [
-    'modified', 'false',
-    '2024-01-01T00:00:00Z', '10', 'a'.repeat(64), 'text/plain',
-    '2024-02-01T00:00:00Z', '14', 'e'.repeat(64), 'text/plain',
+    'modified',
+    'false',
+    '2024-01-01T00:00:00Z',
+    '10',
+    'a'.repeat(64),
+    'text/plain',
+    '2024-02-01T00:00:00Z',
+    '14',
+    'e'.repeat(64),
+    'text/plain',
     '2',
   ]);
-  assert.deepEqual(byId.get(HOSTILE.lines)!.slice(1), ['deleted', 'false', '2024-01-01T00:00:00Z', '11', 'b'.repeat(64), 'text/plain', '2024-02-01T00:00:00Z', '', '', '', '2']);
+  assert.deepEqual(byId.get(HOSTILE.lines)!.slice(1), [
+    'deleted',
+    'false',
+    '2024-01-01T00:00:00Z',
+    '11',
+    'b'.repeat(64),
+    'text/plain',
+    '2024-02-01T00:00:00Z',
+    '',
+    '',
+    '',
+    '2',
+  ]);
   assert.deepEqual(byId.get(HOSTILE.markup)!.slice(1, 3), ['touched', 'true']);
   assert.deepEqual(byId.get(HOSTILE.terminal)!.slice(1, 7), ['added', 'false', '', '', '', '']);
   assert.equal(csvField('plain'), 'plain');
@@ -140,8 +159,14 @@ test('HTML: every catalog value is escaped or inert, nothing outside the file is
   assert.ok(block);
   assert.doesNotMatch(block, /[<>&]/);
   const rows = JSON.parse(block) as unknown[][];
-  assert.deepEqual(rows.map((row) => [row[0], row[1], row[2]]), report.rows.map((row) => [row.identifier, row.change, row.mimeChanged ? 1 : 0]));
-  assert.deepEqual(rows.find((row) => row[0] === HOSTILE.lines), [HOSTILE.lines, 'deleted', 0, 2, [0, '2024-01-01T00:00:00Z', 11, 'b'.repeat(64), 'text/plain'], [1, '2024-02-01T00:00:00Z', null, null, null]]);
+  assert.deepEqual(
+    rows.map((row) => [row[0], row[1], row[2]]),
+    report.rows.map((row) => [row.identifier, row.change, row.mimeChanged ? 1 : 0]),
+  );
+  assert.deepEqual(
+    rows.find((row) => row[0] === HOSTILE.lines),
+    [HOSTILE.lines, 'deleted', 0, 2, [0, '2024-01-01T00:00:00Z', 11, 'b'.repeat(64), 'text/plain'], [1, '2024-02-01T00:00:00Z', null, null, null]],
+  );
   assert.ok(!html.includes('<script>alert') && !html.includes('<img'), 'no identifier is markup');
   assert.equal(html.match(/<script/g)?.length, 2, 'the data block and the page script');
   assert.doesNotMatch(html, /<[^>]*\s(src|href)=|url\(|@import|<link|<iframe|<object/i);
@@ -159,7 +184,15 @@ test('the formats stream: a large audit comes in many chunks', async (t) => {
   const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
   catalog.transaction(() => {
     for (let n = 0; n < 3000; n++) {
-      catalog.recordVersion({ sourceId: source.id, identifier: `https://example.org/${n}`, datestamp: '2024-01-01T00:00:00Z', size: n, sha256: n.toString(16).padStart(64, '0'), bagPath: `b${n}`, harvestId });
+      catalog.recordVersion({
+        sourceId: source.id,
+        identifier: `https://example.org/${n}`,
+        datestamp: '2024-01-01T00:00:00Z',
+        size: n,
+        sha256: n.toString(16).padStart(64, '0'),
+        bagPath: `b${n}`,
+        harvestId,
+      });
     }
   });
   for (const format of ['text', 'json', 'csv', 'html'] as const) {

@@ -4,9 +4,9 @@ import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, writeF
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { ArchiverError, isArchiverError } from '../src/errors.ts';
-import { cleanupLeftovers, createBagBuilder, humanSize, type FinishedBag } from '../src/bag-writer.ts';
 import { verifyBag } from '../src/bag-verifier.ts';
+import { cleanupLeftovers, createBagBuilder, type FinishedBag, humanSize } from '../src/bag-writer.ts';
+import { ArchiverError, isArchiverError } from '../src/errors.ts';
 
 const dirs: string[] = [];
 after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
@@ -69,7 +69,10 @@ test('a bag with awkward payload names is written to the letter and verifies', a
   assert.ok(manifest.includes(`  data/carriage%0Dreturn.txt\n`));
   assert.ok(manifest.includes(`  data/caf\u00e9.txt\n`), 'NFC in the manifest');
   assert.equal(manifest.split('\n').length, AWKWARD.length + 1, 'one line per file, nothing split by a name');
-  const lines = manifest.trimEnd().split('\n').map((l) => Buffer.from(l.slice(66)));
+  const lines = manifest
+    .trimEnd()
+    .split('\n')
+    .map((l) => Buffer.from(l.slice(66)));
   assert.deepEqual(lines, [...lines].sort(Buffer.compare), 'sorted by UTF-8 bytes');
   const sha512 = await readFile(join(bag.bagPath, 'manifest-sha512.txt'), 'utf8');
   assert.ok(sha512.includes(`${sha('sha512', content('plain.txt'))}  data/plain.txt\n`));
@@ -80,7 +83,10 @@ test('a bag with awkward payload names is written to the letter and verifies', a
 
   const tags = await readFile(join(bag.bagPath, 'tagmanifest-sha256.txt'), 'utf8');
   assert.deepEqual(
-    tags.trimEnd().split('\n').map((l) => l.split('  ')[1]),
+    tags
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split('  ')[1]),
     ['bag-info.txt', 'bagit.txt', 'manifest-sha256.txt', 'manifest-sha512.txt', 'metadata/oai-record.xml'],
   );
   assert.ok(tags.includes(`${sha('sha256', '<record/>\n')}  metadata/oai-record.xml\n`));
@@ -103,11 +109,17 @@ test('corruption, deletion, a stray file and a broken oxum are each reported wit
   await writeFile(victim, flipped);
   let report = await verifyBag(bag.bagPath);
   assert.equal(report.valid, false);
-  assert.deepEqual(report.problems.map((x) => [x.kind, x.path, x.algorithm, x.expected, x.found]), [
-    ['checksum', 'data/line\nbreak.txt', 'sha256', sha('sha256', original), sha('sha256', flipped)],
-    ['checksum', 'data/line\nbreak.txt', 'sha512', sha('sha512', original), sha('sha512', flipped)],
-  ]);
-  assert.equal(report.problems[0]!.message, `data/line%0Abreak.txt sha256 validation failed: expected="${sha('sha256', original)}" found="${sha('sha256', flipped)}"`);
+  assert.deepEqual(
+    report.problems.map((x) => [x.kind, x.path, x.algorithm, x.expected, x.found]),
+    [
+      ['checksum', 'data/line\nbreak.txt', 'sha256', sha('sha256', original), sha('sha256', flipped)],
+      ['checksum', 'data/line\nbreak.txt', 'sha512', sha('sha512', original), sha('sha512', flipped)],
+    ],
+  );
+  assert.equal(
+    report.problems[0]!.message,
+    `data/line%0Abreak.txt sha256 validation failed: expected="${sha('sha256', original)}" found="${sha('sha256', flipped)}"`,
+  );
   assert.deepEqual(await verifyBag(bag.bagPath, { fast: true }), { valid: true, problems: [] }, 'same size: fast mode cannot see it');
   await writeFile(victim, original);
 
@@ -115,11 +127,14 @@ test('corruption, deletion, a stray file and a broken oxum are each reported wit
   const gone = await readFile(p('with space.txt'));
   await unlink(p('with space.txt'));
   report = await verifyBag(bag.bagPath, { fast: true });
-  assert.deepEqual(report.problems.map((x) => [x.kind, x.path, x.algorithm ?? null]), [
-    ['missing', 'data/with space.txt', 'sha256'],
-    ['missing', 'data/with space.txt', 'sha512'],
-    ['oxum', 'bag-info.txt', null],
-  ]);
+  assert.deepEqual(
+    report.problems.map((x) => [x.kind, x.path, x.algorithm ?? null]),
+    [
+      ['missing', 'data/with space.txt', 'sha256'],
+      ['missing', 'data/with space.txt', 'sha512'],
+      ['oxum', 'bag-info.txt', null],
+    ],
+  );
   const [bytes, files] = bag.payloadOxum.split('.').map(Number);
   assert.equal(report.problems[2]!.expected, bag.payloadOxum);
   assert.equal(report.problems[2]!.found, `${bytes! - gone.length}.${files! - 1}`);
@@ -128,11 +143,14 @@ test('corruption, deletion, a stray file and a broken oxum are each reported wit
   // A stray file.
   await writeFile(p('stray.txt'), 'x');
   report = await verifyBag(bag.bagPath);
-  assert.deepEqual(report.problems.map((x) => [x.kind, x.path, x.algorithm ?? null]), [
-    ['unexpected', 'data/stray.txt', 'sha256'],
-    ['unexpected', 'data/stray.txt', 'sha512'],
-    ['oxum', 'bag-info.txt', null],
-  ]);
+  assert.deepEqual(
+    report.problems.map((x) => [x.kind, x.path, x.algorithm ?? null]),
+    [
+      ['unexpected', 'data/stray.txt', 'sha256'],
+      ['unexpected', 'data/stray.txt', 'sha512'],
+      ['oxum', 'bag-info.txt', null],
+    ],
+  );
   await unlink(p('stray.txt'));
 
   // A broken Payload-Oxum: bag-info.txt changes, so the tag manifest notices too.
@@ -140,20 +158,26 @@ test('corruption, deletion, a stray file and a broken oxum are each reported wit
   const infoText = await readFile(info, 'utf8');
   await writeFile(info, infoText.replace(`Payload-Oxum: ${bag.payloadOxum}`, `Payload-Oxum: ${bytes! + 1}.${files}`));
   report = await verifyBag(bag.bagPath);
-  assert.deepEqual(report.problems.map((x) => [x.kind, x.path, x.expected, x.found]), [
-    ['oxum', 'bag-info.txt', `${bytes! + 1}.${files}`, bag.payloadOxum],
-    ['tag', 'bag-info.txt', sha('sha256', infoText), sha('sha256', await readFile(info))],
-  ]);
+  assert.deepEqual(
+    report.problems.map((x) => [x.kind, x.path, x.expected, x.found]),
+    [
+      ['oxum', 'bag-info.txt', `${bytes! + 1}.${files}`, bag.payloadOxum],
+      ['tag', 'bag-info.txt', sha('sha256', infoText), sha('sha256', await readFile(info))],
+    ],
+  );
   await writeFile(info, infoText);
 
   // A changed metadata file and a stray tag file.
   await appendFile(join(bag.bagPath, 'metadata', 'oai-record.xml'), ' ');
   await writeFile(join(bag.bagPath, 'metadata', 'extra.txt'), 'x');
   report = await verifyBag(bag.bagPath, { fast: true });
-  assert.deepEqual(report.problems.map((x) => [x.kind, x.path]), [
-    ['unexpected', 'metadata/extra.txt'],
-    ['tag', 'metadata/oai-record.xml'],
-  ]);
+  assert.deepEqual(
+    report.problems.map((x) => [x.kind, x.path]),
+    [
+      ['unexpected', 'metadata/extra.txt'],
+      ['tag', 'metadata/oai-record.xml'],
+    ],
+  );
 });
 
 test('a tag manifest deleted, or a folder in its place, is a problem: BagIt allows none, our profile does not', async () => {
@@ -233,10 +257,7 @@ test('linkPayload copies, checking the digests, when a hard link is impossible (
   assert.deepEqual(await verifyBag(bag.bagPath), { valid: true, problems: [] });
 
   const liar = await createBagBuilder(dir);
-  await assert.rejects(
-    liar.linkPayload('previous.bin', source, { ...digests, sha256: sha('sha256', 'other') }),
-    /does not match its recorded digests/,
-  );
+  await assert.rejects(liar.linkPayload('previous.bin', source, { ...digests, sha256: sha('sha256', 'other') }), /does not match its recorded digests/);
   assert.deepEqual(await readdir(join(liar.tempDir, 'data')), [], 'the bad copy is not kept');
   await liar.abort();
 });

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { Catalog, CATALOG_FILE_NAME } from '../src/catalog.ts';
+import { CATALOG_FILE_NAME, Catalog } from '../src/catalog.ts';
 import { CATALOG_MIGRATIONS, CATALOG_SCHEMA_VERSION, migrateCatalog, type NewVersion } from '../src/catalog-schema.ts';
 import { isArchiverError } from '../src/errors.ts';
 
@@ -48,7 +48,10 @@ test('a new catalog applies every migration once and records the schema version'
   const db = new Database(join(dir, CATALOG_FILE_NAME));
   t.after(() => db.close());
   const rows = db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
-  assert.deepEqual(rows, CATALOG_MIGRATIONS.map(({ version, name }) => ({ version, name })));
+  assert.deepEqual(
+    rows,
+    CATALOG_MIGRATIONS.map(({ version, name }) => ({ version, name })),
+  );
   assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
 });
 
@@ -56,7 +59,10 @@ test('a later migration is applied once, in order, on the next open', async (t) 
   const dir = await archive(t);
   Catalog.open(dir).close();
   let runs = 0;
-  const next = [...CATALOG_MIGRATIONS, { version: CATALOG_SCHEMA_VERSION + 1, name: 'test', up: (db: Database.Database) => (runs++, db.exec('CREATE TABLE extra (x)')) }];
+  const next = [
+    ...CATALOG_MIGRATIONS,
+    { version: CATALOG_SCHEMA_VERSION + 1, name: 'test', up: (db: Database.Database) => (runs++, db.exec('CREATE TABLE extra (x)')) },
+  ];
   const db = new Database(join(dir, CATALOG_FILE_NAME));
   t.after(() => db.close());
   migrateCatalog(db, 'catalog', next);
@@ -95,7 +101,10 @@ test('a catalog newer than the program is refused with ERR_ARCHIVE_CATALOG', asy
 
 test('opening without create refuses a missing catalog and never creates one', async (t) => {
   const dir = await archive(t);
-  assert.throws(() => Catalog.open(dir, { create: false }), (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_CATALOG' && /no catalog/.test(error.message));
+  assert.throws(
+    () => Catalog.open(dir, { create: false }),
+    (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_CATALOG' && /no catalog/.test(error.message),
+  );
   assert.throws(() => Catalog.open(join(dir, 'missing-dir')), { code: 'ERR_ARCHIVE_CATALOG' });
   Catalog.open(dir).close();
   Catalog.open(dir, { create: false }).close();
@@ -115,7 +124,15 @@ test('reopening keeps sources, harvests, versions, watermark and resume state', 
   first.setListResponseDate(harvestId, '2024-02-01T10:00:00Z');
   first.recordVersion({ sourceId: source.id, identifier: 'oai:x:1', datestamp: '2024-01-02', size: 3, sha256: SHA_A, bagPath: 'b/1', harvestId });
   first.setWatermark(source.id, '2024-02-01');
-  first.saveResumeState(source.id, { token: 'tok', listFrom: '2024-01-01', listUntil: null, set: 'mime:image', prefix: 'oai_didl', listResponseDate: '2024-02-01T10:00:00Z', harvestId });
+  first.saveResumeState(source.id, {
+    token: 'tok',
+    listFrom: '2024-01-01',
+    listUntil: null,
+    set: 'mime:image',
+    prefix: 'oai_didl',
+    listResponseDate: '2024-02-01T10:00:00Z',
+    harvestId,
+  });
   first.finishHarvest(harvestId, 'partial', { records: 1, added: 1, bytes: 3, requests: 2 });
   first.close();
 
@@ -208,7 +225,17 @@ test('deletions are idempotent, and an unknown identifier is recorded deleted wi
 test('failures of a record are deduplicated, keep the latest reason, and are resolved when it is stored', async (t) => {
   const { catalog, source, harvestId, version } = await harvesting(t);
   const id = 'oai:x:bad';
-  const first = catalog.recordFailure({ sourceId: source.id, harvestId, identifier: id, datestamp: '2024-01-01T00:00:00Z', stage: 'verify', code: 'ERR_HARVEST_VERIFY', message: 'size mismatch\nsecond line', expected: '10', found: '9' });
+  const first = catalog.recordFailure({
+    sourceId: source.id,
+    harvestId,
+    identifier: id,
+    datestamp: '2024-01-01T00:00:00Z',
+    stage: 'verify',
+    code: 'ERR_HARVEST_VERIFY',
+    message: 'size mismatch\nsecond line',
+    expected: '10',
+    found: '9',
+  });
   assert.equal(first.attempts, 1);
   assert.equal(first.message, 'size mismatch second line');
   const second = catalog.recordFailure({ sourceId: source.id, harvestId, identifier: id, stage: 'fetch', code: 'HTTP 404', message: 'not found' });
@@ -244,7 +271,15 @@ test('watermark and resume state round-trip, and clearing the resume state remov
   assert.equal(source.watermark, null);
   assert.equal(source.resume, null);
   catalog.setWatermark(source.id, '2024-05-01T12:00:00Z');
-  const state = { token: 'page-2', listFrom: '2024-05-01T12:00:00Z', listUntil: '2024-06-01T00:00:00Z', set: null, prefix: 'oai_didl', listResponseDate: '2024-06-01T00:00:01Z', harvestId };
+  const state = {
+    token: 'page-2',
+    listFrom: '2024-05-01T12:00:00Z',
+    listUntil: '2024-06-01T00:00:00Z',
+    set: null,
+    prefix: 'oai_didl',
+    listResponseDate: '2024-06-01T00:00:01Z',
+    harvestId,
+  };
   catalog.saveResumeState(source.id, state);
   const saved = catalog.source(BASE)!;
   assert.equal(saved.watermark, '2024-05-01T12:00:00Z');
@@ -313,7 +348,15 @@ test('status counts sources, last harvest, live and deleted resources, versions,
 test('events are appended with their subjects', async (t) => {
   const { dir, catalog, source, harvestId, version } = await harvesting(t);
   const stored = catalog.recordVersion(version('oai:x:1', '2024-01-01T00:00:00Z', SHA_A));
-  const id = catalog.addEvent({ sourceId: source.id, resourceId: stored.version.resourceId, versionId: stored.version.id, harvestId, type: 'ingestion', outcome: 'success', detail: 'bag stored' });
+  const id = catalog.addEvent({
+    sourceId: source.id,
+    resourceId: stored.version.resourceId,
+    versionId: stored.version.id,
+    harvestId,
+    type: 'ingestion',
+    outcome: 'success',
+    detail: 'bag stored',
+  });
   const db = new Database(join(dir, CATALOG_FILE_NAME), { readonly: true });
   t.after(() => db.close());
   const row = db.prepare('SELECT * FROM events WHERE id = ?').get(id) as Record<string, unknown>;

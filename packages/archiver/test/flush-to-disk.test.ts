@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isArchiverError } from '../src/errors.ts';
-import { defaultFlushMode, flushToDisk, openDiskFlusher, type FlushMode } from '../src/flush-to-disk.ts';
+import { defaultFlushMode, type FlushMode, flushToDisk, openDiskFlusher } from '../src/flush-to-disk.ts';
 
 async function tree(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'oaibag-flush-'));
@@ -35,7 +35,9 @@ test('a tree that cannot be read is an ERR_ARCHIVE_IO naming it (files mode)', a
   });
 });
 
-test('syncfs of a folder that does not exist is an ERR_ARCHIVE_IO, not a silent success', { skip: process.platform !== 'linux' && 'syncfs is Linux only' }, async (t) => {
+test('syncfs of a folder that does not exist is an ERR_ARCHIVE_IO, not a silent success', {
+  skip: process.platform !== 'linux' && 'syncfs is Linux only',
+}, async (t) => {
   const dir = await tree(t);
   await assert.rejects(flushToDisk(join(dir, 'gone'), { folders: [dir] }, 'filesystem'), (error: unknown) => {
     assert.ok(isArchiverError(error));
@@ -55,14 +57,19 @@ test('OAIBAG_SYNC chooses the mode; unset or empty is the platform default; anyt
     process.env.OAIBAG_SYNC = '';
     assert.equal(defaultFlushMode(), process.platform === 'linux' ? 'filesystem' : 'files');
     process.env.OAIBAG_SYNC = 'fsync';
-    assert.throws(() => defaultFlushMode(), (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_USAGE' && /OAIBAG_SYNC is "fsync"/.test(error.message));
+    assert.throws(
+      () => defaultFlushMode(),
+      (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_USAGE' && /OAIBAG_SYNC is "fsync"/.test(error.message),
+    );
   } finally {
     if (saved === undefined) delete process.env.OAIBAG_SYNC;
     else process.env.OAIBAG_SYNC = saved;
   }
 });
 
-test('a harvest\'s flusher runs syncfs through one helper, one request at a time, and closes', { skip: process.platform !== 'linux' && 'syncfs is Linux only' }, async (t) => {
+test("a harvest's flusher runs syncfs through one helper, one request at a time, and closes", {
+  skip: process.platform !== 'linux' && 'syncfs is Linux only',
+}, async (t) => {
   const dir = await tree(t);
   const flusher = await openDiskFlusher(dir, 'filesystem');
   assert.equal(flusher.mode, 'filesystem');
@@ -72,7 +79,10 @@ test('a harvest\'s flusher runs syncfs through one helper, one request at a time
   await flusher.close(); // twice is harmless
   // Its helper gone, a flusher still flushes (file by file), and still reports what it cannot.
   await flusher.flush({ trees: [join(dir, 'bag')], folders: [dir] });
-  await assert.rejects(flusher.flush({ trees: [join(dir, 'no-such-bag')] }), (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_IO' && /no-such-bag/.test(error.message));
+  await assert.rejects(
+    flusher.flush({ trees: [join(dir, 'no-such-bag')] }),
+    (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_IO' && /no-such-bag/.test(error.message),
+  );
 });
 
 test('a flusher asked for files mode, or whose syncfs check fails, fsyncs file by file', async (t) => {
@@ -87,11 +97,13 @@ test('a flusher asked for files mode, or whose syncfs check fails, fsyncs file b
 });
 
 // Last in this file: it marks `sync -f` as missing for the rest of the process.
-test('a `sync` without -f (old coreutils) is not an error: the flush fsyncs file by file from then on', { skip: process.platform !== 'linux' && 'syncfs is Linux only' }, async (t) => {
+test('a `sync` without -f (old coreutils) is not an error: the flush fsyncs file by file from then on', {
+  skip: process.platform !== 'linux' && 'syncfs is Linux only',
+}, async (t) => {
   const dir = await tree(t);
   const fakeBin = join(dir, 'bin');
   await mkdir(fakeBin);
-  await writeFile(join(fakeBin, 'sync'), "#!/bin/sh\necho \"sync: invalid option -- 'f'\" >&2\nexit 1\n", { mode: 0o755 });
+  await writeFile(join(fakeBin, 'sync'), '#!/bin/sh\necho "sync: invalid option -- \'f\'" >&2\nexit 1\n', { mode: 0o755 });
   const savedPath = process.env.PATH;
   process.env.PATH = `${fakeBin}:${savedPath ?? ''}`;
   try {

@@ -64,7 +64,12 @@ test('a mirror configuration: sources with their own schedules, paths from the f
   assert.equal(config.archiveDir, join(dir, 'arch'));
   assert.deepEqual(config.sources, [
     { baseUrl: 'https://a.example/oai', schedule: { everyMs: 360 * MINUTE, jitterMs: 10 * MINUTE }, set: 'mime:text', concurrency: 2 },
-    { baseUrl: 'https://b.example/oai', schedule: { everyMs: 1440 * MINUTE, jitterMs: 0 }, allowPrivateRefs: true, credentials: { user: 'harvester', password: 's3cret' } },
+    {
+      baseUrl: 'https://b.example/oai',
+      schedule: { everyMs: 1440 * MINUTE, jitterMs: 0 },
+      allowPrivateRefs: true,
+      credentials: { user: 'harvester', password: 's3cret' },
+    },
   ]);
 
   const refused: Array<[unknown, RegExp]> = [
@@ -74,14 +79,26 @@ test('a mirror configuration: sources with their own schedules, paths from the f
     [{ sources: [{ baseUrl: 'https://a.example/oai' }] }, /sources\[0\]\.every: expected a non-empty string/],
     [{ sources: [{ baseUrl: 'ftp://a.example/oai', every: '6h' }] }, /sources\[0\]\.baseUrl: expected an http\(s\) URL/],
     [{ sources: [{ baseUrl: 'https://a.example/oai', every: 'often' }] }, /sources\[0\]\.every "often" is not a duration/],
-    [{ sources: [{ baseUrl: 'https://a.example/oai', every: '1h' }, { baseUrl: 'https://a.example/oai', every: '2h' }] }, /sources\[1\]\.baseUrl: .* is listed twice/],
+    [
+      {
+        sources: [
+          { baseUrl: 'https://a.example/oai', every: '1h' },
+          { baseUrl: 'https://a.example/oai', every: '2h' },
+        ],
+      },
+      /sources\[1\]\.baseUrl: .* is listed twice/,
+    ],
     [{ sources: [{ baseUrl: 'https://a.example/oai', every: '1h', user: 'x' }] }, /sources\[0\]: "user" and "passwordFile" go together/],
     [{ sources: [{ baseUrl: 'https://a.example/oai', every: '1h', concurrency: 0 }] }, /sources\[0\]\.concurrency: expected a whole number/],
     [{ sources: [{ baseUrl: 'https://a.example/oai', every: '1h', allowPrivateRefs: 'yes' }] }, /sources\[0\]\.allowPrivateRefs: expected true or false/],
   ];
   for (const [content, message] of refused) {
     await writeFile(file, JSON.stringify(content));
-    await assert.rejects(readMirrorConfig(file), (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_USAGE' && message.test(error.message), String(message));
+    await assert.rejects(
+      readMirrorConfig(file),
+      (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_USAGE' && message.test(error.message),
+      String(message),
+    );
   }
   await writeFile(file, '{ not json');
   await assert.rejects(readMirrorConfig(file), /mirror\.json is not JSON/);

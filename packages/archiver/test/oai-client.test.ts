@@ -3,9 +3,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { text } from 'node:stream/consumers';
 import { after, test } from 'node:test';
-import { gzipSync, deflateSync } from 'node:zlib';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { OaiClient } from '../src/oai-client.ts';
-import { parseRetryAfter, retryDelayMs, isRetryableStatus } from '../src/retry-policy.ts';
+import { isRetryableStatus, parseRetryAfter, retryDelayMs } from '../src/retry-policy.ts';
 
 const FAST = { retries: 3, baseDelayMs: 5, maxDelayMs: 50 };
 const servers: Server[] = [];
@@ -84,7 +84,8 @@ test('giving up after the retries names the URL, the attempts and the last reaso
   }
 });
 
-const IDENTIFY = '<?xml version="1.0"?>\n<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><Identify><repositoryName>r</repositoryName></Identify></OAI-PMH>\n';
+const IDENTIFY =
+  '<?xml version="1.0"?>\n<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><Identify><repositoryName>r</repositoryName></Identify></OAI-PMH>\n';
 
 test('oaiText: a body reset mid-way, a document cut short and a broken gzip stream are asked for again', async () => {
   const { url, seen } = await scripted([
@@ -188,8 +189,14 @@ test('retry delays: Retry-After honoured and capped, otherwise exponential backo
   assert.equal(retryDelayMs(1, policy, '86400'), 60_000, 'a day-long Retry-After is capped');
   const now = Date.UTC(2026, 0, 1);
   assert.equal(retryDelayMs(1, policy, new Date(now + 30_000).toUTCString(), now), 30_000);
-  assert.equal(retryDelayMs(3, policy, undefined, now, () => 0), 4000);
-  assert.equal(retryDelayMs(20, policy, undefined, now, () => 0), 60_000);
+  assert.equal(
+    retryDelayMs(3, policy, undefined, now, () => 0),
+    4000,
+  );
+  assert.equal(
+    retryDelayMs(20, policy, undefined, now, () => 0),
+    60_000,
+  );
   assert.equal(parseRetryAfter('soon'), undefined);
   assert.equal(parseRetryAfter('12345678'.slice(0, 2)), 12_000);
   assert.deepEqual([429, 500, 503, 408, 404, 400, 501].map(isRetryableStatus), [true, true, true, true, false, false, false]);
@@ -230,11 +237,14 @@ test('a datastream on another origin that asks for a password: the hint says the
   ]);
   const client = new OaiClient(repository.url, { retry: FAST, credentials: { user: 'u', password: 'p' } });
   try {
-    await assert.rejects(client.getDatastream(new URL(repository.url.replace('/oai', '/bitstream/1')), 'the datastream'), (error: Error & { code?: string; hint?: string }) => {
-      assert.equal(error.code, 'ERR_HARVEST_UNREACHABLE');
-      assert.match(error.hint ?? '', /credentials go only to the repository's origin http:\/\/127\.0\.0\.1:\d+, not to http:\/\/127\.0\.0\.1:\d+$/);
-      return true;
-    });
+    await assert.rejects(
+      client.getDatastream(new URL(repository.url.replace('/oai', '/bitstream/1')), 'the datastream'),
+      (error: Error & { code?: string; hint?: string }) => {
+        assert.equal(error.code, 'ERR_HARVEST_UNREACHABLE');
+        assert.match(error.hint ?? '', /credentials go only to the repository's origin http:\/\/127\.0\.0\.1:\d+, not to http:\/\/127\.0\.0\.1:\d+$/);
+        return true;
+      },
+    );
     assert.equal(repository.seen[0]!.headers.authorization, `Basic ${Buffer.from('u:p').toString('base64')}`);
     assert.equal(files.seen[0]!.headers.authorization, undefined);
   } finally {

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { type TestContext, test } from 'node:test';
+import { verifyBag } from '../src/bag-verifier.ts';
+import { createBagBuilder } from '../src/bag-writer.ts';
 import { Catalog } from '../src/catalog.ts';
 import type { NewVersion } from '../src/catalog-schema.ts';
+import { type FlushMode, oneShotFlusher } from '../src/flush-to-disk.ts';
 import { PageLedger } from '../src/page-ledger.ts';
-import { createBagBuilder } from '../src/bag-writer.ts';
-import { verifyBag } from '../src/bag-verifier.ts';
-import { oneShotFlusher, type FlushMode } from '../src/flush-to-disk.ts';
 
 const SHA_A = 'a'.repeat(64);
 const SHA_B = 'b'.repeat(64);
@@ -29,7 +29,15 @@ async function harvesting(t: TestContext) {
     bagPath: `bags/${identifier}/${datestamp}`,
     harvestId,
   });
-  const resume = (token: string) => ({ token, listFrom: null, listUntil: null, set: null, prefix: 'oai_didl', listResponseDate: '2024-01-01T00:00:00Z', harvestId });
+  const resume = (token: string) => ({
+    token,
+    listFrom: null,
+    listUntil: null,
+    set: null,
+    prefix: 'oai_didl',
+    listResponseDate: '2024-01-01T00:00:00Z',
+    harvestId,
+  });
   return { dir, catalog, source, harvestId, version, resume };
 }
 
@@ -40,7 +48,14 @@ test("a page's versions, deletions and failures are written with its token and t
   first.stageVersion(version('oai:2', '2024-01-01T00:00:00Z', SHA_A, 7));
   first.stageFailure({ sourceId: source.id, harvestId, identifier: 'oai:3', stage: 'verify', code: 'ERR_HARVEST_VERIFY', message: 'wrong length' });
   assert.equal(first.size, 3);
-  assert.deepEqual(await first.commit(catalog, { sourceId: source.id, state: resume('t1') }), { added: 2, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 107 });
+  assert.deepEqual(await first.commit(catalog, { sourceId: source.id, state: resume('t1') }), {
+    added: 2,
+    modified: 0,
+    touched: 0,
+    deleted: 0,
+    failed: 0,
+    bytes: 107,
+  });
   assert.equal(first.size, 0, 'a committed ledger is empty');
   assert.equal(catalog.source('https://example.org/oai')!.resume?.token, 't1');
   assert.equal(catalog.openFailures(source.id).length, 1);
@@ -50,7 +65,14 @@ test("a page's versions, deletions and failures are written with its token and t
   second.stageVersion(version('oai:2', '2024-02-01T00:00:00Z', SHA_B, 9)); // modified
   second.stageVersion(version('oai:2', '2024-02-01T00:00:00Z', SHA_B, 9)); // delivered twice: counted once
   second.stageDeletion(source.id, 'oai:3', '2024-02-01T00:00:00Z', harvestId);
-  assert.deepEqual(await second.commit(catalog, { sourceId: source.id, state: null }), { added: 0, modified: 1, touched: 1, deleted: 1, failed: 0, bytes: 109 });
+  assert.deepEqual(await second.commit(catalog, { sourceId: source.id, state: null }), {
+    added: 0,
+    modified: 1,
+    touched: 1,
+    deleted: 1,
+    failed: 0,
+    bytes: 109,
+  });
   assert.equal(catalog.source('https://example.org/oai')!.resume, null, 'the end of the list clears the token');
   assert.deepEqual(catalog.openFailures(source.id), [], "the deletion resolves the record's failure");
   assert.deepEqual(
@@ -72,9 +94,12 @@ test('a page whose rows cannot all be written leaves neither its rows nor its to
 /** A sealed bag for `version`, with one payload file holding `text`. */
 async function sealedBag(dir: string, version: NewVersion, text: string) {
   const builder = await createBagBuilder(dir);
-  await builder.addPayload('page.html', (async function* () {
-    yield Buffer.from(text);
-  })());
+  await builder.addPayload(
+    'page.html',
+    (async function* () {
+      yield Buffer.from(text);
+    })(),
+  );
   return builder.seal({ bagInfo: [['OAI-Identifier', version.identifier]], destination: version.bagPath });
 }
 
@@ -87,7 +112,14 @@ for (const mode of ['filesystem', 'files'] as FlushMode[]) {
     assert.equal((await readdir(join(dir, 'tmp'))).length, 3, 'sealed bags wait in tmp/');
     await assert.rejects(stat(join(dir, versions[0]!.bagPath)), 'nothing is placed before the commit');
 
-    assert.deepEqual(await ledger.commit(catalog, { sourceId: source.id, state: resume('t1') }), { added: 3, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 18 });
+    assert.deepEqual(await ledger.commit(catalog, { sourceId: source.id, state: resume('t1') }), {
+      added: 3,
+      modified: 0,
+      touched: 0,
+      deleted: 0,
+      failed: 0,
+      bytes: 18,
+    });
     for (const [n, v] of versions.entries()) {
       assert.equal((await verifyBag(join(dir, v.bagPath))).valid, true, v.bagPath);
       assert.equal(await readFile(join(dir, v.bagPath, 'data', 'page.html'), 'utf8'), `page ${n}`);

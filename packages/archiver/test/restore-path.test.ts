@@ -100,7 +100,13 @@ test('collisions: the same path twice, or a file where another needs a folder', 
     [['a', 'a/b'], [[1, 0]]],
     [['a/b', 'a'], [[1, 0]]],
     [['a/index.html', 'a/index.html'], [[1, 0]]],
-    [['x/y/z', 'x/y', 'x'], [[1, 0], [2, 0]]],
+    [
+      ['x/y/z', 'x/y', 'x'],
+      [
+        [1, 0],
+        [2, 0],
+      ],
+    ],
     [['ab', 'a/b', 'a'], [[2, 1]]],
     [['a/b', 'a/c', 'a/b/c'], [[2, 0]]],
   ];

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ArchiverError } from '../src/errors.ts';
-import { datestampSeconds, formatInstant, parseAsOf, planRestore, resourceStateAt, type PlanDeletion, type PlanVersion } from '../src/restore-plan.ts';
+import { datestampSeconds, formatInstant, type PlanDeletion, type PlanVersion, parseAsOf, planRestore, resourceStateAt } from '../src/restore-plan.ts';
 
 const at = (iso: string): number => Date.parse(iso) / 1000;
 let nextId = 1;
@@ -42,7 +42,11 @@ test('--as-of: a bare date is the end of that day (UTC); a time needs a zone', (
   assert.equal(formatInstant(parseAsOf('2024-01-31T12:00:00.5Z')), '2024-01-31T12:00:00Z');
   assert.equal(formatInstant(parseAsOf('2024-01-31T14:00:00+02:00')), '2024-01-31T12:00:00Z');
   for (const bad of ['2024-01-31T12:00:00', 'yesterday', '2024-13-01', '']) {
-    assert.throws(() => parseAsOf(bad), (error: unknown) => error instanceof ArchiverError && error.code === 'ERR_ARCHIVE_USAGE', bad);
+    assert.throws(
+      () => parseAsOf(bad),
+      (error: unknown) => error instanceof ArchiverError && error.code === 'ERR_ARCHIVE_USAGE',
+      bad,
+    );
   }
 });
 
@@ -100,8 +104,20 @@ test('planRestore sorts live versions by identifier and keeps unreadable rows ou
     version(5, '2024-06-01T00:00:00Z', 'http://h/e'),
   ];
   const plan = planRestore(rows, [deletion(3, '2024-02-01T00:00:00Z'), deletion(1, 'nonsense')], at('2024-03-01T00:00:00Z'));
-  assert.deepEqual(plan.live.map((v) => v.identifier), ['http://h/a', 'http://h/b']);
-  assert.deepEqual(plan.deleted.map((d) => d.version.identifier), ['http://h/c']);
+  assert.deepEqual(
+    plan.live.map((v) => v.identifier),
+    ['http://h/a', 'http://h/b'],
+  );
+  assert.deepEqual(
+    plan.deleted.map((d) => d.version.identifier),
+    ['http://h/c'],
+  );
   assert.equal(plan.absent, 1); // e: not yet
-  assert.deepEqual(plan.unreadable.map((u) => [u.resourceId, u.kind]), [[4, 'version'], [1, 'deletion']]);
+  assert.deepEqual(
+    plan.unreadable.map((u) => [u.resourceId, u.kind]),
+    [
+      [4, 'version'],
+      [1, 'deletion'],
+    ],
+  );
 });

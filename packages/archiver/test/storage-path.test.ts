@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
+import { decodeManifestPath, encodeManifestPath, normalizePayloadPath, safeFileName, uniqueFileName, utf8Length } from '../src/bag-paths.ts';
 import { ArchiverError } from '../src/errors.ts';
-import {
-  decodeManifestPath,
-  encodeManifestPath,
-  normalizePayloadPath,
-  safeFileName,
-  uniqueFileName,
-  utf8Length,
-} from '../src/bag-paths.ts';
 import { bagDirectoryFor, compactDatestamp, resolveArchivePath, resourceDirectoryFor } from '../src/storage-path.ts';
 
 const SHA = '9b74c9897bac770ffc029102a200c5de3f6e1b9ef3f5b1b1e1b7d6a8e2c4f0a1';
@@ -46,10 +39,18 @@ test('day granularity, uppercase digests, and refused datestamps, digests and id
   assert.match(bagDirectoryFor('oai:x:1', '2024-01-31', SHA.toUpperCase()), /\/20240131-9b74c9897bac$/);
   assert.equal(compactDatestamp('2024-01-31'), '20240131');
   for (const bad of ['2024-01-31T12:00:00', '../2024-01-31', '2024-01-31T12:00:00Z/..', '', '20240131']) {
-    assert.throws(() => bagDirectoryFor('oai:x:1', bad, SHA), (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_PATH', bad);
+    assert.throws(
+      () => bagDirectoryFor('oai:x:1', bad, SHA),
+      (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_PATH',
+      bad,
+    );
   }
   for (const bad of ['abc', `${SHA}00`, `../${SHA.slice(3)}`, 'g'.repeat(64)]) {
-    assert.throws(() => bagDirectoryFor('oai:x:1', '2024-01-31', bad), (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_PATH', bad);
+    assert.throws(
+      () => bagDirectoryFor('oai:x:1', '2024-01-31', bad),
+      (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_PATH',
+      bad,
+    );
   }
   assert.throws(() => bagDirectoryFor('', '2024-01-31', SHA), /identifier is empty/);
   assert.throws(() => bagDirectoryFor('a\ud800b', '2024-01-31', SHA), /well-formed/);
@@ -58,7 +59,11 @@ test('day granularity, uppercase digests, and refused datestamps, digests and id
 test('resolveArchivePath keeps every path inside the archive', () => {
   assert.equal(resolveArchivePath('/srv/archive', 'aips/ab/cd/x'), '/srv/archive/aips/ab/cd/x');
   for (const bad of ['../x', 'aips/../../x', '/etc', 'a//b', 'a/./b', '', 'a\\..\\b', 'a\0b', '..']) {
-    assert.throws(() => resolveArchivePath('/srv/archive', bad), (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_PATH', bad);
+    assert.throws(
+      () => resolveArchivePath('/srv/archive', bad),
+      (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_PATH',
+      bad,
+    );
   }
 });
 
@@ -120,7 +125,26 @@ test('uniqueFileName numbers repeated names before the extension', () => {
 test('normalizePayloadPath accepts awkward names and refuses escapes', () => {
   assert.equal(normalizePayloadPath('dir/cafe\u0301 100_.txt'), 'dir/café 100_.txt'.normalize('NFC'));
   assert.equal(normalizePayloadPath('line\nbreak.txt'), 'line\nbreak.txt');
-  for (const bad of ['', '/abs', '../x', 'a/../b', 'a//b', './a', 'a\0b', 'a\\b', 'trailing ', 'unit\u001f', 'nel\u0085', '100%.txt', `${'z'.repeat(256)}`, 'a\udc00']) {
-    assert.throws(() => normalizePayloadPath(bad), (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_PATH', JSON.stringify(bad));
+  for (const bad of [
+    '',
+    '/abs',
+    '../x',
+    'a/../b',
+    'a//b',
+    './a',
+    'a\0b',
+    'a\\b',
+    'trailing ',
+    'unit\u001f',
+    'nel\u0085',
+    '100%.txt',
+    `${'z'.repeat(256)}`,
+    'a\udc00',
+  ]) {
+    assert.throws(
+      () => normalizePayloadPath(bad),
+      (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_PATH',
+      JSON.stringify(bad),
+    );
   }
 });

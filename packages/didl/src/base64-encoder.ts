@@ -8,10 +8,7 @@ const LINE_BYTES = 57;
 /** Encode this many lines per string we hand out, to keep the number of strings small. */
 const BLOCK_LINES = 1024;
 
-export async function* encodeBase64Lines(
-  source: AsyncIterable<Uint8Array>,
-  lineEnd = '\n',
-): AsyncGenerator<string> {
+export async function* encodeBase64Lines(source: AsyncIterable<Uint8Array>, lineEnd = '\n'): AsyncGenerator<string> {
   let pending: Buffer = Buffer.alloc(0);
   for await (const chunk of source) {
     const bytes = pending.length === 0 ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : Buffer.concat([pending, chunk]);

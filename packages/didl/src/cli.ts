@@ -15,7 +15,10 @@ const program = new Command('didl')
   .description('Wrap, inspect and extract MPEG-21 DIDL documents in the mod_oai (oai_didl) profile.')
   .showHelpAfterError()
   .exitOverride()
-  .addHelpText('after', '\nExit codes: 0 done; 1 bad input (malformed XML, wrong size or digest, ...); 2 usage.\nFILE may be - for standard input (inspect, extract).');
+  .addHelpText(
+    'after',
+    '\nExit codes: 0 done; 1 bad input (malformed XML, wrong size or digest, ...); 2 usage.\nFILE may be - for standard input (inspect, extract).',
+  );
 
 program
   .command('wrap')

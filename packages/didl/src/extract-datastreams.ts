@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, rename, unlink, access } from 'node:fs/promises';
+import { access, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { IncomingDatastream } from './datastream.js';
 import { DidlError } from './errors.js';

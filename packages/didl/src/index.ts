@@ -1,23 +1,23 @@
-export { readDidl, readDidlFile, type ReadDidlOptions, type DidlReadSummary } from './read-didl.js';
-export { writeDidl, didlReadable, type DidlWriteInput, type DidlWriteComponent, type DidlWriteOptions } from './write-didl.js';
-export type { ReadRecord, RecordHandler } from './record-builder.js';
-export type { ReceivedDidl } from './received-xml.js';
-export type { IncomingDatastream, DatastreamHandler } from './datastream.js';
+export { Base64Decoder } from './base64-decoder.js';
+export { encodeBase64Lines } from './base64-encoder.js';
+export type { DatastreamHandler, IncomingDatastream } from './datastream.js';
+export { DidlError, type DidlErrorCode, type DidlPosition, isDidlError } from './errors.js';
 export type {
   ByValueContent,
-  Digest,
   DidlComponent,
   DidlDocument,
   DidlItem,
   DidlResource,
+  Digest,
   HttpHeader,
   OaiHeader,
   OaiPage,
   ResumptionToken,
 } from './model.js';
-export { DidlError, isDidlError, type DidlErrorCode, type DidlPosition } from './errors.js';
-export { getHeader, componentHeaders, componentDigest, isSha256 } from './record-checks.js';
-export { Base64Decoder } from './base64-decoder.js';
-export { encodeBase64Lines } from './base64-encoder.js';
-export { NS, METADATA_ENTITY_TYPE } from './namespaces.js';
+export { METADATA_ENTITY_TYPE, NS } from './namespaces.js';
+export { type DidlReadSummary, type ReadDidlOptions, readDidl, readDidlFile } from './read-didl.js';
+export type { ReceivedDidl } from './received-xml.js';
+export type { ReadRecord, RecordHandler } from './record-builder.js';
+export { componentDigest, componentHeaders, getHeader, isSha256 } from './record-checks.js';
+export { type DidlWriteComponent, type DidlWriteInput, type DidlWriteOptions, didlReadable, writeDidl } from './write-didl.js';
 export { assertXmlChars, escapeAttribute, escapeText } from './xml-text.js';

@@ -1,7 +1,7 @@
+import type { DidlItem } from './model.js';
 import type { DidlReadSummary } from './read-didl.js';
 import { readDidl } from './read-didl.js';
 import type { ReadRecord } from './record-builder.js';
-import type { DidlItem } from './model.js';
 import { componentDigest, isSha256 } from './record-checks.js';
 
 /** Everything `didl inspect` shows: the envelope and each record, errors included. */

@@ -15,5 +15,4 @@ export const NS = {
 export const METADATA_ENTITY_TYPE = 'http://www.openarchives.org/OAI/2.0/entity#metadata';
 
 /** Where the DIDL schema is published; written into xsi:schemaLocation. */
-export const DIDL_SCHEMA_LOCATION =
-  'http://standards.iso.org/ittf/PubliclyAvailableStandards/MPEG-21_schema_files/did/didl.xsd';
+export const DIDL_SCHEMA_LOCATION = 'http://standards.iso.org/ittf/PubliclyAvailableStandards/MPEG-21_schema_files/did/didl.xsd';

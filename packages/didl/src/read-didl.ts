@@ -2,12 +2,12 @@ import { createReadStream } from 'node:fs';
 import sax from 'sax';
 import type { DatastreamHandler } from './datastream.js';
 import { DidlError, type DidlPosition } from './errors.js';
-import type { OaiPage } from './model.js';
-import { RecordBuilder, type RecordHandler } from './record-builder.js';
 import { inputFileError } from './input-file.js';
+import type { OaiPage } from './model.js';
+import { ReceivedXmlCapture } from './received-xml.js';
+import { RecordBuilder, type RecordHandler } from './record-builder.js';
 import { Utf8Segments } from './utf8-text.js';
 import { MarkupNormalizer } from './xml-normalize.js';
-import { ReceivedXmlCapture } from './received-xml.js';
 import { findForbiddenXmlChar } from './xml-text.js';
 
 export interface ReadDidlOptions {
@@ -265,7 +265,10 @@ class DidlStreamReader {
       const before = text.slice(0, forbidden);
       const lines = before.split('\n').length - 1;
       throw new DidlError('ERR_DIDL_NOT_WELL_FORMED', `not well-formed XML: character U+${code} is not allowed in XML 1.0`, {
-        position: lines === 0 ? { line: position.line, column: position.column + forbidden } : { line: position.line + lines, column: forbidden - before.lastIndexOf('\n') },
+        position:
+          lines === 0
+            ? { line: position.line, column: position.column + forbidden }
+            : { line: position.line + lines, column: forbidden - before.lastIndexOf('\n') },
       });
     }
     if (text.length > 0) this.parser.write(text);

@@ -4,10 +4,10 @@ import { ByValueSink, type DatastreamHandler } from './datastream.js';
 import { DidlError, type DidlPosition } from './errors.js';
 import type { DidlComponent, DidlDocument, DidlItem, DidlResource, HttpHeader, OaiHeader, OaiPage, ResumptionToken } from './model.js';
 import { METADATA_ENTITY_TYPE, NS } from './namespaces.js';
+import type { ReceivedDidl, ReceivedXmlCapture } from './received-xml.js';
 import { checkDatastreams, checkRef } from './record-checks.js';
 import { attribute, describe, plainAttributes, positionInText, trimXmlSpace } from './sax-helpers.js';
-import type { ReceivedDidl, ReceivedXmlCapture } from './received-xml.js';
-import { XmlCapture, inheritedNamespaceDeclarations } from './xml-capture.js';
+import { inheritedNamespaceDeclarations, XmlCapture } from './xml-capture.js';
 
 /** One record as the reader hands it over: an OAI-PMH header, a DIDL document, or both. */
 export interface ReadRecord {
@@ -70,9 +70,23 @@ interface Interpretation {
 
 interface Frame {
   kind:
-    | 'oai' | 'oai-verb' | 'oai-record' | 'oai-header' | 'oai-metadata' | 'field' | 'ignore'
-    | 'didl' | 'item' | 'component' | 'descriptor' | 'inline-resource' | 'captured'
-    | 'http-header' | 'fixity' | 'by-value' | 'by-ref';
+    | 'oai'
+    | 'oai-verb'
+    | 'oai-record'
+    | 'oai-header'
+    | 'oai-metadata'
+    | 'field'
+    | 'ignore'
+    | 'didl'
+    | 'item'
+    | 'component'
+    | 'descriptor'
+    | 'inline-resource'
+    | 'captured'
+    | 'http-header'
+    | 'fixity'
+    | 'by-value'
+    | 'by-ref';
   name: string;
   text?: string;
   onText?: (text: string) => void;
@@ -107,7 +121,10 @@ export class RecordBuilder {
   private capture: XmlCapture | undefined;
   private readonly tasks: Array<() => Promise<void>> = [];
 
-  constructor(private readonly options: RecordBuilderOptions, private readonly where: () => DidlPosition) {}
+  constructor(
+    private readonly options: RecordBuilderOptions,
+    private readonly where: () => DidlPosition,
+  ) {}
 
   /** Async work queued by the last events, in order; the driver runs it before writing more. */
   takeTasks(): Array<() => Promise<void>> {
@@ -150,7 +167,9 @@ export class RecordBuilder {
     if (frame.text !== undefined) {
       frame.text += text;
       if (frame.text.length > this.options.maxMetadataChars) {
-        throw new DidlError('ERR_DIDL_TOO_LARGE', `text of ${frame.name} is longer than ${this.options.maxMetadataChars} characters`, { position: this.where() });
+        throw new DidlError('ERR_DIDL_TOO_LARGE', `text of ${frame.name} is longer than ${this.options.maxMetadataChars} characters`, {
+          position: this.where(),
+        });
       }
     }
   }
@@ -488,7 +507,13 @@ export class RecordBuilder {
       if (identifiers.length === 0) {
         this.fail(new DidlError('ERR_DIDL_NO_IDENTIFIER', 'the top Item has no dii:Identifier', this.errorContext()));
       } else if (identifiers.length > 1) {
-        this.fail(new DidlError('ERR_DIDL_REPEATED_IDENTIFIER', `the top Item has ${identifiers.length} dii:Identifier values (${identifiers.join(', ')})`, this.errorContext()));
+        this.fail(
+          new DidlError(
+            'ERR_DIDL_REPEATED_IDENTIFIER',
+            `the top Item has ${identifiers.length} dii:Identifier values (${identifiers.join(', ')})`,
+            this.errorContext(),
+          ),
+        );
       }
       return;
     }
@@ -517,7 +542,14 @@ export class RecordBuilder {
       const document: DidlDocument = { identifier, item: state.top.item };
       if (from !== undefined) document.identifierFrom = from;
       if (!identifier && this.options.lenientIdentifier) {
-        this.fail(new DidlError('ERR_DIDL_NO_IDENTIFIER', 'the record has no identifier: no dii:Identifier on the top Item, no DIDLDocumentId, no OAI-PMH header', this.errorContext()), record);
+        this.fail(
+          new DidlError(
+            'ERR_DIDL_NO_IDENTIFIER',
+            'the record has no identifier: no dii:Identifier on the top Item, no DIDLDocumentId, no OAI-PMH header',
+            this.errorContext(),
+          ),
+          record,
+        );
       }
       if (state.documentId !== undefined) document.documentId = state.documentId;
       record.didl = document;
@@ -535,7 +567,11 @@ export class RecordBuilder {
   }
 
   /** The record's identifier and where it came from (the fallbacks only when lenient). */
-  private documentIdentifier(item: DidlItem, documentId: string | undefined, headerIdentifier: string | undefined): { identifier: string; from?: DidlDocument['identifierFrom'] } {
+  private documentIdentifier(
+    item: DidlItem,
+    documentId: string | undefined,
+    headerIdentifier: string | undefined,
+  ): { identifier: string; from?: DidlDocument['identifierFrom'] } {
     if (item.identifier) return { identifier: item.identifier };
     if (!this.options.lenientIdentifier) return { identifier: '' };
     if (documentId) return { identifier: documentId, from: 'DIDLDocumentId' };

@@ -60,11 +60,12 @@ function checkItem(item: DidlItem, identifier: string, position: DidlPosition): 
         }
         const expected = Number(declaredLength);
         if (expected !== resource.byValue.size) {
-          return new DidlError(
-            'ERR_DIDL_LENGTH_MISMATCH',
-            `By-Value content is ${resource.byValue.size} bytes but Content-Length says ${expected}`,
-            { position, identifier, expected, found: resource.byValue.size },
-          );
+          return new DidlError('ERR_DIDL_LENGTH_MISMATCH', `By-Value content is ${resource.byValue.size} bytes but Content-Length says ${expected}`, {
+            position,
+            identifier,
+            expected,
+            found: resource.byValue.size,
+          });
         }
       }
       if (digest && isSha256(digest.algorithm) && digest.value !== resource.byValue.sha256) {

@@ -6,7 +6,7 @@ import { DidlError } from './errors.js';
 import { statInputFile } from './input-file.js';
 import { guessMimeType } from './mime-types.js';
 import type { HttpHeader } from './model.js';
-import { writeDidl, type DidlWriteOptions } from './write-didl.js';
+import { type DidlWriteOptions, writeDidl } from './write-didl.js';
 
 export interface WrapFileOptions {
   /** The resource URL (http or https): the dii:Identifier. */

@@ -5,13 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
-import { DidlError, isDidlError, NS, readDidl, type DidlErrorCode, type DidlReadSummary, type ReadDidlOptions, type ReadRecord } from '../src/index.ts';
+import { DidlError, type DidlErrorCode, type DidlReadSummary, isDidlError, NS, type ReadDidlOptions, type ReadRecord, readDidl } from '../src/index.ts';
 
 export const ID = 'http://example.org/papers/notes.txt';
 /** 600 bytes: eleven 76-column base64 lines. Holds every byte value, so it is really binary. */
 export const PAYLOAD = Buffer.from(Array.from({ length: 600 }, (_, i) => (i * 7 + 3) % 256));
 
-import { sha256, split as chunks } from './helpers.ts';
+import { split as chunks, sha256 } from './helpers.ts';
 import { base64Lines } from './read-helpers.ts';
 
 export { base64Lines, chunks, sha256 };
@@ -46,9 +46,17 @@ export function didlDoc(parts: DocParts = {}): string {
   lines.push(`<didl:DIDL ${DIDL_NAMESPACES}>`, '  <didl:Item>');
   if (parts.itemPrefix) lines.push(parts.itemPrefix);
   for (const identifier of identifiers) {
-    lines.push('    <didl:Descriptor>', `      <didl:Statement mimeType="application/xml"><dii:Identifier>${identifier}</dii:Identifier></didl:Statement>`, '    </didl:Descriptor>');
+    lines.push(
+      '    <didl:Descriptor>',
+      `      <didl:Statement mimeType="application/xml"><dii:Identifier>${identifier}</dii:Identifier></didl:Statement>`,
+      '    </didl:Descriptor>',
+    );
   }
-  lines.push('    <didl:Descriptor>', '      <didl:Statement mimeType="application/xml"><http:header>', '        <http:Content-Type>text/plain</http:Content-Type>');
+  lines.push(
+    '    <didl:Descriptor>',
+    '      <didl:Statement mimeType="application/xml"><http:header>',
+    '        <http:Content-Type>text/plain</http:Content-Type>',
+  );
   lines.push('        <http:X-Title>Caf\u00e9 \u2615 notes</http:X-Title>');
   if (contentLength !== null) lines.push(`        <http:Content-Length>${contentLength}</http:Content-Length>`);
   lines.push('      </http:header></didl:Statement>', '    </didl:Descriptor>', '    <didl:Component>');
@@ -118,7 +126,6 @@ export interface Outcome {
   records: ReadRecord[];
   streams: StreamSeen[];
 }
-
 
 /**
  * Reads `input` (in chunks of `chunk` bytes) with a consumer that reads every datastream to

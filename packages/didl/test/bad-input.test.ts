@@ -12,7 +12,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
-import { DidlError, writeDidl, type DidlErrorCode, type DidlWriteInput } from '../src/index.ts';
+import { DidlError, type DidlErrorCode, type DidlWriteInput, writeDidl } from '../src/index.ts';
 import {
   assertDidlError,
   assertStreamsFailedWith,
@@ -144,7 +144,14 @@ test('a document cut at every 13th byte (and in base64, in a tag, in a UTF-8 cha
   const rootClosed = byteIndex('</didl:DIDL>') + '</didl:DIDL>'.length;
   const contentStart = byteIndex('encoding="base64">') + 'encoding="base64">'.length;
   const resourceClosed = byteIndex('</didl:Resource>') + '</didl:Resource>'.length;
-  const cuts = new Set<number>([0, Math.floor((contentStart + resourceClosed) / 2), byteIndex('<didl:Component>') + 7, byteIndex('\u2615') + 1, contentStart, rootClosed - 1]);
+  const cuts = new Set<number>([
+    0,
+    Math.floor((contentStart + resourceClosed) / 2),
+    byteIndex('<didl:Component>') + 7,
+    byteIndex('\u2615') + 1,
+    contentStart,
+    rootClosed - 1,
+  ]);
   for (let cut = 0; cut < rootClosed; cut += 13) cuts.add(cut);
   let consumersCut = 0;
   for (const cut of [...cuts].sort((a, b) => a - b)) {
@@ -232,7 +239,10 @@ describe('invalid base64 is ERR_DIDL_BAD_BASE64 and the consumer sees that error
 });
 
 describe('record checks', () => {
-  for (const [name, declared] of [['shorter', PAYLOAD.length - 1], ['longer', PAYLOAD.length + 1]] as const) {
+  for (const [name, declared] of [
+    ['shorter', PAYLOAD.length - 1],
+    ['longer', PAYLOAD.length + 1],
+  ] as const) {
     test(`By-Value content ${name} than Content-Length is ERR_DIDL_LENGTH_MISMATCH with expected and found`, async () => {
       const input = didlDoc({ contentLength: String(declared) });
       const { error } = await expectRefused(input, 'ERR_DIDL_LENGTH_MISMATCH', {}, { line: lineOf(input, '</didl:DIDL>') });
@@ -360,14 +370,21 @@ test("recordErrors 'report': of three records the bad middle one carries the err
     outcome.records.map((record) => [record.header!.identifier, record.didl!.identifier]),
     [1, 2, 3].map((n) => [`oai:example.org:${n}`, `http://example.org/${n}`]),
   );
-  assert.deepEqual(outcome.streams.map((seen) => seen.bytes), payloads);
+  assert.deepEqual(
+    outcome.streams.map((seen) => seen.bytes),
+    payloads,
+  );
   assert.equal(outcome.summary!.page.resumptionToken?.completeListSize, 3);
 });
 
 describe("the caller's handlers", () => {
   test('an onDatastream handler that throws rejects the read with that very error', async () => {
     const boom = new Error('consumer failed');
-    const before = await read(GOOD, { onDatastream: () => { throw boom; } });
+    const before = await read(GOOD, {
+      onDatastream: () => {
+        throw boom;
+      },
+    });
     assert.equal(before.error, boom);
     const during = await read(GOOD, {
       onDatastream: async ({ bytes }) => {
@@ -465,7 +482,8 @@ describe('writeDidl refuses what XML or the profile cannot carry', () => {
 
 test('legal values that need escaping come back exactly through writeDidl -> readDidl', async () => {
   // &, <, >, quotes, CR, tab, LF, "]]>", emoji, right-to-left text (with bidi controls), the last code point.
-  const tricky = 'a&b<c>d"e\'f ]]> g\th\ri\r\nj \u{1F600}\u{1F468}\u200D\u{1F469} \u05E9\u05DC\u05D5\u05DD \u0627\u0644\u0639\u0631\u0628\u064A\u0629 \u202Eevil\u202C \u{10FFFF}.';
+  const tricky =
+    'a&b<c>d"e\'f ]]> g\th\ri\r\nj \u{1F600}\u{1F468}\u200D\u{1F469} \u05E9\u05DC\u05D5\u05DD \u0627\u0644\u0639\u0631\u0628\u064A\u0629 \u202Eevil\u202C \u{10FFFF}.';
   const payload = Buffer.from(tricky, 'utf8');
   const value: DidlWriteInput = {
     identifier: `http://example.org/${tricky}`,
@@ -503,7 +521,15 @@ test('legal values that need escaping come back exactly through writeDidl -> rea
 });
 
 test('fuzz: 300 seeded mutations of a By-Value document each read as good or refused with a DidlError, never hang', async (t) => {
-  const original = Buffer.from(didlDoc({ base64: PAYLOAD.subarray(0, 120).toString('base64').replace(/(.{40})/g, '$1\n'), contentLength: '120', digest: sha256(PAYLOAD.subarray(0, 120)) }));
+  const original = Buffer.from(
+    didlDoc({
+      base64: PAYLOAD.subarray(0, 120)
+        .toString('base64')
+        .replace(/(.{40})/g, '$1\n'),
+      contentLength: '120',
+      digest: sha256(PAYLOAD.subarray(0, 120)),
+    }),
+  );
   const random = prng(0x0a1bad);
   const pick = (n: number) => Math.floor(random() * n);
   const outcomes = new Map<string, number>();

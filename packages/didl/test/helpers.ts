@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { writeDidl, type DidlWriteInput, type DidlWriteOptions } from '../src/index.ts';
 import { validateXmlSchema } from '../../../test/xml-schema.ts';
+import { type DidlWriteInput, type DidlWriteOptions, writeDidl } from '../src/index.ts';
 
 export function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import sax from 'sax';
 import {
-  isDidlError, readDidl, type DidlDocument, type DidlReadSummary, type IncomingDatastream, type ReadDidlOptions, type ReadRecord,
+  type DidlDocument,
+  type DidlReadSummary,
+  type IncomingDatastream,
+  isDidlError,
+  type ReadDidlOptions,
+  type ReadRecord,
+  readDidl,
 } from '../src/index.ts';
 import { collect, sha256, split } from './helpers.ts';
 

@@ -87,10 +87,18 @@ test('ListRecords: two DIDL records and a deleted one, with the page envelope an
   assert.equal(records.length, 3);
   const [a, gone, b] = records as [(typeof records)[0], (typeof records)[0], (typeof records)[0]];
 
-  assert.deepEqual(a.header, { identifier: 'oai:www.example.org:papers/a.txt', datestamp: '2024-04-30T10:00:00Z', setSpecs: ['papers', 'papers:text'], deleted: false });
+  assert.deepEqual(a.header, {
+    identifier: 'oai:www.example.org:papers/a.txt',
+    datestamp: '2024-04-30T10:00:00Z',
+    setSpecs: ['papers', 'papers:text'],
+    deleted: false,
+  });
   assert.equal(a.error, undefined);
   assert.equal(a.didl!.identifier, 'http://www.example.org/papers/a.txt');
-  assert.deepEqual(a.didl!.item.headers, [{ name: 'Content-Type', value: 'text/plain' }, { name: 'Content-Length', value: String(first.length) }]);
+  assert.deepEqual(a.didl!.item.headers, [
+    { name: 'Content-Type', value: 'text/plain' },
+    { name: 'Content-Length', value: String(first.length) },
+  ]);
   assert.deepEqual(a.didl!.item.components[0]!.resources, [
     { mimeType: 'text/plain', ref: 'http://www.example.org/papers/a.txt' },
     { mimeType: 'text/plain', byValue: { encoding: 'base64', size: first.length, sha256: sha256(first) } },
@@ -102,7 +110,10 @@ test('ListRecords: two DIDL records and a deleted one, with the page envelope an
 
   assert.deepEqual(b.header, { identifier: 'oai:www.example.org:images/b.png', datestamp: '2024-04-28T08:00:00Z', setSpecs: [], deleted: false });
   assert.equal(b.didl!.identifier, 'http://www.example.org/images/b.png');
-  assert.deepEqual(b.didl!.item.headers, [{ name: 'Content-Type', value: 'image/png' }, { name: 'ETag', value: '"abc"' }]);
+  assert.deepEqual(b.didl!.item.headers, [
+    { name: 'Content-Type', value: 'image/png' },
+    { name: 'ETag', value: '"abc"' },
+  ]);
   assert.deepEqual(b.didl!.item.components, [{ resources: [{ mimeType: 'image/png', ref: 'http://www.example.org/images/b.png' }], descriptors: [] }]);
 
   // The one datastream knows its record's OAI header.
@@ -237,9 +248,15 @@ test('lenientIdentifier: several dii:Identifiers, or none (DIDLDocumentId, then 
     `<ListRecords>${record('oai:a', didl('', ['URN:NBN:NL:UI:17-548', 'info:doi/10.1000/548']))}${record('oai:b', didl(' DIDLDocumentId="info:lanl-repo/i/1"', []))}${record('oai:c', didl('', []))}</ListRecords>`,
   );
   const strict = await read(page, { recordErrors: 'report' });
-  assert.deepEqual(strict.records.map((r) => r.error?.code), ['ERR_DIDL_REPEATED_IDENTIFIER', 'ERR_DIDL_NO_IDENTIFIER', 'ERR_DIDL_NO_IDENTIFIER']);
+  assert.deepEqual(
+    strict.records.map((r) => r.error?.code),
+    ['ERR_DIDL_REPEATED_IDENTIFIER', 'ERR_DIDL_NO_IDENTIFIER', 'ERR_DIDL_NO_IDENTIFIER'],
+  );
   const lenient = await read(page, { recordErrors: 'report', lenientIdentifier: true });
-  assert.deepEqual(lenient.records.map((r) => r.error), [undefined, undefined, undefined]);
+  assert.deepEqual(
+    lenient.records.map((r) => r.error),
+    [undefined, undefined, undefined],
+  );
   const [a, b, c] = lenient.records.map((r) => r.didl!);
   assert.equal(a!.identifier, 'URN:NBN:NL:UI:17-548');
   assert.deepEqual(a!.item.otherIdentifiers, ['info:doi/10.1000/548']);

@@ -3,12 +3,28 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { canonicalXml } from '../../../test/xml-schema.ts';
 import { isDidlError, readDidl } from '../src/index.ts';
 import { sha256 } from './helpers.ts';
-import { canonicalXml } from '../../../test/xml-schema.ts';
 import {
-  assertDecoded, base64Lines, byValueDoc, bytesOf, DC, DIDL, DII, ENTITY_METADATA, fixity, HTTP, OAI_DC, OUR_NS, parseStrict, PREMIS, ragged, readOne,
-  rejectsWith, split,
+  assertDecoded,
+  base64Lines,
+  bytesOf,
+  byValueDoc,
+  DC,
+  DIDL,
+  DII,
+  ENTITY_METADATA,
+  fixity,
+  HTTP,
+  OAI_DC,
+  OUR_NS,
+  PREMIS,
+  parseStrict,
+  ragged,
+  readOne,
+  rejectsWith,
+  split,
 } from './read-helpers.ts';
 
 // 1. Our own profile ---------------------------------------------------------------------------
@@ -75,7 +91,11 @@ test('our own profile: identifier, headers in order with repeats, component dige
     { mimeType: 'application/pdf', byValue: { encoding: 'base64', size: payload.length, sha256: sha256(payload) } },
   ]);
   assert.deepEqual(result.streams[0]!.info, {
-    identifier: 'http://www.example.org/papers/a.pdf', itemPath: [], componentIndex: 0, resourceIndex: 1, mimeType: 'application/pdf',
+    identifier: 'http://www.example.org/papers/a.pdf',
+    itemPath: [],
+    componentIndex: 0,
+    resourceIndex: 1,
+    mimeType: 'application/pdf',
   });
   assertDecoded(result, payload, 'own profile');
 });
@@ -127,7 +147,7 @@ test('aDORe style: http_header in a Statement of a nested metadata Item goes to 
   ]);
   assert.deepEqual(item.digest, { algorithm: 'sha256', value: sha256(payload) });
   assert.deepEqual(item.items, [], 'the metadata Item is not listed');
-  assert.equal(item.descriptors.length, 1, 'the metadata Item\'s other Descriptors are kept on the parent');
+  assert.equal(item.descriptors.length, 1, "the metadata Item's other Descriptors are kept on the parent");
   assert.match(item.descriptors[0]!, /harvested by aDORe/);
   assert.deepEqual(result.streams[0]!.info.itemPath, []);
   assertDecoded(result, payload, 'aDORe');
@@ -161,9 +181,13 @@ test('aDORe style: http_header inline in a Resource of the nested metadata Item 
     { name: 'Vary', value: 'Cookie' },
   ]);
   assert.deepEqual(item.items, []);
-  assert.equal(item.components.length, 1, 'the metadata Item\'s Component is not the top Item\'s');
+  assert.equal(item.components.length, 1, "the metadata Item's Component is not the top Item's");
   assert.deepEqual(result.streams[0]!.info, {
-    identifier: 'http://www.example.org/index.html', itemPath: [], componentIndex: 0, resourceIndex: 1, mimeType: 'text/html',
+    identifier: 'http://www.example.org/index.html',
+    itemPath: [],
+    componentIndex: 0,
+    resourceIndex: 1,
+    mimeType: 'text/html',
   });
   assertDecoded(result, payload, 'aDORe inline');
   await rejectsWith(xml.replace(`<http:Content-Length>${payload.length}<`, '<http:Content-Length>1<'), 'ERR_DIDL_LENGTH_MISMATCH');
@@ -205,7 +229,9 @@ test('DSpace style: By-Reference Resources in nested Items, no datastream delive
       descriptors: [],
     },
     {
-      components: [{ resources: [{ mimeType: 'text/plain; charset=utf-8', ref: 'https://dspace.example.org/bitstream/1234/56/2/license.txt' }], descriptors: [] }],
+      components: [
+        { resources: [{ mimeType: 'text/plain; charset=utf-8', ref: 'https://dspace.example.org/bitstream/1234/56/2/license.txt' }], descriptors: [] },
+      ],
       items: [],
       descriptors: [],
     },
@@ -243,8 +269,14 @@ test('compound object: two By-Value Components, each with its own headers, deliv
   const result = await readOne(compoundDoc(pdf, html));
   const { item } = result.didl;
   assert.equal(item.components.length, 2);
-  assert.deepEqual(item.components[0]!.headers, [{ name: 'Content-Type', value: 'application/pdf' }, { name: 'Content-Length', value: String(pdf.length) }]);
-  assert.deepEqual(item.components[1]!.headers, [{ name: 'Content-Type', value: 'text/html' }, { name: 'Content-Length', value: String(html.length) }]);
+  assert.deepEqual(item.components[0]!.headers, [
+    { name: 'Content-Type', value: 'application/pdf' },
+    { name: 'Content-Length', value: String(pdf.length) },
+  ]);
+  assert.deepEqual(item.components[1]!.headers, [
+    { name: 'Content-Type', value: 'text/html' },
+    { name: 'Content-Length', value: String(html.length) },
+  ]);
   assert.deepEqual(item.components[0]!.digest, { algorithm: 'SHA-256', value: sha256(pdf) });
   assert.deepEqual(item.components[1]!.resources, [{ mimeType: 'text/html', byValue: { encoding: 'base64', size: html.length, sha256: sha256(html) } }]);
   assert.deepEqual(item.components[0]!.resources[1]!.byValue, { encoding: 'base64', size: pdf.length, sha256: sha256(pdf) });
@@ -265,7 +297,8 @@ test('compound object: two By-Value Components, each with its own headers, deliv
 test('nested content Items keep their identifiers; datastreams carry their itemPath', async () => {
   const one = Buffer.from('first file\n');
   const two = bytesOf(90, 5);
-  const id = (value: string) => `<didl:Descriptor><didl:Statement mimeType="application/xml"><dii:Identifier>${value}</dii:Identifier></didl:Statement></didl:Descriptor>`;
+  const id = (value: string) =>
+    `<didl:Descriptor><didl:Statement mimeType="application/xml"><dii:Identifier>${value}</dii:Identifier></didl:Statement></didl:Descriptor>`;
   const xml = `<didl:DIDL ${OUR_NS}>
   <didl:Item>
     ${id('http://www.example.org/set/')}
@@ -294,15 +327,21 @@ test('nested content Items keep their identifiers; datastreams carry their itemP
   assert.equal(result.didl.identifier, 'http://www.example.org/set/');
   assert.equal(item.items.length, 2);
   assert.equal(item.items[0]!.identifier, 'http://www.example.org/set/one.txt');
-  assert.deepEqual(item.items[0]!.headers, [{ name: 'Content-Type', value: 'text/plain' }, { name: 'Content-Length', value: String(one.length) }]);
+  assert.deepEqual(item.items[0]!.headers, [
+    { name: 'Content-Type', value: 'text/plain' },
+    { name: 'Content-Length', value: String(one.length) },
+  ]);
   assert.equal(item.items[1]!.identifier, 'http://www.example.org/set/sub/');
   assert.deepEqual(item.items[1]!.components, []);
   assert.equal(item.items[1]!.items[0]!.identifier, 'http://www.example.org/set/sub/two.bin');
   assert.deepEqual(item.items[1]!.items[0]!.components[0]!.resources[0]!.byValue, { encoding: 'base64', size: two.length, sha256: sha256(two) });
-  assert.deepEqual(result.streams.map((s) => [s.info.itemPath, s.info.componentIndex, s.info.resourceIndex, s.info.identifier]), [
-    [[0], 0, 1, 'http://www.example.org/set/'],
-    [[1, 0], 0, 0, 'http://www.example.org/set/'],
-  ]);
+  assert.deepEqual(
+    result.streams.map((s) => [s.info.itemPath, s.info.componentIndex, s.info.resourceIndex, s.info.identifier]),
+    [
+      [[0], 0, 1, 'http://www.example.org/set/'],
+      [[1, 0], 0, 0, 'http://www.example.org/set/'],
+    ],
+  );
   assert.ok(result.streams[0]!.bytes.equals(one));
   assert.ok(result.streams[1]!.bytes.equals(two));
   // The checks reach nested Items: a wrong digest two levels down is found.
@@ -347,7 +386,14 @@ test('namespaces are matched, never prefixes: d:/x:/h:, default namespace, inner
     const result = await readOne(xml);
     const { didl } = result;
     assert.equal(didl.identifier, ID, name);
-    assert.deepEqual(didl.item.headers, [{ name: 'Content-Type', value: 'text/plain' }, { name: 'Content-Length', value: String(N) }], name);
+    assert.deepEqual(
+      didl.item.headers,
+      [
+        { name: 'Content-Type', value: 'text/plain' },
+        { name: 'Content-Length', value: String(N) },
+      ],
+      name,
+    );
     assert.deepEqual(didl.item.components[0]!.digest, { algorithm: 'SHA-256', value: HEX }, name);
     assert.deepEqual(didl.item.components[0]!.resources[0], { mimeType: 'text/plain', ref: ID }, name);
     assert.deepEqual(didl.item.descriptors, [], name);
@@ -534,7 +580,7 @@ test('unknown Descriptors are kept as well-formed XML with their namespaces decl
     assert.equal(elements[0]!.uri, DIDL);
     assert.equal(elements[0]!.local, 'Descriptor');
   }
-  const find = (elements: typeof parsed[number], uri: string, local: string) => elements.find((e) => e.uri === uri && e.local === local);
+  const find = (elements: (typeof parsed)[number], uri: string, local: string) => elements.find((e) => e.uri === uri && e.local === local);
   // oai_dc: dc and xsi were declared on the DIDL root only, and must be declared on the kept element.
   assert.match(kept[0]!, /^<didl:Descriptor [^>]*xmlns:dc="http:\/\/purl\.org\/dc\/elements\/1\.1\/"/);
   assert.match(kept[0]!, /xmlns:xsi="http:\/\/www\.w3\.org\/2001\/XMLSchema-instance"/);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { NS, readDidl, type ReadRecord } from '../src/index.ts';
+import { NS, type ReadRecord, readDidl } from '../src/index.ts';
 
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
@@ -41,7 +41,8 @@ const RECORD_2 =
   '<d:Component><d:Resource mimeType="application/octet-stream" encoding="base64"/></d:Component>' +
   '</d:Item></d:DIDL>';
 
-const HEADER_1 = '<header >\r\n <identifier>http://example.org/a.txt</identifier><!-- c --><datestamp>2026-11-23T00:00:00Z</datestamp>\r\n <setSpec>text</setSpec></header >';
+const HEADER_1 =
+  '<header >\r\n <identifier>http://example.org/a.txt</identifier><!-- c --><datestamp>2026-11-23T00:00:00Z</datestamp>\r\n <setSpec>text</setSpec></header >';
 const ENVELOPE_NAMESPACES = ` xmlns="${NS.oai}" xmlns:didl="${NS.didl}" xmlns:dii="${NS.dii}"`;
 const PAGE = Buffer.from(
   '<?xml version="1.0" encoding="UTF-8"?>\n' +
@@ -60,10 +61,8 @@ const EXPECTED = [
     `{${FIRST.length} ${sha256(FIRST)}}`,
   ),
   RECORD_2.replace(`xmlns:i="${NS.dii}">`, `xmlns:i="${NS.dii}"${ENVELOPE_NAMESPACES}>`)
-    .replace(SECOND.toString('base64'), `{${SECOND.length} ${sha256(SECOND)}}`).replace(
-    'encoding="base64"/>',
-    `encoding="base64">{0 ${sha256(Buffer.alloc(0))}}</d:Resource>`,
-  ),
+    .replace(SECOND.toString('base64'), `{${SECOND.length} ${sha256(SECOND)}}`)
+    .replace('encoding="base64"/>', `encoding="base64">{0 ${sha256(Buffer.alloc(0))}}</d:Resource>`),
 ];
 
 /** What the first record's kept header must read as. */

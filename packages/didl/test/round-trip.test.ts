@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
-import { readDidl, type DidlWriteInput, type HttpHeader, type ReadRecord } from '../src/index.ts';
+import { type DidlWriteInput, type HttpHeader, type ReadRecord, readDidl } from '../src/index.ts';
 import { chunked, collect, sha256, validateWithSchema, writeToString } from './helpers.ts';
 
 interface RoundTrip {
@@ -30,11 +30,7 @@ async function roundTrip(input: DidlWriteInput, chunkSize = 64 * 1024): Promise<
 function fileRecord(identifier: string, payload: Buffer, extraHeaders: HttpHeader[] = []): DidlWriteInput {
   return {
     identifier,
-    headers: [
-      { name: 'Content-Type', value: 'application/octet-stream' },
-      { name: 'Content-Length', value: String(payload.length) },
-      ...extraHeaders,
-    ],
+    headers: [{ name: 'Content-Type', value: 'application/octet-stream' }, { name: 'Content-Length', value: String(payload.length) }, ...extraHeaders],
     components: [
       {
         mimeType: 'application/octet-stream',

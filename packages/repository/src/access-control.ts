@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { emptyAuthConfig, normalizeUserName, type AuthConfig, type ProtectRule } from './auth-file.js';
+import { type AuthConfig, emptyAuthConfig, normalizeUserName, type ProtectRule } from './auth-file.js';
 import { verifyPassword } from './password-hash.js';
 
 /**
@@ -158,9 +158,7 @@ export function parseBasicCredentials(authorization: string): { user: string; pa
 function makeViewer(user: string | null, rules: readonly ProtectRule[]): Viewer {
   const refused = rules.filter((rule) => !allows(rule, user)).map((rule) => rule.prefix);
   const unique = [...new Set(refused)].sort();
-  const hiddenPrefixes = Object.freeze(
-    unique.filter((prefix) => !unique.some((other) => other !== prefix && isUnderPrefix(prefix, other))),
-  );
+  const hiddenPrefixes = Object.freeze(unique.filter((prefix) => !unique.some((other) => other !== prefix && isUnderPrefix(prefix, other))));
   return Object.freeze({
     user,
     hiddenPrefixes,
@@ -178,6 +176,5 @@ function allows(rule: ProtectRule, user: string | null): boolean {
  * the link, so that a link never publishes a protected file at a less protected URL.
  */
 export function linkKeepsProtection(config: AuthConfig): (linkPath: string, targetPath: string) => boolean {
-  return (linkPath, targetPath) =>
-    config.rules.every((rule) => !isUnderPrefix(targetPath, rule.prefix) || isUnderPrefix(linkPath, rule.prefix));
+  return (linkPath, targetPath) => config.rules.every((rule) => !isUnderPrefix(targetPath, rule.prefix) || isUnderPrefix(linkPath, rule.prefix));
 }

@@ -13,7 +13,7 @@
 // gzip is written as its RFC 1952 frame around a raw deflate stream, with the CRC-32 and length
 // of the input computed here.
 
-import { PassThrough, Writable, type Readable } from 'node:stream';
+import { PassThrough, type Readable, Writable } from 'node:stream';
 import { constants, crc32, createDeflate, createDeflateRaw, type Deflate, type DeflateRaw } from 'node:zlib';
 
 /** A body chunk shorter than this is compressed with the default strategy, whatever it holds. */

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
 import { loadAuthFile } from './auth-file.js';
-import { DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS } from './export-policy.js';
 import { RepositoryError } from './errors.js';
+import { DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS } from './export-policy.js';
 import { hashPassword } from './password-hash.js';
 import { readPassword } from './read-password.js';
 import { createRepository } from './repository.js';
@@ -37,12 +37,25 @@ const serveCommand = program
   .option('--host <HOST>', 'address to listen on', '127.0.0.1')
   .option('--port <N>', 'port to listen on (0: any free port)', parseCount, 8080)
   .option('--index <FILE>', 'the SQLite index (default: one per root in $XDG_STATE_HOME/oaibag-repository/); keep it: it remembers deletions')
-  .option('--by-value-max <BYTES>', 'files up to this size are carried By-Value in oai_didl (suffixes K, M, G; 0: By-Reference only)', parseByteSize, DEFAULTS.byValueMax)
+  .option(
+    '--by-value-max <BYTES>',
+    'files up to this size are carried By-Value in oai_didl (suffixes K, M, G; 0: By-Reference only)',
+    parseByteSize,
+    DEFAULTS.byValueMax,
+  )
   .option('--page-records <N>', 'records per ListRecords page', parseCount, DEFAULTS.pageRecords)
   .option('--page-identifiers <N>', 'headers per ListIdentifiers page', parseCount, DEFAULTS.pageIdentifiers)
   .option('--page-bytes <BYTES>', 'a ListRecords page ends once it carries this many By-Value bytes', parseByteSize, DEFAULTS.pageBytes)
-  .option('--exclude <GLOB>', `never export paths matching GLOB (repeatable; added to ${DEFAULT_EXCLUDES.join(' ')}; hidden .* paths are never exported)`, collect, [] as string[])
-  .option('--run-extensions <LIST>', `comma-separated extensions of files a web server would run, never exported (default: ${DEFAULT_RUN_EXTENSIONS.join(',')})`)
+  .option(
+    '--exclude <GLOB>',
+    `never export paths matching GLOB (repeatable; added to ${DEFAULT_EXCLUDES.join(' ')}; hidden .* paths are never exported)`,
+    collect,
+    [] as string[],
+  )
+  .option(
+    '--run-extensions <LIST>',
+    `comma-separated extensions of files a web server would run, never exported (default: ${DEFAULT_RUN_EXTENSIONS.join(',')})`,
+  )
   .option('--auth <FILE>', 'protected path prefixes and their users (see docs/repository.md); clients send HTTP Basic credentials')
   .option('--name <TEXT>', 'repositoryName given by Identify')
   .option('--admin-email <ADDRESS>', 'adminEmail given by Identify (repeatable)', collect, [] as string[])
@@ -53,7 +66,10 @@ const serveCommand = program
   .action(serve);
 
 // `oaibag-repository --help` shows the default command's options too: that is what most run.
-program.addHelpText('after', () => `\nThe default command, serve (oaibag-repository [serve] --root DIR ...):\n\n${serveCommand.helpInformation()}${SERVE_NOTES}`);
+program.addHelpText(
+  'after',
+  () => `\nThe default command, serve (oaibag-repository [serve] --root DIR ...):\n\n${serveCommand.helpInformation()}${SERVE_NOTES}`,
+);
 
 program
   .command('hash-password')
@@ -98,7 +114,14 @@ async function serve(options: ServeOptions): Promise<void> {
     pageIdentifiers: options.pageIdentifiers,
     pageBytes: options.pageBytes,
     excludes: options.exclude,
-    ...(options.runExtensions !== undefined ? { runExtensions: options.runExtensions.split(',').map((e) => e.trim()).filter(Boolean) } : {}),
+    ...(options.runExtensions !== undefined
+      ? {
+          runExtensions: options.runExtensions
+            .split(',')
+            .map((e) => e.trim())
+            .filter(Boolean),
+        }
+      : {}),
     ...(options.auth !== undefined ? { auth: await loadAuthFile(options.auth) } : {}),
     ...(options.name !== undefined ? { repositoryName: options.name } : {}),
     adminEmails: options.adminEmail,

@@ -1,11 +1,5 @@
 /** Stable error codes of the repository. Callers switch on these, never on messages. */
-export type RepositoryErrorCode =
-  | 'ERR_REPO_OPTIONS'
-  | 'ERR_REPO_ROOT'
-  | 'ERR_REPO_INDEX'
-  | 'ERR_REPO_AUTH_FILE'
-  | 'ERR_REPO_LISTEN'
-  | 'ERR_REPO_PATH';
+export type RepositoryErrorCode = 'ERR_REPO_OPTIONS' | 'ERR_REPO_ROOT' | 'ERR_REPO_INDEX' | 'ERR_REPO_AUTH_FILE' | 'ERR_REPO_LISTEN' | 'ERR_REPO_PATH';
 
 export interface RepositoryErrorDetails {
   /** What the user should do next (printed by the command after the message). */

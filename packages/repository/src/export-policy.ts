@@ -13,10 +13,23 @@ export const DEFAULT_EXCLUDES: readonly string[] = ['*~', '#*#', '*.swp', '*.bak
  * by value would publish its source, credentials included.
  */
 export const DEFAULT_RUN_EXTENSIONS: readonly string[] = [
-  'php', 'php3', 'php4', 'php5', 'php7', 'phtml', 'phar',
-  'cgi', 'fcgi', 'pl', 'shtml',
-  'jsp', 'jspx',
-  'asp', 'aspx', 'ashx', 'asmx',
+  'php',
+  'php3',
+  'php4',
+  'php5',
+  'php7',
+  'phtml',
+  'phar',
+  'cgi',
+  'fcgi',
+  'pl',
+  'shtml',
+  'jsp',
+  'jspx',
+  'asp',
+  'aspx',
+  'ashx',
+  'asmx',
   'cfm',
 ];
 

@@ -187,9 +187,7 @@ export class FileIndex {
 
   /** Live paths (below `folder`, when given) that a scan of generation `scanGeneration` did not see. */
   unseenLivePaths(scanGeneration: number, folder = ''): string[] {
-    const rows = folder === ''
-      ? this.statements.unseen.all(scanGeneration)
-      : this.statements.unseenBelow.all(scanGeneration, `${folder}/`, `${folder}0`);
+    const rows = folder === '' ? this.statements.unseen.all(scanGeneration) : this.statements.unseenBelow.all(scanGeneration, `${folder}/`, `${folder}0`);
     return (rows as { path: string }[]).map((row) => row.path);
   }
 
@@ -229,18 +227,18 @@ export class FileIndex {
   earliestDatestamp(hiddenPrefixes: readonly string[] = []): number | undefined {
     const hidden = hiddenClause(hiddenPrefixes);
     // ORDER BY … LIMIT 1 walks the datestamp index and stops at the first visible row.
-    const row = this.db
-      .prepare(`SELECT datestamp FROM records WHERE 1${hidden.sql} ORDER BY datestamp LIMIT 1`)
-      .get(...hidden.params) as { datestamp: number } | undefined;
+    const row = this.db.prepare(`SELECT datestamp FROM records WHERE 1${hidden.sql} ORDER BY datestamp LIMIT 1`).get(...hidden.params) as
+      | { datestamp: number }
+      | undefined;
     return row?.datestamp;
   }
 
   /** setSpecs of live items the requester may see (leaf sets only; callers add ancestors). */
   liveSetSpecs(hiddenPrefixes: readonly string[]): string[] {
     const hidden = hiddenClause(hiddenPrefixes);
-    const rows = this.db
-      .prepare(`SELECT DISTINCT set_spec FROM records WHERE deleted = 0${hidden.sql} ORDER BY set_spec`)
-      .all(...hidden.params) as { set_spec: string }[];
+    const rows = this.db.prepare(`SELECT DISTINCT set_spec FROM records WHERE deleted = 0${hidden.sql} ORDER BY set_spec`).all(...hidden.params) as {
+      set_spec: string;
+    }[];
     return rows.map((row) => row.set_spec);
   }
 

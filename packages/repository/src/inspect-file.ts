@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { constants, type BigIntStats } from 'node:fs';
-import { open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { type BigIntStats, constants } from 'node:fs';
+import { type FileHandle, open, readlink, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import type { ExportPolicy } from './export-policy.js';
 import type { FileFacts } from './file-index.js';
-import type { IndexedFile } from './model.js';
 import { mimeTypeForPath } from './mime-type.js';
+import type { IndexedFile } from './model.js';
 import { setSpecForMimeType } from './set-spec.js';
 import { isAddressablePath } from './url-path.js';
 
@@ -22,10 +22,7 @@ export type NotExportedReason =
   | 'through-folder-link'
   | 'link-less-protected';
 
-export type Inspection =
-  | { kind: 'file'; facts: FileFacts; unchanged: boolean }
-  | { kind: 'not-exported'; reason: NotExportedReason }
-  | { kind: 'absent' };
+export type Inspection = { kind: 'file'; facts: FileFacts; unchanged: boolean } | { kind: 'not-exported'; reason: NotExportedReason } | { kind: 'absent' };
 
 /** The root directory, resolved once: every served file must resolve below `real`. */
 export interface SiteRoot {

@@ -3,7 +3,7 @@ import type { FileIndex, ListQuery } from './file-index.js';
 import type { MetadataFormat } from './metadata-formats.js';
 import { oaiError } from './oai-errors.js';
 import type { OaiRequest } from './oai-request.js';
-import { type ResponseBody, errorElements, headerXml, RESPONSE_END, resumptionTokenXml } from './oai-xml.js';
+import { errorElements, headerXml, RESPONSE_END, type ResponseBody, resumptionTokenXml } from './oai-xml.js';
 import { writeRecord } from './record-xml.js';
 import { decodeResumptionToken, encodeResumptionToken, type ListState } from './resumption-token.js';
 import type { SiteIndexer } from './site-indexer.js';
@@ -44,9 +44,7 @@ export async function listItems(
   request: ListRequest,
   start: string,
 ): Promise<ResponseBody> {
-  const fail = (code: 'badResumptionToken' | 'noRecordsMatch', detail: string) => [
-    start + errorElements([oaiError(code, detail)]) + RESPONSE_END,
-  ];
+  const fail = (code: 'badResumptionToken' | 'noRecordsMatch', detail: string) => [start + errorElements([oaiError(code, detail)]) + RESPONSE_END];
   let state: ListState;
   let first: boolean;
   if (request.resumptionToken !== undefined) {

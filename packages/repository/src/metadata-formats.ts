@@ -61,16 +61,14 @@ const DCMI_TYPES: Record<string, string> = {
 /** Technical Dublin Core only: what the server knows, nothing it would have to guess. */
 async function* writeOaiDc({ file, identifier }: RecordSource): AsyncGenerator<string> {
   const type = DCMI_TYPES[file.mimeType.split('/')[0] ?? ''];
-  yield (
-    `<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" xmlns:dc="${NS.dc}" ` +
+  yield `<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" xmlns:dc="${NS.dc}" ` +
     `xsi:schemaLocation="http://www.openarchives.org/OAI/2.0/oai_dc/ http://www.openarchives.org/OAI/2.0/oai_dc.xsd">\n` +
     `<dc:identifier>${escapeText(identifier)}</dc:identifier>\n` +
     `<dc:format>${escapeText(file.mimeType)}</dc:format>\n` +
     `<dc:format>${file.size} bytes</dc:format>\n` +
     `<dc:date>${formatDatestamp(lastModifiedSeconds(file.mtimeNs))}</dc:date>\n` +
     (type ? `<dc:type>${type}</dc:type>\n` : '') +
-    '</oai_dc:dc>\n'
-  );
+    '</oai_dc:dc>\n';
 }
 
 async function* writeHttpHeader({ file }: RecordSource): AsyncGenerator<string> {

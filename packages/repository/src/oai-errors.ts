@@ -23,13 +23,11 @@ export const OAI_ERROR_DESCRIPTIONS: Readonly<Record<OaiErrorCode, string>> = Ob
   badArgument:
     'The request includes illegal arguments, is missing required arguments, includes a repeated argument, or values for arguments have an illegal syntax.',
   badResumptionToken: 'The value of the resumptionToken argument is invalid or expired.',
-  badVerb:
-    'Value of the verb argument is not a legal OAI-PMH verb, the verb argument is missing, or the verb argument is repeated.',
+  badVerb: 'Value of the verb argument is not a legal OAI-PMH verb, the verb argument is missing, or the verb argument is repeated.',
   cannotDisseminateFormat:
     'The metadata format identified by the value given for the metadataPrefix argument is not supported by the item or by the repository.',
   idDoesNotExist: 'The value of the identifier argument is unknown or illegal in this repository.',
-  noRecordsMatch:
-    'The combination of the values of the from, until, set and metadataPrefix arguments results in an empty list.',
+  noRecordsMatch: 'The combination of the values of the from, until, set and metadataPrefix arguments results in an empty list.',
   noMetadataFormats: 'There are no metadata formats available for the specified item.',
   noSetHierarchy: 'The repository does not support sets.',
 });

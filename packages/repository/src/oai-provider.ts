@@ -1,13 +1,13 @@
 import { escapeText } from '@oaibag/didl';
 import type { Viewer } from './access-control.js';
 import type { FileIndex } from './file-index.js';
-import { listItems, type ListSettings } from './list-items.js';
+import { type ListSettings, listItems } from './list-items.js';
 import type { MetadataFormat } from './metadata-formats.js';
 import type { IndexedFile } from './model.js';
 import { formatDatestamp } from './oai-date.js';
-import { oaiError, type OaiProtocolError } from './oai-errors.js';
+import { type OaiProtocolError, oaiError } from './oai-errors.js';
 import { isOaiRequestFailure, parseOaiRequest } from './oai-request.js';
-import { type ResponseBody, errorElements, RESPONSE_END, responseStart } from './oai-xml.js';
+import { errorElements, RESPONSE_END, type ResponseBody, responseStart } from './oai-xml.js';
 import { writeRecord } from './record-xml.js';
 import { setNameFor, setSpecAncestors } from './set-spec.js';
 import type { SiteIndexer } from './site-indexer.js';
@@ -47,9 +47,7 @@ export class OaiProvider {
     if (isOaiRequestFailure(request)) {
       return [responseStart(now, endpoint, request.echo ? request.args : null) + errorElements(request.errors) + RESPONSE_END];
     }
-    const fail = (...errors: OaiProtocolError[]) => [
-      responseStart(now, endpoint, request.args) + errorElements(errors) + RESPONSE_END,
-    ];
+    const fail = (...errors: OaiProtocolError[]) => [responseStart(now, endpoint, request.args) + errorElements(errors) + RESPONSE_END];
     const start = responseStart(now, endpoint, request.args);
     const context = { ...exchange, now, formats };
 
@@ -154,4 +152,3 @@ function quote(value: string): string {
   const short = value.length > 100 ? `${value.slice(0, 100)}…` : value;
   return JSON.stringify(short);
 }
-

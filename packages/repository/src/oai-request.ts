@@ -1,5 +1,5 @@
-import { parseOaiDate, type OaiGranularity } from './oai-date.js';
-import { characterCount, oaiError, quoteInput, type OaiProtocolError } from './oai-errors.js';
+import { type OaiGranularity, parseOaiDate } from './oai-date.js';
+import { characterCount, type OaiProtocolError, oaiError, quoteInput } from './oai-errors.js';
 
 /** The six verbs of OAI-PMH 2.0. Verbs are case-sensitive: `identify` is a badVerb. */
 export type OaiVerb = 'Identify' | 'ListMetadataFormats' | 'ListSets' | 'GetRecord' | 'ListIdentifiers' | 'ListRecords';
@@ -41,9 +41,7 @@ export type OaiRequest =
  * those come with `echo: false`; a request refused only for its metadataPrefix is legal
  * and is echoed.
  */
-export type OaiRequestFailure =
-  | { errors: OaiProtocolError[]; echo: false }
-  | { errors: OaiProtocolError[]; echo: true; args: OaiRequestArgs };
+export type OaiRequestFailure = { errors: OaiProtocolError[]; echo: false } | { errors: OaiProtocolError[]; echo: true; args: OaiRequestArgs };
 
 /** What the caller knows about the repository that decides a request's legality. */
 export interface OaiRequestContext {
@@ -92,10 +90,7 @@ export const OAI_VERBS: readonly OaiVerb[] = Object.freeze(Object.keys(VERB_ARGU
  * errors and a harvester's author fixes them in one go. An unsupported metadataPrefix is a
  * cannotDisseminateFormat, reported only when the request is otherwise legal.
  */
-export function parseOaiRequest(
-  pairs: ReadonlyArray<readonly [string, string]>,
-  context: OaiRequestContext,
-): OaiRequest | OaiRequestFailure {
+export function parseOaiRequest(pairs: ReadonlyArray<readonly [string, string]>, context: OaiRequestContext): OaiRequest | OaiRequestFailure {
   const verbs = pairs.filter(([name]) => name === 'verb');
   if (verbs.length === 0) return badVerb('the verb argument is missing');
   if (verbs.length > 1) return badVerb(`the verb argument is repeated (${verbs.length} times)`);
@@ -133,9 +128,7 @@ export function parseOaiRequest(
   if (spec.exclusive !== undefined && given.has(spec.exclusive)) {
     const others = present.filter((name) => name !== spec.exclusive);
     if (others.length > 0) {
-      problems.push(
-        `the argument '${spec.exclusive}' is exclusive and cannot be combined with ${others.map((name) => `'${name}'`).join(', ')}`,
-      );
+      problems.push(`the argument '${spec.exclusive}' is exclusive and cannot be combined with ${others.map((name) => `'${name}'`).join(', ')}`);
     }
   } else {
     for (const name of spec.required) {
@@ -147,9 +140,7 @@ export function parseOaiRequest(
   const until = dateArgument(values, 'until', problems);
   if (from !== undefined && until !== undefined) {
     if (from.granularity !== until.granularity) {
-      problems.push(
-        `the arguments 'from' (${quoteInput(from.text)}) and 'until' (${quoteInput(until.text)}) have different granularities`,
-      );
+      problems.push(`the arguments 'from' (${quoteInput(from.text)}) and 'until' (${quoteInput(until.text)}) have different granularities`);
     } else if (from.seconds > until.seconds) {
       problems.push(`the argument 'from' (${quoteInput(from.text)}) is later than 'until' (${quoteInput(until.text)})`);
     }
@@ -204,8 +195,7 @@ function isVerb(value: string): value is OaiVerb {
 // Characters a value may not hold: C0 and C1 controls and DEL (tab and line feeds included,
 // no argument has a use for them), and what XML 1.0 cannot carry in the echoed attribute:
 // U+FFFE, U+FFFF and unpaired surrogates.
-const FORBIDDEN_CHARACTER =
-  /[\u0000-\u001f\u007f-\u009f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const FORBIDDEN_CHARACTER = /[\u0000-\u001f\u007f-\u009f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 function valueProblem(name: string, value: string): string | undefined {
   if (value === '') return `the argument '${name}' has an empty value`;
@@ -228,21 +218,13 @@ function dateArgument(values: Map<string, string>, name: 'from' | 'until', probl
   if (text === undefined) return undefined;
   const parsed = parseOaiDate(text, name);
   if (parsed === null) {
-    problems.push(
-      `the value of '${name}' is not a legal date of the form YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ: ${quoteInput(text)}`,
-    );
+    problems.push(`the value of '${name}' is not a legal date of the form YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ: ${quoteInput(text)}`);
     return undefined;
   }
   return { ...parsed, text };
 }
 
-function buildRequest(
-  verb: OaiVerb,
-  values: Map<string, string>,
-  from: OaiDate | undefined,
-  until: OaiDate | undefined,
-  args: OaiRequestArgs,
-): OaiRequest {
+function buildRequest(verb: OaiVerb, values: Map<string, string>, from: OaiDate | undefined, until: OaiDate | undefined, args: OaiRequestArgs): OaiRequest {
   const identifier = values.get('identifier');
   const metadataPrefix = values.get('metadataPrefix');
   const resumptionToken = values.get('resumptionToken');

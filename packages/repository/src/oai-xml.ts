@@ -1,7 +1,7 @@
 import { escapeAttribute, escapeText, NS } from '@oaibag/didl';
+import type { IndexedFile } from './model.js';
 import { formatDatestamp } from './oai-date.js';
 import type { OaiProtocolError } from './oai-errors.js';
-import type { IndexedFile } from './model.js';
 
 /** A response body: strings written in order (an array for short answers, a generator when streamed). */
 export type ResponseBody = Iterable<string> | AsyncIterable<string>;

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sameSignature, statSignature } from './inspect-file.js';
 import type { IndexedFile } from './model.js';

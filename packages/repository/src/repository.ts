@@ -1,4 +1,4 @@
-import { stat, realpath } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -12,7 +12,7 @@ import { OaiProvider } from './oai-provider.js';
 import { DEFAULTS, defaultIndexPath, type RepositoryOptions } from './repository-options.js';
 import { handleRequest, type RequestHandlerContext } from './request-handler.js';
 import { clfDate, logRequest } from './request-log.js';
-import { SiteIndexer, type ScanSummary } from './site-indexer.js';
+import { type ScanSummary, SiteIndexer } from './site-indexer.js';
 
 /** A running repository: an HTTP server (not yet listening), its index and its scanner. */
 export interface Repository {
@@ -181,7 +181,8 @@ export function normalizeBaseUrl(value: string): string {
 
 /** The OAI-PMH schema's pattern for adminEmail. */
 function checkEmail(value: string): string {
-  if (!/^\S+@(\S+\.)+\S+$/.test(value)) throw new RepositoryError('ERR_REPO_OPTIONS', `--admin-email ${JSON.stringify(value)} is not an e-mail address (name@host.domain)`);
+  if (!/^\S+@(\S+\.)+\S+$/.test(value))
+    throw new RepositoryError('ERR_REPO_OPTIONS', `--admin-email ${JSON.stringify(value)} is not an e-mail address (name@host.domain)`);
   return value;
 }
 

@@ -61,11 +61,7 @@ export function encodeResumptionToken(state: ListState, key: Uint8Array): string
   if (problem !== undefined) throw new RangeError(`encodeResumptionToken: ${problem}`);
 
   const bytes: number[] = [VERSION];
-  bytes.push(
-    (state.verb === 'ListRecords' ? FLAG_LIST_RECORDS : 0) |
-      (state.set !== undefined ? FLAG_SET : 0) |
-      (state.from !== undefined ? FLAG_FROM : 0),
-  );
+  bytes.push((state.verb === 'ListRecords' ? FLAG_LIST_RECORDS : 0) | (state.set !== undefined ? FLAG_SET : 0) | (state.from !== undefined ? FLAG_FROM : 0));
   writeVarint(bytes, state.until);
   if (state.from !== undefined) writeVarint(bytes, state.from);
   writeVarint(bytes, state.after.datestamp);
@@ -77,9 +73,7 @@ export function encodeResumptionToken(state: ListState, key: Uint8Array): string
   const body = Buffer.from(bytes);
   const token = Buffer.concat([body, tag(body, key)]).toString('base64url');
   if (token.length > MAX_RESUMPTION_TOKEN_LENGTH) {
-    throw new RangeError(
-      `encodeResumptionToken: the token would be ${token.length} characters long, more than ${MAX_RESUMPTION_TOKEN_LENGTH}`,
-    );
+    throw new RangeError(`encodeResumptionToken: the token would be ${token.length} characters long, more than ${MAX_RESUMPTION_TOKEN_LENGTH}`);
   }
   return token;
 }

@@ -104,9 +104,7 @@ export function planFileResponse(
       return { status: 416, headers: [{ name: 'Content-Range', value: `bytes */${file.size}` }] };
     case 'range': {
       const length = range.end - range.start + 1;
-      const headers = file.headers.map((field) =>
-        field.name.toLowerCase() === 'content-length' ? { name: field.name, value: String(length) } : field,
-      );
+      const headers = file.headers.map((field) => (field.name.toLowerCase() === 'content-length' ? { name: field.name, value: String(length) } : field));
       headers.push({ name: 'Content-Range', value: `bytes ${range.start}-${range.end}/${file.size}` });
       return { status: 206, headers, body: { start: range.start, length } };
     }
@@ -114,10 +112,7 @@ export function planFileResponse(
 }
 
 /** The outcome of a Range header for a representation of `size` bytes. `end` is inclusive. */
-export type RangeDecision =
-  | { kind: 'ignore' }
-  | { kind: 'unsatisfiable' }
-  | { kind: 'range'; start: number; end: number };
+export type RangeDecision = { kind: 'ignore' } | { kind: 'unsatisfiable' } | { kind: 'range'; start: number; end: number };
 
 /**
  * Reads a Range header (RFC 9110 section 14.1.2). Ignored, so the whole file is sent: another
@@ -202,9 +197,7 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 const MONTH = `(${MONTHS.join('|')})`;
 const TIME = '(\\d{2}:\\d{2}:\\d{2})';
 const IMF_FIXDATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\\d{2}) ${MONTH} (\\d{4}) ${TIME} GMT$`);
-const RFC850_DATE = new RegExp(
-  `^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT$`,
-);
+const RFC850_DATE = new RegExp(`^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT$`);
 const ASCTIME_DATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})$`);
 
 /** One entity tag of a list: `W/` marks it weak; `tag` keeps its quotes. */

@@ -1,10 +1,10 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { type FSWatcher, watch } from 'node:fs';
 import { lstat, opendir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExportPolicy } from './export-policy.js';
-import type { FileIndex } from './file-index.js';
 import { lastModifiedSeconds } from './file-headers.js';
-import { inspectFile, sameSignature, statSignature, type Inspection, type LinkRule, type SiteRoot } from './inspect-file.js';
+import type { FileIndex } from './file-index.js';
+import { type Inspection, inspectFile, type LinkRule, type SiteRoot, sameSignature, statSignature } from './inspect-file.js';
 import type { IndexedFile } from './model.js';
 
 export interface ScanSummary {
@@ -199,13 +199,7 @@ export class SiteIndexer {
   }
 
   /** Writes what an inspection found into the index, applying the datestamp rule. */
-  private apply(
-    relPath: string,
-    inspection: Inspection,
-    known: IndexedFile | undefined,
-    initial: boolean,
-    generation: number,
-  ): IndexedFile | null {
+  private apply(relPath: string, inspection: Inspection, known: IndexedFile | undefined, initial: boolean, generation: number): IndexedFile | null {
     if (inspection.kind !== 'file') {
       if (known && !known.deleted) this.index.markDeleted(relPath, this.index.observationDatestamp());
       return null;
@@ -222,9 +216,7 @@ export class SiteIndexer {
       }
     }
     const now = Math.floor(Date.now() / 1000);
-    const datestamp = initial
-      ? Math.min(lastModifiedSeconds(facts.mtimeNs), this.index.observationDatestamp(now))
-      : this.index.observationDatestamp(now);
+    const datestamp = initial ? Math.min(lastModifiedSeconds(facts.mtimeNs), this.index.observationDatestamp(now)) : this.index.observationDatestamp(now);
     return this.index.putVersion(facts, Math.max(datestamp, 0), generation);
   }
 }

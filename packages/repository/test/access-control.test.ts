@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { AccessControl, challengeHeader, isUnderPrefix, parseBasicCredentials, type Viewer } from '../src/access-control.ts';
-import { parseAuthFile, type AuthConfig } from '../src/auth-file.ts';
+import { type AuthConfig, parseAuthFile } from '../src/auth-file.ts';
 import { hashPassword, isPasswordHash, verifyPassword } from '../src/password-hash.ts';
 
 // Three real scrypt hashes for the whole file (about 100 ms each).
@@ -43,9 +43,7 @@ function ruleCovers(prefix: string, path: string): boolean {
 
 /** Visible iff every rule covering the path allows the user (the documented intersection). */
 function expectedVisible(user: string | null, path: string): boolean {
-  return config.rules
-    .filter((rule) => ruleCovers(rule.prefix, path))
-    .every((rule) => user !== null && (rule.users === 'any-user' || rule.users.has(user)));
+  return config.rules.filter((rule) => ruleCovers(rule.prefix, path)).every((rule) => user !== null && (rule.users === 'any-user' || rule.users.has(user)));
 }
 
 /** What an SQL filter built from hiddenPrefixes would keep. */
@@ -104,12 +102,7 @@ test('canSee agrees with hiddenPrefixes and with the rules on a table of paths',
     // 'private' and 'members' are files beside the protected folders, not inside them
     anonymous: ['index.html', 'private', 'private-notes.txt', 'members', 'staff/report.pdf.bak', 'staff/report.pdfx', 'staff/other.pdf'],
     alice: PATHS.filter((path) => !path.startsWith('staff/report.pdf') || path === 'staff/report.pdf.bak' || path === 'staff/report.pdfx'),
-    bob: PATHS.filter(
-      (path) =>
-        !path.startsWith('private/alice-only/') &&
-        path !== 'staff/report.pdf' &&
-        path !== 'staff/report.pdf/extra',
-    ),
+    bob: PATHS.filter((path) => !path.startsWith('private/alice-only/') && path !== 'staff/report.pdf' && path !== 'staff/report.pdf/extra'),
     'zo\u00eb': PATHS.filter((path) => !path.startsWith('private/')),
   };
   for (const [name, visible] of Object.entries(expected)) {

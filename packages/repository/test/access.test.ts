@@ -18,16 +18,16 @@ import { identifierForPath } from '../src/url-path.ts';
 import {
   basicAuth,
   errorCodes,
+  type HttpAnswer,
   harvestAll,
   headers,
   httpRequest,
   oai,
+  type RunningRepository,
   resumptionToken,
   startRepository,
   tempDir,
   writeTree,
-  type HttpAnswer,
-  type RunningRepository,
 } from './repository-helpers.ts';
 
 const PASSWORD = 'correct horse';
@@ -72,16 +72,7 @@ const SETS: Record<Who, string[]> = {
   anonymous: ['mime', 'mime:text', 'mime:text:html', 'mime:text:plain'],
   carol: ['mime', 'mime:text', 'mime:text:csv', 'mime:text:html', 'mime:text:plain'],
   bob: ['mime', 'mime:application', 'mime:application:pdf', 'mime:text', 'mime:text:csv', 'mime:text:html', 'mime:text:plain'],
-  alice: [
-    'mime',
-    'mime:application',
-    'mime:application:json',
-    'mime:application:pdf',
-    'mime:text',
-    'mime:text:csv',
-    'mime:text:html',
-    'mime:text:plain',
-  ],
+  alice: ['mime', 'mime:application', 'mime:application:json', 'mime:application:pdf', 'mime:text', 'mime:text:csv', 'mime:text:html', 'mime:text:plain'],
 };
 
 function inOrder(paths: string[]): string[] {
@@ -201,10 +192,7 @@ describe('GetRecord and ListMetadataFormats of a hidden item', () => {
     ];
     const missingPath = 'private/alice-only/no-such-file.txt';
     for (const [who, path] of cases) {
-      for (const params of [
-        { verb: 'GetRecord', metadataPrefix: 'oai_dc' },
-        { verb: 'ListMetadataFormats' },
-      ] as Array<Record<string, string>>) {
+      for (const params of [{ verb: 'GetRecord', metadataPrefix: 'oai_dc' }, { verb: 'ListMetadataFormats' }] as Array<Record<string, string>>) {
         const hidden = await oai(run.endpoint, { ...params, identifier: id(path) }, credentials[who]);
         const missing = await oai(run.endpoint, { ...params, identifier: id(missingPath) }, credentials[who]);
         assert.equal(hidden.status, 200, `${who} ${params.verb} ${path}`);

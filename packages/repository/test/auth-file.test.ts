@@ -39,10 +39,13 @@ test('parses users and rules into the relative prefix form', () => {
     ].join('\r\n'),
     'auth.conf',
   );
-  assert.deepEqual([...config.users], [
-    ['alice', HASH_A],
-    ['bob', HASH_B],
-  ]);
+  assert.deepEqual(
+    [...config.users],
+    [
+      ['alice', HASH_A],
+      ['bob', HASH_B],
+    ],
+  );
   assert.deepEqual(config.rules, [
     { prefix: 'private/', users: new Set(['alice', 'bob']) },
     { prefix: 'staff/report.pdf', users: new Set(['bob']) },
@@ -84,7 +87,10 @@ test('each mistake is reported with file and line', () => {
     [`${users}protect /./a alice`, `auth.conf:3: prefix '/./a' contains a '.' segment`],
     [`${users}protect /a//b alice`, `auth.conf:3: prefix '/a//b' contains an empty segment ('//')`],
     [`${users}protect /a\u0000b alice`, `auth.conf:3: prefix "/a\\u0000b" contains a NUL character`],
-    [`${users}protect /Annual%20Reports/ alice`, `auth.conf:3: prefix '/Annual%20Reports/' looks percent-encoded; write the decoded path (quote it if it contains spaces)`],
+    [
+      `${users}protect /Annual%20Reports/ alice`,
+      `auth.conf:3: prefix '/Annual%20Reports/' looks percent-encoded; write the decoded path (quote it if it contains spaces)`,
+    ],
     [`${users}protect /private/`, `auth.conf:3: 'protect /private/' names no users (use * for any valid user)`],
     [`${users}protect /private/ # alice`, `auth.conf:3: 'protect /private/' names no users (use * for any valid user)`],
     [`${users}protect`, `auth.conf:3: 'protect' needs a path prefix and the users allowed`],

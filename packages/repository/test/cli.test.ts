@@ -5,12 +5,12 @@
  * real HTTP and logs each request, and SIGTERM stops it cleanly.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { verifyPassword } from '../src/password-hash.ts';
 import { headers, httpRequest, oai, tempDir, writeTree } from './repository-helpers.ts';
 
@@ -302,10 +302,12 @@ describe('serving', () => {
       assert.equal(identify.status, 200);
       assert.match(identify.text, /<baseURL>https:\/\/example\.org\/site\/oai<\/baseURL>/);
       const list = await oai(`${local}/site/oai`, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc' });
-      assert.deepEqual(headers(list.text).map((header) => header.identifier).sort(), [
-        'https://example.org/site/docs/page.html',
-        'https://example.org/site/hello.txt',
-      ]);
+      assert.deepEqual(
+        headers(list.text)
+          .map((header) => header.identifier)
+          .sort(),
+        ['https://example.org/site/docs/page.html', 'https://example.org/site/hello.txt'],
+      );
 
       const file = await httpRequest(`${local}/site/hello.txt`);
       assert.equal(file.status, 200);

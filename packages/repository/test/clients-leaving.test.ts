@@ -10,8 +10,8 @@ import { utimesSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { headers, resumptionToken, startRepository, tempDir, writeTree, type RunningRepository } from './repository-helpers.ts';
 import { seededRandom } from '../../../test/seeded-random.ts';
+import { headers, type RunningRepository, resumptionToken, startRepository, tempDir, writeTree } from './repository-helpers.ts';
 
 const FILES = 40;
 const REQUESTS = 240;

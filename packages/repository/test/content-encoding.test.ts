@@ -4,16 +4,16 @@
  * a node:http client receives.
  */
 import assert from 'node:assert/strict';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
-import { gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
-import { encodeResponse, negotiateContentEncoding, type ContentEncoding } from '../src/content-encoding.ts';
-import { createAdaptiveCompressor, isBase64Text } from '../src/adaptive-compressor.ts';
-import { randomBytes } from 'node:crypto';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
+import { createAdaptiveCompressor, isBase64Text } from '../src/adaptive-compressor.ts';
+import { type ContentEncoding, encodeResponse, negotiateContentEncoding } from '../src/content-encoding.ts';
 
 test('negotiateContentEncoding', () => {
   const table: Array<[string | undefined, ContentEncoding]> = [
@@ -61,10 +61,7 @@ test('negotiateContentEncoding', () => {
 });
 
 /** A body long and repetitive enough to compress, with non-ASCII text to check bytes. */
-const BODY = Buffer.from(
-  Array.from({ length: 4000 }, (_, i) => `<record n="${i}">Café ☕ ${i % 17}</record>\n`).join(''),
-  'utf8',
-);
+const BODY = Buffer.from(Array.from({ length: 4000 }, (_, i) => `<record n="${i}">Café ☕ ${i % 17}</record>\n`).join(''), 'utf8');
 
 /** base64 lines of 76 characters, as the DIDL writer yields them. */
 function base64Lines(bytes: Buffer): string {
@@ -198,7 +195,10 @@ describe('encodeResponse', { timeout: 30_000 }, () => {
 
   test('markup and base64 in turn: both codings decode to the exact body; markup still shrinks with LZ77', async () => {
     const expected = Buffer.from(MIXED.join(''), 'utf8');
-    for (const [coding, decode] of [['gzip', gunzipSync], ['deflate', inflateSync]] as const) {
+    for (const [coding, decode] of [
+      ['gzip', gunzipSync],
+      ['deflate', inflateSync],
+    ] as const) {
       const reply = await fetchRaw('/mixed', { 'Accept-Encoding': coding });
       assert.equal(reply.headers['content-encoding'], coding);
       assert.ok(decode(reply.body).equals(expected), `${coding} round trip`);
@@ -239,7 +239,7 @@ test('the response closing while the strategy switches: the writer stops, nothin
         input.write(markup); // and back
         for (let i = 0; i < turns; i++) await nextTurn();
         output.destroy();
-        assert.equal((await inputError as { code?: string }).code, 'ERR_STREAM_PREMATURE_CLOSE', `${encoding}, ${turns} turns`);
+        assert.equal(((await inputError) as { code?: string }).code, 'ERR_STREAM_PREMATURE_CLOSE', `${encoding}, ${turns} turns`);
       }
     }
     await sleep(200); // every flush that was waiting has completed by now

@@ -4,17 +4,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { FileIndex } from '../src/file-index.ts';
 import { identifierForPath } from '../src/url-path.ts';
-import {
-  harvestAll,
-  headers,
-  oai,
-  responseDate,
-  resumptionToken,
-  startRepository,
-  tempDir,
-  writeTree,
-  type RunningRepository,
-} from './repository-helpers.ts';
+import { harvestAll, headers, oai, type RunningRepository, responseDate, resumptionToken, startRepository, tempDir, writeTree } from './repository-helpers.ts';
 
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 
@@ -135,7 +125,10 @@ test('a change the scanner has not seen yet is picked up when the record or file
       assert.equal(Buffer.from(encoded, 'base64').toString(), '<p>two, longer</p>');
       await sleepToNextSecond();
       const listed = await listAll(run, { from: first.responseDate });
-      assert.deepEqual(listed.items.map((item) => item.identifier), [id(run, 'page.html')]);
+      assert.deepEqual(
+        listed.items.map((item) => item.identifier),
+        [id(run, 'page.html')],
+      );
     } finally {
       await run.stop();
     }
@@ -175,10 +168,11 @@ test('a list whose items change while it is paged neither skips nor repeats the 
       // What changed during the list comes with the next incremental harvest.
       await sleepToNextSecond();
       const next = await listAll(run, { from: listStarted });
-      assert.deepEqual(
-        next.items.map((item) => `${item.identifier.split('/').pop()}${item.deleted ? ' deleted' : ''}`).sort(),
-        ['f1.txt', 'f5.txt deleted', 'f7.txt'],
-      );
+      assert.deepEqual(next.items.map((item) => `${item.identifier.split('/').pop()}${item.deleted ? ' deleted' : ''}`).sort(), [
+        'f1.txt',
+        'f5.txt deleted',
+        'f7.txt',
+      ]);
     } finally {
       await run.stop();
     }
@@ -275,7 +269,10 @@ test('files copied into a site that was once indexed empty get the time they wer
     try {
       await sleepToNextSecond();
       const listed = await listAll(run, { from: responseDate(empty.text) });
-      assert.deepEqual(listed.items.map((item) => item.identifier), [id(run, 'old.txt')]);
+      assert.deepEqual(
+        listed.items.map((item) => item.identifier),
+        [id(run, 'old.txt')],
+      );
     } finally {
       await run.stop();
     }

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isRepositoryError } from '../src/errors.ts';
-import {
-  createExportPolicy,
-  DEFAULT_EXCLUDES,
-  DEFAULT_RUN_EXTENSIONS,
-  type ExclusionReason,
-} from '../src/export-policy.ts';
+import { createExportPolicy, DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS, type ExclusionReason } from '../src/export-policy.ts';
 import { compileGlob } from '../src/glob.ts';
 
 test('compileGlob: each construct, matched against the whole subject', () => {
@@ -78,8 +73,7 @@ test('compileGlob throws ERR_REPO_OPTIONS naming a bad pattern', () => {
   for (const pattern of ['[abc', 'a[', '[!', '[]', 'x\\', '[z-a]', '']) {
     assert.throws(
       () => compileGlob(pattern),
-      (error: unknown) =>
-        isRepositoryError(error) && error.code === 'ERR_REPO_OPTIONS' && error.message.includes(JSON.stringify(pattern)),
+      (error: unknown) => isRepositoryError(error) && error.code === 'ERR_REPO_OPTIONS' && error.message.includes(JSON.stringify(pattern)),
       pattern,
     );
   }

@@ -7,33 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  lstatSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { encodeUrlPath, identifierForPath } from '../src/url-path.ts';
-import {
-  errorCodes,
-  harvestAll,
-  headers,
-  httpRequest,
-  oai,
-  startRepository,
-  tempDir,
-  writeTree,
-  type RunningRepository,
-} from './repository-helpers.ts';
+import { errorCodes, harvestAll, headers, httpRequest, oai, type RunningRepository, startRepository, tempDir, writeTree } from './repository-helpers.ts';
 
 /** A day ago: the first scan dates files by mtime, and lists end one second before now. */
 const PAST = Math.floor(Date.now() / 1000) - 86_400;
@@ -212,7 +191,10 @@ test('ListIdentifiers lists exactly the exported files, under their canonical UR
 
 test('ListRecords carries the same items as ListIdentifiers', async () => {
   const pages = await harvestAll(repo.endpoint, { verb: 'ListRecords', metadataPrefix: 'oai_dc' });
-  const identifiers = pages.flatMap(headers).map((item) => item.identifier).sort();
+  const identifiers = pages
+    .flatMap(headers)
+    .map((item) => item.identifier)
+    .sort();
   assert.deepEqual(identifiers, firstList);
 });
 
@@ -261,7 +243,10 @@ test('never-exported paths answer 404 (or 400) on GET and idDoesNotExist on GetR
 });
 
 test('a name that is not UTF-8 is neither listed nor served', async () => {
-  assert.ok(readdirSync(site).some((name) => name.includes('\uFFFD')), 'the fixture exists');
+  assert.ok(
+    readdirSync(site).some((name) => name.includes('\uFFFD')),
+    'the fixture exists',
+  );
   assert.ok(!firstList.some((identifier) => identifier.includes('bad')));
   for (const target of ['/bad%FF.txt', '/bad%ff.txt', '/bad%EF%BF%BD.txt']) {
     const answer = await httpRequest(repo.baseUrl, { path: target });

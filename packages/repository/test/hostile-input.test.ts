@@ -15,14 +15,14 @@ import { setSpecForMimeType } from '../src/set-spec.ts';
 import { identifierForPath } from '../src/url-path.ts';
 import {
   errorCodes,
+  type HttpAnswer,
   headers,
   httpRequest,
+  type RunningRepository,
   resumptionToken,
   startRepository,
   tempDir,
   writeTree,
-  type HttpAnswer,
-  type RunningRepository,
 } from './repository-helpers.ts';
 
 const MARKER = 'TOP-SECRET-9c41e';
@@ -497,5 +497,9 @@ test('after all of this the server still answers, and logged one line per reques
   const logged = await requestLines(repo, sent);
   assert.equal(logged.length, sent, 'one log line per request');
   for (const line of repo.lines) assert.ok(!line.includes('\n'), 'every log entry is one line');
-  assert.deepEqual(repo.lines.filter((line) => line.startsWith('error')), [], 'no request failed inside the server');
+  assert.deepEqual(
+    repo.lines.filter((line) => line.startsWith('error')),
+    [],
+    'no request failed inside the server',
+  );
 });

@@ -7,16 +7,16 @@ import { gunzipSync, inflateSync } from 'node:zlib';
 import {
   allPayloadsSchema,
   errorCodes,
-  headers,
   HTTP_HEADER_XSD,
+  type HttpAnswer,
+  headers,
   httpRequest,
+  type RunningRepository,
   startRepository,
   tempDir,
   validate,
   validateAll,
   writeTree,
-  type HttpAnswer,
-  type RunningRepository,
 } from './repository-helpers.ts';
 
 // The OAI-PMH 2.0 protocol end to end: a real repository over a site built here, real HTTP.
@@ -94,7 +94,11 @@ function idOf(baseUrl: string, path: string): string {
 
 function pathOf(baseUrl: string, identifier: string): string {
   assert.ok(identifier.startsWith(`${baseUrl}/`), `${identifier} is not below ${baseUrl}`);
-  return identifier.slice(baseUrl.length + 1).split('/').map(decodeURIComponent).join('/');
+  return identifier
+    .slice(baseUrl.length + 1)
+    .split('/')
+    .map(decodeURIComponent)
+    .join('/');
 }
 
 function fileBytes(file: SiteFile): Buffer {
@@ -125,7 +129,12 @@ function collect(answer: HttpAnswer, label: string): string {
 }
 
 function unescapeXml(text: string): string {
-  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 }
 
 function attributesOf(text: string): Record<string, string> {
@@ -458,7 +467,10 @@ describe('a site of eleven files', () => {
     }
     assert.equal(expectedIds(main.baseUrl, inSet('mime:text')).length, 7, 'mime:text takes text/plain, text/html and text/css');
     const combined = await harvest(main.endpoint, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc', set: 'mime:text', from: '2020-01-04' });
-    assert.deepEqual(sorted(combined.identifiers), expectedIds(main.baseUrl, (file) => inSet('mime:text')(file) && file.date >= '2020-01-04'));
+    assert.deepEqual(
+      sorted(combined.identifiers),
+      expectedIds(main.baseUrl, (file) => inSet('mime:text')(file) && file.date >= '2020-01-04'),
+    );
     // A set is matched part by part: mime:text:pl is not a prefix of mime:text:plain.
     for (const set of ['mime:text:pl', 'mime:tex', 'mime:video']) {
       for (const verb of ['ListIdentifiers', 'ListRecords']) {
@@ -471,8 +483,14 @@ describe('a site of eleven files', () => {
   test('ListIdentifiers pages: every item once, cursor and completeListSize right, an empty token at the end', async () => {
     const { pages, identifiers } = await harvest(main.endpoint, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc' });
     assert.equal(identifiers.length, MAIN_FILES.length, 'no item twice');
-    assert.deepEqual(sorted(identifiers), expectedIds(main.baseUrl, () => true));
-    assert.deepEqual(pages.map((page) => headers(page).length), [3, 3, 3, 2]);
+    assert.deepEqual(
+      sorted(identifiers),
+      expectedIds(main.baseUrl, () => true),
+    );
+    assert.deepEqual(
+      pages.map((page) => headers(page).length),
+      [3, 3, 3, 2],
+    );
     pages.forEach((page, number) => {
       const token = tokenElement(page)!;
       assert.ok(token, `page ${number} has a resumptionToken`);
@@ -489,11 +507,26 @@ describe('a site of eleven files', () => {
   test('ListRecords pages by pageRecords with the same rules', async () => {
     const { pages, identifiers } = await harvest(main.endpoint, { verb: 'ListRecords', metadataPrefix: 'oai_didl' });
     assert.equal(identifiers.length, MAIN_FILES.length);
-    assert.deepEqual(sorted(identifiers), expectedIds(main.baseUrl, () => true));
-    assert.deepEqual(pages.map((page) => page.match(/<record>/g)?.length), [3, 3, 3, 2]);
-    assert.deepEqual(pages.map((page) => page.match(/<metadata>/g)?.length), [3, 3, 3, 2]);
-    assert.deepEqual(pages.map((page) => tokenElement(page)!.cursor), [0, 3, 6, 9]);
-    assert.deepEqual(pages.map((page) => tokenElement(page)!.completeListSize), [11, 11, 11, 11]);
+    assert.deepEqual(
+      sorted(identifiers),
+      expectedIds(main.baseUrl, () => true),
+    );
+    assert.deepEqual(
+      pages.map((page) => page.match(/<record>/g)?.length),
+      [3, 3, 3, 2],
+    );
+    assert.deepEqual(
+      pages.map((page) => page.match(/<metadata>/g)?.length),
+      [3, 3, 3, 2],
+    );
+    assert.deepEqual(
+      pages.map((page) => tokenElement(page)!.cursor),
+      [0, 3, 6, 9],
+    );
+    assert.deepEqual(
+      pages.map((page) => tokenElement(page)!.completeListSize),
+      [11, 11, 11, 11],
+    );
     assert.equal(tokenElement(pages.at(-1)!)!.value, '');
   });
 
@@ -796,8 +829,14 @@ describe('a ListRecords page bounded by pageBytes', () => {
       const byValue = didlResources(page).filter((resource) => resource.bytes !== undefined);
       assert.equal(byValue.length, headers(page).length, 'every record By-Value');
     }
-    assert.deepEqual(pages.map((page) => tokenElement(page)!.cursor), [0, 1, 4]);
-    assert.deepEqual(pages.map((page) => tokenElement(page)!.completeListSize), [5, 5, 5]);
+    assert.deepEqual(
+      pages.map((page) => tokenElement(page)!.cursor),
+      [0, 1, 4],
+    );
+    assert.deepEqual(
+      pages.map((page) => tokenElement(page)!.completeListSize),
+      [5, 5, 5],
+    );
     assert.equal(identifiers.length, files.length);
   });
 
@@ -850,7 +889,10 @@ describe('resumption tokens and the index file', () => {
           pages.push(await call(second.endpoint, { verb: 'ListIdentifiers', resumptionToken: next }));
           assert.deepEqual(errorCodes(pages.at(-1)!), [], pages.at(-1));
         }
-        assert.deepEqual(pages.map((each) => tokenElement(each)!.cursor), [3, 6]);
+        assert.deepEqual(
+          pages.map((each) => tokenElement(each)!.cursor),
+          [3, 6],
+        );
         for (const each of pages) seen.push(...headers(each).map((header) => pathOf(second.baseUrl, header.identifier)));
         assert.deepEqual(sorted(seen), sorted(files.map((file) => file.path)));
       } finally {
@@ -888,7 +930,9 @@ describe('resumption tokens and the index file', () => {
 
 test('every response of this file is valid OAI-PMH with its payload schemas', () => {
   assert.ok(collected.length > 100, `only ${collected.length} responses were collected`);
-  const verbs = new Set(collected.flatMap((entry) => [.../<(Identify|ListMetadataFormats|ListSets|GetRecord|ListIdentifiers|ListRecords)>/.exec(entry.xml) ?? []].slice(1)));
+  const verbs = new Set(
+    collected.flatMap((entry) => [...(/<(Identify|ListMetadataFormats|ListSets|GetRecord|ListIdentifiers|ListRecords)>/.exec(entry.xml) ?? [])].slice(1)),
+  );
   assert.equal(verbs.size, 6, 'every verb answered at least once');
   const dir = tempDir('repo-xsd-');
   try {

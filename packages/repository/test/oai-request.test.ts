@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatDatestamp, MAX_OAI_SECONDS, MIN_OAI_SECONDS, parseOaiDate } from '../src/oai-date.ts';
-import { OAI_ERROR_DESCRIPTIONS, oaiError, quoteInput, type OaiErrorCode } from '../src/oai-errors.ts';
-import {
-  isOaiRequestFailure,
-  parseOaiRequest,
-  type OaiRequest,
-  type OaiRequestFailure,
-} from '../src/oai-request.ts';
+import { OAI_ERROR_DESCRIPTIONS, type OaiErrorCode, oaiError, quoteInput } from '../src/oai-errors.ts';
+import { isOaiRequestFailure, type OaiRequest, type OaiRequestFailure, parseOaiRequest } from '../src/oai-request.ts';
 
 const context = { metadataPrefixes: ['oai_dc', 'http_header', 'oai_didl'] };
 
@@ -49,13 +44,11 @@ test('every error message starts with the specification’s description of its c
     badArgument:
       'The request includes illegal arguments, is missing required arguments, includes a repeated argument, or values for arguments have an illegal syntax.',
     badResumptionToken: 'The value of the resumptionToken argument is invalid or expired.',
-    badVerb:
-      'Value of the verb argument is not a legal OAI-PMH verb, the verb argument is missing, or the verb argument is repeated.',
+    badVerb: 'Value of the verb argument is not a legal OAI-PMH verb, the verb argument is missing, or the verb argument is repeated.',
     cannotDisseminateFormat:
       'The metadata format identified by the value given for the metadataPrefix argument is not supported by the item or by the repository.',
     idDoesNotExist: 'The value of the identifier argument is unknown or illegal in this repository.',
-    noRecordsMatch:
-      'The combination of the values of the from, until, set and metadataPrefix arguments results in an empty list.',
+    noRecordsMatch: 'The combination of the values of the from, until, set and metadataPrefix arguments results in an empty list.',
     noMetadataFormats: 'There are no metadata formats available for the specified item.',
     noSetHierarchy: 'The repository does not support sets.',
   };
@@ -207,10 +200,7 @@ test('the legal forms of every verb', () => {
       },
     ],
     [['verb=ListSets'], { verb: 'ListSets', args: { verb: 'ListSets' } }],
-    [
-      ['verb=ListSets', 'resumptionToken=abc'],
-      { verb: 'ListSets', resumptionToken: 'abc', args: { verb: 'ListSets', resumptionToken: 'abc' } },
-    ],
+    [['verb=ListSets', 'resumptionToken=abc'], { verb: 'ListSets', resumptionToken: 'abc', args: { verb: 'ListSets', resumptionToken: 'abc' } }],
     [
       ['identifier=http://example.org/a b.html?x=1&y=2', 'verb=GetRecord', 'metadataPrefix=oai_didl'],
       {
@@ -220,10 +210,7 @@ test('the legal forms of every verb', () => {
         args: { verb: 'GetRecord', identifier: 'http://example.org/a b.html?x=1&y=2', metadataPrefix: 'oai_didl' },
       },
     ],
-    [
-      ['verb=ListRecords', 'metadataPrefix=oai_dc'],
-      { verb: 'ListRecords', metadataPrefix: 'oai_dc', args: { verb: 'ListRecords', metadataPrefix: 'oai_dc' } },
-    ],
+    [['verb=ListRecords', 'metadataPrefix=oai_dc'], { verb: 'ListRecords', metadataPrefix: 'oai_dc', args: { verb: 'ListRecords', metadataPrefix: 'oai_dc' } }],
     [
       ['verb=ListIdentifiers', 'metadataPrefix=http_header', 'set=mime:image:svg~2Bxml'],
       {
@@ -364,28 +351,16 @@ test('badArgument: each rule, with its exact detail, and the arguments are not e
       ['verb=GetRecord', 'identifier=http://example.org/', 'metadataPrefix=oai_dc', 'from=2024-01-01'],
       ["the argument 'from' is not allowed with the verb GetRecord"],
     ],
-    [
-      ['verb=ListRecords', 'metadataPrefix=oai_dc', 'identifier=http://example.org/'],
-      ["the argument 'identifier' is not allowed with the verb ListRecords"],
-    ],
-    [
-      ['verb=ListIdentifiers', 'metadataPrefix=oai_dc', 'From=2024-01-01'],
-      ["the argument 'From' is not allowed with the verb ListIdentifiers"],
-    ],
+    [['verb=ListRecords', 'metadataPrefix=oai_dc', 'identifier=http://example.org/'], ["the argument 'identifier' is not allowed with the verb ListRecords"]],
+    [['verb=ListIdentifiers', 'metadataPrefix=oai_dc', 'From=2024-01-01'], ["the argument 'From' is not allowed with the verb ListIdentifiers"]],
     [
       ['verb=ListIdentifiers', 'metadataPrefix=oai_dc', 'bad\nname=1', 'bad\nname=2'],
       ["the argument 'bad\\u000Aname' is not allowed with the verb ListIdentifiers"],
     ],
     // Repeated arguments, also with the same value twice.
-    [
-      ['verb=ListRecords', 'metadataPrefix=oai_dc', 'from=2024-01-01', 'from=2024-01-02'],
-      ["the argument 'from' is repeated (2 times)"],
-    ],
+    [['verb=ListRecords', 'metadataPrefix=oai_dc', 'from=2024-01-01', 'from=2024-01-02'], ["the argument 'from' is repeated (2 times)"]],
     [['verb=ListRecords', 'metadataPrefix=oai_dc', 'metadataPrefix=oai_dc'], ["the argument 'metadataPrefix' is repeated (2 times)"]],
-    [
-      ['verb=GetRecord', 'identifier=a:b', 'identifier=a:b', 'identifier=c:d', 'metadataPrefix=oai_dc'],
-      ["the argument 'identifier' is repeated (3 times)"],
-    ],
+    [['verb=GetRecord', 'identifier=a:b', 'identifier=a:b', 'identifier=c:d', 'metadataPrefix=oai_dc'], ["the argument 'identifier' is repeated (3 times)"]],
     [['verb=ListSets', 'resumptionToken=a', 'resumptionToken=b'], ["the argument 'resumptionToken' is repeated (2 times)"]],
     // Missing required arguments.
     [['verb=GetRecord'], ["the required argument 'identifier' is missing", "the required argument 'metadataPrefix' is missing"]],
@@ -445,10 +420,7 @@ test('badArgument: each rule, with its exact detail, and the arguments are not e
     [['verb=ListRecords', 'resumptionToken='], ["the argument 'resumptionToken' has an empty value"]],
     [['verb=ListSets', 'resumptionToken='], ["the argument 'resumptionToken' has an empty value"]],
     // Too long; control characters.
-    [
-      ['verb=GetRecord', `identifier=${long}`, 'metadataPrefix=oai_dc'],
-      ["the value of 'identifier' is 4097 characters long, more than the 4096 allowed"],
-    ],
+    [['verb=GetRecord', `identifier=${long}`, 'metadataPrefix=oai_dc'], ["the value of 'identifier' is 4097 characters long, more than the 4096 allowed"]],
     [
       ['verb=GetRecord', `identifier=${'😀'.repeat(4097)}`, 'metadataPrefix=oai_dc'],
       ["the value of 'identifier' is 4097 characters long, more than the 4096 allowed"],
@@ -457,10 +429,7 @@ test('badArgument: each rule, with its exact detail, and the arguments are not e
       ['verb=GetRecord', 'identifier=http://example.org/\u0000x', 'metadataPrefix=oai_dc'],
       ["the value of 'identifier' contains the character U+0000 at position 19, which is not allowed"],
     ],
-    [
-      ['verb=ListMetadataFormats', 'identifier=a\nb'],
-      ["the value of 'identifier' contains the character U+000A at position 1, which is not allowed"],
-    ],
+    [['verb=ListMetadataFormats', 'identifier=a\nb'], ["the value of 'identifier' contains the character U+000A at position 1, which is not allowed"]],
     [['verb=ListMetadataFormats', 'identifier=\ta'], ["the value of 'identifier' contains the character U+0009 at position 0, which is not allowed"]],
     [['verb=ListMetadataFormats', 'identifier=a\u007f'], ["the value of 'identifier' contains the character U+007F at position 1, which is not allowed"]],
     [['verb=ListMetadataFormats', 'identifier=a\u0085'], ["the value of 'identifier' contains the character U+0085 at position 1, which is not allowed"]],
@@ -469,20 +438,12 @@ test('badArgument: each rule, with its exact detail, and the arguments are not e
     [['verb=ListMetadataFormats', 'identifier=a\udc00'], ["the value of 'identifier' contains the character U+DC00 at position 1, which is not allowed"]],
     [['verb=ListRecords', 'resumptionToken=abc\r\n'], ["the value of 'resumptionToken' contains the character U+000D at position 3, which is not allowed"]],
     // setSpec and metadataPrefix syntax.
-    ...['a::b', ':a', 'a:', 'mime/image', 'a b', 'a%20b', 'é', 'a;b'].map(
-      (set): [string[], string[]] => [
-        ['verb=ListRecords', 'metadataPrefix=oai_dc', `set=${set}`],
-        [`the value of 'set' is not a legal setSpec: ${quoteInput(set)}`],
-      ],
-    ),
-    [
-      ['verb=ListRecords', 'metadataPrefix=oai dc'],
-      ["the value of 'metadataPrefix' is not a legal metadataPrefix: 'oai dc'"],
-    ],
-    [
-      ['verb=GetRecord', 'identifier=x:y', 'metadataPrefix=oai:dc'],
-      ["the value of 'metadataPrefix' is not a legal metadataPrefix: 'oai:dc'"],
-    ],
+    ...['a::b', ':a', 'a:', 'mime/image', 'a b', 'a%20b', 'é', 'a;b'].map((set): [string[], string[]] => [
+      ['verb=ListRecords', 'metadataPrefix=oai_dc', `set=${set}`],
+      [`the value of 'set' is not a legal setSpec: ${quoteInput(set)}`],
+    ]),
+    [['verb=ListRecords', 'metadataPrefix=oai dc'], ["the value of 'metadataPrefix' is not a legal metadataPrefix: 'oai dc'"]],
+    [['verb=GetRecord', 'identifier=x:y', 'metadataPrefix=oai:dc'], ["the value of 'metadataPrefix' is not a legal metadataPrefix: 'oai:dc'"]],
   ];
   for (const [items, expected] of table) {
     const name = JSON.stringify(items).slice(0, 200);
@@ -495,16 +456,7 @@ test('badArgument: each rule, with its exact detail, and the arguments are not e
 
 test('badArgument: every problem is reported, in a stable order, one error each', () => {
   const result = failure(
-    parse(
-      'verb=ListRecords',
-      'junk=1',
-      'from=2024-13-01',
-      'set=a::b',
-      'until=2024-01-01',
-      'until=2024-01-02',
-      'resumptionToken=abc',
-      'identifier=',
-    ),
+    parse('verb=ListRecords', 'junk=1', 'from=2024-13-01', 'set=a::b', 'until=2024-01-01', 'until=2024-01-02', 'resumptionToken=abc', 'identifier='),
   );
   assert.equal(result.echo, false);
   assert.deepEqual(details(result, 'badArgument'), [
@@ -520,9 +472,7 @@ test('badArgument: every problem is reported, in a stable order, one error each'
 test('badArgument wins over an unsupported metadataPrefix', () => {
   const result = failure(parse('verb=ListRecords', 'metadataPrefix=marc21', 'from=2024-02-30'));
   assert.equal(result.echo, false);
-  assert.deepEqual(details(result, 'badArgument'), [
-    "the value of 'from' is not a legal date of the form YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ: '2024-02-30'",
-  ]);
+  assert.deepEqual(details(result, 'badArgument'), ["the value of 'from' is not a legal date of the form YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ: '2024-02-30'"]);
 });
 
 // ---------------------------------------------------------------------------------------
@@ -554,9 +504,7 @@ test('cannotDisseminateFormat for a metadataPrefix the repository does not have,
     assert.deepEqual(details(result, 'cannotDisseminateFormat'), [detail], items.join('&'));
   }
   const none = failure(parseOaiRequest(pairs('verb=ListRecords', 'metadataPrefix=oai_dc'), { metadataPrefixes: [] }));
-  assert.deepEqual(details(none, 'cannotDisseminateFormat'), [
-    "the metadataPrefix 'oai_dc' is not one this repository disseminates (none)",
-  ]);
+  assert.deepEqual(details(none, 'cannotDisseminateFormat'), ["the metadataPrefix 'oai_dc' is not one this repository disseminates (none)"]);
 });
 
 test('a resumptionToken is not judged here: any non-empty legal value passes to the caller', () => {

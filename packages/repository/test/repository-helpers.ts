@@ -1,10 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { request } from 'node:http';
-import { createRepository, type Repository, type RepositoryOptions } from '../src/index.ts';
 import { SCHEMAS, validateXmlSchema, validateXmlSchemaAll } from '../../../test/xml-schema.ts';
+import { createRepository, type Repository, type RepositoryOptions } from '../src/index.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** Our own schema for the http_header format. */
@@ -131,7 +131,12 @@ export async function harvestAll(endpoint: string, params: Record<string, string
 }
 
 function unescape(text: string): string {
-  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 }
 
 /** Validates a response against a schema (absolute, or a name in test/schemas; see test/xml-schema.ts). */
@@ -165,5 +170,8 @@ export function allPayloadsSchema(dir: string): string {
  * response it produced in well under a second. `output` names each failing document by its label.
  */
 export function validateAll(documents: ReadonlyArray<{ label: string; xml: string }>, schema: string): { ok: boolean; output: string } {
-  return validateXmlSchemaAll(schema, documents.map((document) => ({ label: `[${document.label}]`, xml: document.xml })));
+  return validateXmlSchemaAll(
+    schema,
+    documents.map((document) => ({ label: `[${document.label}]`, xml: document.xml })),
+  );
 }

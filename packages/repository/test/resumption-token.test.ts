@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import {
-  decodeResumptionToken,
-  encodeResumptionToken,
-  MAX_RESUMPTION_TOKEN_LENGTH,
-  type ListState,
-} from '../src/resumption-token.ts';
+import { decodeResumptionToken, encodeResumptionToken, type ListState, MAX_RESUMPTION_TOKEN_LENGTH } from '../src/resumption-token.ts';
 
 const key = Buffer.from('0123456789abcdef0123456789abcdef', 'utf8');
 const otherKey = Buffer.from('fedcba9876543210fedcba9876543210', 'utf8');
@@ -67,11 +62,7 @@ const states: ListState[] = [
 // refuses to write and check that the decoder refuses them on its own as well.
 function sign(body: number[], withKey: Buffer = key): string {
   const bytes = Buffer.from(body);
-  const tag = createHmac('sha256', withKey)
-    .update(Buffer.from('oaibag resumptionToken\0', 'utf8'))
-    .update(bytes)
-    .digest()
-    .subarray(0, 16);
+  const tag = createHmac('sha256', withKey).update(Buffer.from('oaibag resumptionToken\0', 'utf8')).update(bytes).digest().subarray(0, 16);
   return Buffer.concat([bytes, tag]).toString('base64url');
 }
 

@@ -5,14 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, open, rm, truncate, utimes, writeFile, type FileHandle } from 'node:fs/promises';
-import { createServer, request, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { type FileHandle, mkdtemp, open, rm, truncate, utimes, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileHeaders } from '../src/file-headers.ts';
-import { parseHttpDate, parseRange, planFileResponse, sendFile, type SendableFile } from '../src/send-file.ts';
+import { parseHttpDate, parseRange, planFileResponse, type SendableFile, sendFile } from '../src/send-file.ts';
 
 /** Last-Modified of every fixture: a fraction, so whole-second comparison is exercised. */
 const MTIME = 1_700_000_000.75;
@@ -141,10 +141,7 @@ function nextServed(): Promise<Served> {
 }
 
 /** One request on its own connection. `onData` may abort; the reply then says what arrived. */
-function fetchRaw(
-  path: string,
-  options: { method?: string; headers?: Record<string, string>; onData?: (abort: () => void) => void } = {},
-): Promise<Reply> {
+function fetchRaw(path: string, options: { method?: string; headers?: Record<string, string>; onData?: (abort: () => void) => void } = {}): Promise<Reply> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     const reply: Reply = { headers: {}, body: Buffer.alloc(0), complete: false };
@@ -219,7 +216,12 @@ describe('GET and HEAD', () => {
     const reply = await fetchOk('/small.bin');
     assert.equal(reply.status, 200);
     assert.ok(reply.body.equals(SMALL));
-    const expected = fileHeaders({ mimeType: 'application/octet-stream', size: SMALL.length, mtimeNs: BigInt(MTIME_SECONDS) * 1_000_000_000n + 750_000_000n, sha256: small.sha256 });
+    const expected = fileHeaders({
+      mimeType: 'application/octet-stream',
+      size: SMALL.length,
+      mtimeNs: BigInt(MTIME_SECONDS) * 1_000_000_000n + 750_000_000n,
+      sha256: small.sha256,
+    });
     assert.deepEqual(fileHeadersOf(reply), Object.fromEntries(expected.map((field) => [field.name.toLowerCase(), field.value])));
     assert.equal(reply.headers['last-modified'], LAST_MODIFIED);
     assert.equal(reply.headers.etag, etag);
@@ -464,7 +466,15 @@ describe('streaming', { timeout: 60_000 }, () => {
 });
 
 describe('planFileResponse and its parsers', () => {
-  const facts = { size: 10, headers: [{ name: 'Content-Length', value: '10' }, { name: 'ETag', value: '"a"' }], etag: '"a"', lastModifiedSeconds: 100 };
+  const facts = {
+    size: 10,
+    headers: [
+      { name: 'Content-Length', value: '10' },
+      { name: 'ETag', value: '"a"' },
+    ],
+    etag: '"a"',
+    lastModifiedSeconds: 100,
+  };
 
   test('the plan for HEAD has no body, for GET the whole file', () => {
     assert.deepEqual(planFileResponse('HEAD', {}, facts), { status: 200, headers: facts.headers });

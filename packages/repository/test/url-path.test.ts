@@ -1,13 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isRepositoryError } from '../src/errors.ts';
-import {
-  encodeUrlPath,
-  identifierForPath,
-  isAddressablePath,
-  pathForIdentifier,
-  pathForUrlPath,
-} from '../src/url-path.ts';
+import { encodeUrlPath, identifierForPath, isAddressablePath, pathForIdentifier, pathForUrlPath } from '../src/url-path.ts';
 
 const BASE = 'http://example.org/site';
 
@@ -183,9 +177,7 @@ function random(seed: number): () => number {
   };
 }
 
-const ALPHABET = Array.from(
-  "aZ09 -_.!~*'()+%&#?;=,:@$[]{}|^`\"<>\u00e9\u00df\u00ff\u0100\u2013\u65e5\u672c\u8a9e\ufeff\u{1F600}\u{10FFFF}",
-);
+const ALPHABET = Array.from('aZ09 -_.!~*\'()+%&#?;=,:@$[]{}|^`"<>\u00e9\u00df\u00ff\u0100\u2013\u65e5\u672c\u8a9e\ufeff\u{1F600}\u{10FFFF}');
 
 test('every generated name round-trips: path -> identifier -> path, and identifier is a fixed point', () => {
   const next = random(0x5eed);

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { AUDIT_FORMATS, type AuditFormat, formatAudit, writeAuditOutput } from '../audit-format.js';
 import { openAudit } from '../audit-query.js';
-import { AUDIT_FORMATS, formatAudit, writeAuditOutput, type AuditFormat } from '../audit-format.js';
 import { Catalog } from '../catalog.js';
 
 /** `oaibag audit`: the resources that changed in a period of harvests, and how (docs/audit.md). */

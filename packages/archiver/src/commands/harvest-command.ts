@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { harvest, type HarvestSummary } from '../harvest.js';
+import { type HarvestSummary, harvest } from '../harvest.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE } from './exit-codes.js';
 import { stopSignal } from './stop-signal.js';
@@ -7,73 +7,80 @@ import { stopSignal } from './stop-signal.js';
 /** `oaibag harvest BASEURL`: one incremental harvest (docs/archiver.md). */
 export function harvestCommand(): Command {
   return new Command('harvest')
-  .description('harvest what changed since the last harvest of BASEURL (deletions included) into the archive')
-  .argument('<BASEURL>', "the repository's OAI-PMH base URL, e.g. https://example.org/oai")
-  .option('--archive <DIR>', 'the archive folder (created when missing)', './archive')
-  .option('--from <DATE>', 'harvest from this date (default: continue from the last complete harvest)')
-  .option('--until <DATE>', 'harvest up to this date')
-  .option('--set <SPEC>', 'harvest only this set (e.g. mime:image)')
-  .option('--prefix <PREFIX>', 'metadata format to harvest (DSpace and DARE-style repositories call it didl)', 'oai_didl')
-  .option('--concurrency <N>', 'records stored at once (By-Reference fetches and bag writes overlap)', (value: string) => {
-    const count = Number(value);
-    if (!/^\d+$/.test(value) || count < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
-    return count;
-  }, 4)
-  .option('--user <NAME>', 'user name for HTTP Basic authentication')
-  .option('--password-file <FILE>', 'file whose first line is the password (never on the command line)')
-  .option('--allow-private-refs', 'let By-Reference URLs and their redirects lead to loopback, private and link-local addresses')
-  .option('--json', 'print the summary as JSON')
-  .addHelpText(
-    'after',
-    '\nExit codes: 0 all done; 1 finished, but some records failed (they are retried next time),\n' +
-      "or an archive problem such as no room left on its disk (ERR_ARCHIVE_FULL: free space and\n" +
-      'run the same command, it resumes); 2 usage; 3 the source is unreachable, not an OAI-PMH\n' +
-      'repository, or the list failed; 130 stopped by SIGINT/SIGTERM (what was stored is kept;\n' +
-      'the next harvest resumes).\n' +
-      '\nBy-Reference datastreams: redirects are followed (at most 10), to any http(s) host; the\n' +
-      "credentials go only to the repository's own origin. A URL that leads to a loopback, private\n" +
-      'or link-local address of another kind than the repository\'s own is refused\n' +
-      '(ERR_HARVEST_REF_REFUSED) unless --allow-private-refs is given.\n' +
-      '\nEnvironment: OAIBAG_SYNC=files makes each page durable by fsyncing its files one by one\n' +
-      "instead of one syncfs of the archive's file system (the default on Linux); choose it when\n" +
-      'that file system is shared with heavy writers. See docs/aip-profile.md.',
-  )
-  .action(async (baseUrl: string, options: HarvestCommandOptions) => {
-    const credentials = await credentialsFromOptions(options);
-    const started = Date.now();
-    const terminal = process.stderr.isTTY;
-    const stop = stopSignal((name) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${name}: finishing the records in progress, then stopping\n`));
-    const summary = await harvest({
-      baseUrl,
-      signal: stop.signal,
-      archiveDir: options.archive,
-      prefix: options.prefix,
-      concurrency: options.concurrency,
-      ...(options.from !== undefined ? { from: options.from } : {}),
-      ...(options.until !== undefined ? { until: options.until } : {}),
-      ...(options.set !== undefined ? { set: options.set } : {}),
-      ...(credentials ? { credentials } : {}),
-      ...(options.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
-      log: (line) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${line}\n`),
-      ...(terminal
-        ? {
-            progress: (counts, total) => {
-              const seconds = (Date.now() - started) / 1000;
-              const rate = counts.records / Math.max(seconds, 0.001);
-              const eta = total !== undefined && total > counts.records ? `, about ${Math.ceil((total - counts.records) / rate)} s left` : '';
-              const of = total !== undefined ? ` of ${total}` : '';
-              process.stderr.write(`\r\x1b[K${counts.records}${of} records, ${(counts.bytes / 1e6).toFixed(1)} MB, ${rate.toFixed(1)} records/s${eta}`);
-            },
-          }
-        : {}),
+    .description('harvest what changed since the last harvest of BASEURL (deletions included) into the archive')
+    .argument('<BASEURL>', "the repository's OAI-PMH base URL, e.g. https://example.org/oai")
+    .option('--archive <DIR>', 'the archive folder (created when missing)', './archive')
+    .option('--from <DATE>', 'harvest from this date (default: continue from the last complete harvest)')
+    .option('--until <DATE>', 'harvest up to this date')
+    .option('--set <SPEC>', 'harvest only this set (e.g. mime:image)')
+    .option('--prefix <PREFIX>', 'metadata format to harvest (DSpace and DARE-style repositories call it didl)', 'oai_didl')
+    .option(
+      '--concurrency <N>',
+      'records stored at once (By-Reference fetches and bag writes overlap)',
+      (value: string) => {
+        const count = Number(value);
+        if (!/^\d+$/.test(value) || count < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
+        return count;
+      },
+      4,
+    )
+    .option('--user <NAME>', 'user name for HTTP Basic authentication')
+    .option('--password-file <FILE>', 'file whose first line is the password (never on the command line)')
+    .option('--allow-private-refs', 'let By-Reference URLs and their redirects lead to loopback, private and link-local addresses')
+    .option('--json', 'print the summary as JSON')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 all done; 1 finished, but some records failed (they are retried next time),\n' +
+        'or an archive problem such as no room left on its disk (ERR_ARCHIVE_FULL: free space and\n' +
+        'run the same command, it resumes); 2 usage; 3 the source is unreachable, not an OAI-PMH\n' +
+        'repository, or the list failed; 130 stopped by SIGINT/SIGTERM (what was stored is kept;\n' +
+        'the next harvest resumes).\n' +
+        '\nBy-Reference datastreams: redirects are followed (at most 10), to any http(s) host; the\n' +
+        "credentials go only to the repository's own origin. A URL that leads to a loopback, private\n" +
+        "or link-local address of another kind than the repository's own is refused\n" +
+        '(ERR_HARVEST_REF_REFUSED) unless --allow-private-refs is given.\n' +
+        '\nEnvironment: OAIBAG_SYNC=files makes each page durable by fsyncing its files one by one\n' +
+        "instead of one syncfs of the archive's file system (the default on Linux); choose it when\n" +
+        'that file system is shared with heavy writers. See docs/aip-profile.md.',
+    )
+    .action(async (baseUrl: string, options: HarvestCommandOptions) => {
+      const credentials = await credentialsFromOptions(options);
+      const started = Date.now();
+      const terminal = process.stderr.isTTY;
+      const stop = stopSignal((name) =>
+        process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${name}: finishing the records in progress, then stopping\n`),
+      );
+      const summary = await harvest({
+        baseUrl,
+        signal: stop.signal,
+        archiveDir: options.archive,
+        prefix: options.prefix,
+        concurrency: options.concurrency,
+        ...(options.from !== undefined ? { from: options.from } : {}),
+        ...(options.until !== undefined ? { until: options.until } : {}),
+        ...(options.set !== undefined ? { set: options.set } : {}),
+        ...(credentials ? { credentials } : {}),
+        ...(options.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
+        log: (line) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${line}\n`),
+        ...(terminal
+          ? {
+              progress: (counts, total) => {
+                const seconds = (Date.now() - started) / 1000;
+                const rate = counts.records / Math.max(seconds, 0.001);
+                const eta = total !== undefined && total > counts.records ? `, about ${Math.ceil((total - counts.records) / rate)} s left` : '';
+                const of = total !== undefined ? ` of ${total}` : '';
+                process.stderr.write(`\r\x1b[K${counts.records}${of} records, ${(counts.bytes / 1e6).toFixed(1)} MB, ${rate.toFixed(1)} records/s${eta}`);
+              },
+            }
+          : {}),
+      });
+      stop.dispose();
+      if (terminal) process.stderr.write('\r\x1b[K');
+      process.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
+      if (summary.status === 'interrupted') process.exitCode = EXIT_INTERRUPTED;
+      else if (summary.status === 'failed') process.exitCode = EXIT_SOURCE;
+      else if (summary.failed > 0) process.exitCode = EXIT_PROBLEMS;
     });
-    stop.dispose();
-    if (terminal) process.stderr.write('\r\x1b[K');
-    process.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
-    if (summary.status === 'interrupted') process.exitCode = EXIT_INTERRUPTED;
-    else if (summary.status === 'failed') process.exitCode = EXIT_SOURCE;
-    else if (summary.failed > 0) process.exitCode = EXIT_PROBLEMS;
-  });
 }
 
 export interface HarvestCommandOptions {

@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { formatDuration, parseDuration } from '../duration.js';
 import { ArchiverError } from '../errors.js';
-import { mirror, type MirrorRun, type MirrorSource } from '../mirror.js';
+import { type MirrorRun, type MirrorSource, mirror } from '../mirror.js';
 import { readMirrorConfig } from '../mirror-config.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { formatSummary } from './harvest-command.js';

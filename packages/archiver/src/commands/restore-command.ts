@@ -1,52 +1,54 @@
 import { Command } from 'commander';
-import { restoreSite, type RestoreSummary } from '../restore.js';
+import { type RestoreSummary, restoreSite } from '../restore.js';
 import { EXIT_PROBLEMS } from './exit-codes.js';
 
 /** `oaibag restore --to DIR`: rebuilds the site from the archive's AIPs (docs/restore.md). */
 export function restoreCommand(): Command {
   return new Command('restore')
-  .description('rebuild the web site from the archive: every resource live at --as-of, in its version then, at the path its URL gives, with its Last-Modified as mtime')
-  .requiredOption('--to <DIR>', 'the folder to rebuild the site in (created when missing; files not restored are left alone)')
-  .option('--archive <DIR>', 'the archive folder', './archive')
-  .option('--source <BASEURL>', 'restore only this source (default: every source; with several, each goes under DIR/<host>[_<port>]/)')
-  .option('--as-of <DATE>', 'the state at this instant: YYYY-MM-DD (the end of that day, UTC) or YYYY-MM-DDThh:mm:ssZ (default: the latest state)')
-  .option('--dry-run', 'list what would be written (path, size, version datestamp); write nothing')
-  .option('--json', 'print the summary as JSON')
-  .addHelpText(
-    'after',
-    '\nEvery byte is checked against the bag\'s manifest and the catalog as it is written; only verified\n' +
-      'bytes are renamed into place. Refused URLs, path collisions and damaged bags are reported on\n' +
-      'stderr (one line each) and skipped; the other resources are still restored.\n' +
-      '\nExit codes: 0 all restored; 1 some resources were refused, collided, could not be written,\n' +
-      'or their bag is damaged, or no room was left in --to (ERR_ARCHIVE_FULL: the restore stops;\n' +
-      'free space and run it again); 2 usage (bad --as-of, unknown --source).',
-  )
-  .action(async (options: RestoreCommandOptions) => {
-    const terminal = process.stderr.isTTY;
-    const started = Date.now();
-    const summary = await restoreSite({
-      archiveDir: options.archive,
-      to: options.to,
-      ...(options.source !== undefined ? { source: options.source } : {}),
-      ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
-      dryRun: options.dryRun === true,
-      log: (line) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${line}\n`),
-      ...(terminal
-        ? {
-            progress: (done, total) => {
-              const seconds = Math.max((Date.now() - started) / 1000, 0.001);
-              process.stderr.write(
-                `\r\x1b[K${done.files} of ${total.files} files, ${(done.bytes / 1e6).toFixed(1)} of ${(total.bytes / 1e6).toFixed(1)} MB, ${(done.bytes / 1e6 / seconds).toFixed(1)} MB/s`,
-              );
-            },
-          }
-        : {}),
+    .description(
+      'rebuild the web site from the archive: every resource live at --as-of, in its version then, at the path its URL gives, with its Last-Modified as mtime',
+    )
+    .requiredOption('--to <DIR>', 'the folder to rebuild the site in (created when missing; files not restored are left alone)')
+    .option('--archive <DIR>', 'the archive folder', './archive')
+    .option('--source <BASEURL>', 'restore only this source (default: every source; with several, each goes under DIR/<host>[_<port>]/)')
+    .option('--as-of <DATE>', 'the state at this instant: YYYY-MM-DD (the end of that day, UTC) or YYYY-MM-DDThh:mm:ssZ (default: the latest state)')
+    .option('--dry-run', 'list what would be written (path, size, version datestamp); write nothing')
+    .option('--json', 'print the summary as JSON')
+    .addHelpText(
+      'after',
+      "\nEvery byte is checked against the bag's manifest and the catalog as it is written; only verified\n" +
+        'bytes are renamed into place. Refused URLs, path collisions and damaged bags are reported on\n' +
+        'stderr (one line each) and skipped; the other resources are still restored.\n' +
+        '\nExit codes: 0 all restored; 1 some resources were refused, collided, could not be written,\n' +
+        'or their bag is damaged, or no room was left in --to (ERR_ARCHIVE_FULL: the restore stops;\n' +
+        'free space and run it again); 2 usage (bad --as-of, unknown --source).',
+    )
+    .action(async (options: RestoreCommandOptions) => {
+      const terminal = process.stderr.isTTY;
+      const started = Date.now();
+      const summary = await restoreSite({
+        archiveDir: options.archive,
+        to: options.to,
+        ...(options.source !== undefined ? { source: options.source } : {}),
+        ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
+        dryRun: options.dryRun === true,
+        log: (line) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${line}\n`),
+        ...(terminal
+          ? {
+              progress: (done, total) => {
+                const seconds = Math.max((Date.now() - started) / 1000, 0.001);
+                process.stderr.write(
+                  `\r\x1b[K${done.files} of ${total.files} files, ${(done.bytes / 1e6).toFixed(1)} of ${(total.bytes / 1e6).toFixed(1)} MB, ${(done.bytes / 1e6 / seconds).toFixed(1)} MB/s`,
+                );
+              },
+            }
+          : {}),
+      });
+      if (terminal) process.stderr.write('\r\x1b[K');
+      if (options.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+      else process.stdout.write(formatRestoreSummary(summary));
+      if (summary.problems > 0) process.exitCode = EXIT_PROBLEMS;
     });
-    if (terminal) process.stderr.write('\r\x1b[K');
-    if (options.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-    else process.stdout.write(formatRestoreSummary(summary));
-    if (summary.problems > 0) process.exitCode = EXIT_PROBLEMS;
-  });
 }
 
 export interface RestoreCommandOptions {

@@ -20,7 +20,7 @@ export function urlsCommand(): Command {
       'after',
       '\nOutput: one URL a line; a deleted resource as URL, a tab and "deleted". Identifiers that are\n' +
         'not http(s) URLs are left out and named on stderr. At the end, stderr tells the --from of the\n' +
-        'next listing (the first response\'s responseDate).\n' +
+        "next listing (the first response's responseDate).\n" +
         '\nExit codes: 0 listed (also when nothing changed); 2 usage; 3 the source is unreachable,\n' +
         'not an OAI-PMH repository, or the list failed.',
     )

@@ -29,7 +29,10 @@ export function verifyCommand(): Command {
         fast: options.fast === true,
         ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
         ...(terminal
-          ? { progress: (done: number, total: number, bytes: number) => process.stderr.write(`\r\x1b[K${done} of ${total} bags, ${(bytes / 1e6).toFixed(1)} MB`) }
+          ? {
+              progress: (done: number, total: number, bytes: number) =>
+                process.stderr.write(`\r\x1b[K${done} of ${total} bags, ${(bytes / 1e6).toFixed(1)} MB`),
+            }
           : {}),
       });
       if (terminal) process.stderr.write('\r\x1b[K');
