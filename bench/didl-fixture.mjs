@@ -90,7 +90,7 @@ export async function ensureFixture({ workDir, payloadBytes, regenerate, writeDi
   const region = await findBase64Region(paths.xml);
   const { size: fileBytes } = await stat(paths.xml);
   const meta = { version: FIXTURE_VERSION, payloadBytes, sha256, fileBytes, region, generator: 'aes-256-ctr keystream, fixed key' };
-  await writeFile(`${paths.meta}.tmp`, JSON.stringify(meta, null, 2) + '\n');
+  await writeFile(`${paths.meta}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
   await rename(`${paths.meta}.tmp`, paths.meta);
   const generationSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   log(`  done in ${generationSeconds.toFixed(1)} s: ${fileBytes} bytes of XML`);

@@ -212,7 +212,7 @@ const report = {
   },
 };
 await mkdir(dirname(outPath), { recursive: true });
-await writeFile(`${outPath}.tmp`, JSON.stringify(report, null, 2) + '\n');
+await writeFile(`${outPath}.tmp`, `${JSON.stringify(report, null, 2)}\n`);
 await rename(`${outPath}.tmp`, outPath);
 console.log(
   `\nslowest..fastest of ${runs} run(s): reader ${ranges.readerXmlMBps.join('..')} MB/s, sax ${ranges.saxXmlMBps.join('..')} MB/s, ` +

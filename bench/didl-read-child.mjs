@@ -14,4 +14,4 @@ if (!path) {
 }
 const { readDidlFile } = await loadDidl();
 const result = await measureReader(readDidlFile, path);
-process.stdout.write(JSON.stringify({ ...result, vmHwmBytes: peakRssFromProc() }) + '\n');
+process.stdout.write(`${JSON.stringify({ ...result, vmHwmBytes: peakRssFromProc() })}\n`);

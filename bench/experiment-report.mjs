@@ -49,7 +49,7 @@ export function buildFigures({ samples, testbed, machine }) {
       runs: list.length,
     };
   }
-  const ratio = (a, b, field, digits = 3) => (a && b && b[field] ? round(a[field] / b[field], digits) : null);
+  const ratio = (a, b, field, digits = 3) => (a && b?.[field] ? round(a[field] / b[field], digits) : null);
   const ratios = {};
   const o = contenders;
   if (o.oaibagBaseline && o.wgetBaseline)
@@ -235,7 +235,7 @@ export function renderText(report, markdown) {
   parts.push(
     `Paper (${p.files} files, ${mb(p.bytes)} MB, ${p.touched} touched): wget -N needed ${p.wgetUpdateHeadRequests} HEAD + ${p.wgetUpdateGetRequests} GET = ${p.wgetUpdateHeadRequests + p.wgetUpdateGetRequests} requests for the update.`,
   );
-  return parts.join('\n\n') + '\n';
+  return `${parts.join('\n\n')}\n`;
 }
 
 function escapeXml(text) {
@@ -315,7 +315,7 @@ export function renderSvg(report) {
     out.push(`<text x="76" y="${341 + i * 15}">${escapeXml(label)}</text>`);
   });
   out.push('</svg>');
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }
 
 async function writeAtomically(file, text) {
@@ -328,7 +328,7 @@ export async function writeOutputs(report, dir) {
   console.log(`\n${renderText(report, false)}`);
   await mkdir(dir, { recursive: true });
   const files = [join(dir, 'experiment.json'), join(dir, 'experiment.md'), join(dir, 'experiment.svg')];
-  await writeAtomically(files[0], JSON.stringify(report, null, 2) + '\n');
+  await writeAtomically(files[0], `${JSON.stringify(report, null, 2)}\n`);
   await writeAtomically(files[1], `# ${renderText(report, true).replace(/^## /, '')}`);
   await writeAtomically(files[2], renderSvg(report));
   return files;

@@ -59,8 +59,8 @@ export function prepareTestbed({ workDir, variant, run, seed, regenerate, log })
  */
 export function writeListing(root, mtime) {
   const files = listFiles(root).filter((path) => path !== LISTING);
-  const escape = (text) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-  const items = files.map((path) => `<li><a href="${escape(path.split('/').map(encodeURIComponent).join('/'))}">${escape(path)}</a></li>`);
+  const escapeHtml = (text) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  const items = files.map((path) => `<li><a href="${escapeHtml(path.split('/').map(encodeURIComponent).join('/'))}">${escapeHtml(path)}</a></li>`);
   const html = `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>ls -1R</title></head><body>\n<ul>\n${items.join('\n')}\n</ul>\n</body></html>\n`;
   const file = join(root, LISTING);
   writeFileSync(`${file}.tmp`, html);

@@ -11,7 +11,7 @@ import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 import { ARCHIVER_BIN, archiveUsage, checkBuilt, requestLogFigures, runHarvester, startRepository, summarizeProfile } from './harvest-common.mjs';
-import { applyUpdate, ensureLargeSite, ensureSite, VARIANTS } from './harvest-fixture.mjs';
+import { applyUpdate, ensureLargeSite, ensureSite } from './harvest-fixture.mjs';
 import { median, ROOT, round } from './repository-common.mjs';
 import { pauseAfterDeletion, settleDisk } from './settle-disk.mjs';
 
@@ -381,7 +381,7 @@ const report = {
   samples,
 };
 await mkdir(dirname(outPath), { recursive: true });
-await writeFile(`${outPath}.tmp`, JSON.stringify(report, null, 2) + '\n');
+await writeFile(`${outPath}.tmp`, `${JSON.stringify(report, null, 2)}\n`);
 await rename(`${outPath}.tmp`, outPath);
 if (!args.keep) {
   rmSync(workDir, { recursive: true, force: true });

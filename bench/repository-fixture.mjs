@@ -112,7 +112,7 @@ function readDescription(file, expected) {
 }
 
 function writeDescription(file, description) {
-  writeFileSync(`${file}.tmp`, JSON.stringify(description, null, 2) + '\n');
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(description, null, 2)}\n`);
   renameSync(`${file}.tmp`, file);
 }
 

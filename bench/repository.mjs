@@ -362,7 +362,7 @@ const report = {
   samples: results,
 };
 await mkdir(dirname(outPath), { recursive: true });
-await writeFile(`${outPath}.tmp`, JSON.stringify(report, null, 2) + '\n');
+await writeFile(`${outPath}.tmp`, `${JSON.stringify(report, null, 2)}\n`);
 await rename(`${outPath}.tmp`, outPath);
 if (!args.keep) {
   await rm(workDir, { recursive: true, force: true });

@@ -150,7 +150,7 @@ function listFiles(dir, prefix = '') {
 /** The audit's heading and first rows, then its totals (the text report ends with them). */
 function auditExcerpt(text, rows) {
   const lines = text.trimEnd().split('\n');
-  const totals = lines.findLastIndex((line) => line === '');
+  const totals = lines.lastIndexOf('');
   if (totals < 0 || totals <= rows + 3) return lines.join('\n');
   return [...lines.slice(0, rows + 3), `  … ${totals - rows - 3} more rows`, ...lines.slice(totals)].join('\n');
 }

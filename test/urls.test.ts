@@ -54,7 +54,10 @@ async function list(options: Omit<ListChangedUrlsOptions, 'baseUrl' | 'onPage'> 
     baseUrl: endpoint,
     retry: FAST_RETRY,
     ...options,
-    onPage: (page) => void (entries.push(...page), pages.push(page.length)),
+    onPage: (page) => {
+      entries.push(...page);
+      pages.push(page.length);
+    },
   });
   return { entries, pages, summary };
 }

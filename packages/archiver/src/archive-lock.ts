@@ -1,5 +1,5 @@
-import { constants, readFileSync, unlinkSync } from 'node:fs';
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { constants, readFileSync, type Stats, unlinkSync } from 'node:fs';
+import { type FileHandle, open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ArchiverError, archiveFullError, isStorageExhausted } from './errors.js';
@@ -107,7 +107,7 @@ type LockState = { kind: 'gone' } | { kind: 'held'; holder?: ArchiveLockHolder; 
 
 /** Creates the lock file with O_EXCL; false when it exists already. */
 async function createExclusive(file: string, content: string): Promise<boolean> {
-  let handle;
+  let handle: FileHandle;
   try {
     handle = await open(file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
   } catch (error) {
@@ -131,7 +131,7 @@ async function createExclusive(file: string, content: string): Promise<boolean> 
 /** Reads an existing lock and judges whether its holder is gone. */
 async function inspectLock(file: string): Promise<LockState> {
   let raw: string;
-  let info;
+  let info: Stats;
   try {
     info = await stat(file);
     raw = await readFile(file, 'utf8');

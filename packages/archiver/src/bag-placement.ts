@@ -92,7 +92,7 @@ async function adoptExisting(bag: SealedBag): Promise<FinishedBag> {
   const same = await Promise.all(
     ['manifest-sha256.txt', 'manifest-sha512.txt'].map(async (name) => {
       const theirs = await readFile(join(bag.bagPath, name)).catch(() => undefined);
-      return theirs !== undefined && theirs.equals(await readFile(join(bag.tempDir, name)));
+      return theirs?.equals(await readFile(join(bag.tempDir, name)));
     }),
   );
   const report = same.every(Boolean) ? await verifyBag(bag.bagPath, { fast: true }) : undefined;

@@ -11,7 +11,7 @@
 // memory does not grow with file size and no payload file is read back to be hashed.
 
 import { createHash, type Hash, randomBytes } from 'node:crypto';
-import { createReadStream, constants as fsConstants, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, constants as fsConstants, linkSync, mkdirSync, rmSync, type Stats, statSync, writeFileSync } from 'node:fs';
 import { open, readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { encodeManifestPath, normalizePayloadPath } from './bag-paths.js';
@@ -189,7 +189,7 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
       try {
         const target = join(tempDir, ...path.split('/'));
         ensureFolder(dirname(target));
-        let found;
+        let found: Stats;
         try {
           found = statSync(existingFile);
         } catch (error) {

@@ -99,7 +99,7 @@ export class OaiClient {
   async oaiText(args: Record<string, string>, maxBytes: number): Promise<string> {
     const policy = this.options.retry ?? DEFAULT_RETRY_POLICY;
     const signal = this.options.signal;
-    const what = `${args['verb'] ?? 'OAI-PMH request'} of ${this.endpoint.href}`;
+    const what = `${args.verb ?? 'OAI-PMH request'} of ${this.endpoint.href}`;
     for (let attempt = 0; ; attempt++) {
       const response = await this.oai(args);
       let reason: string;
@@ -153,7 +153,7 @@ export class OaiClient {
         return { body: keepErrorForReader(response.body), headers: response.headers, url, redirects: chain.slice(1).map((hop) => hop.href) };
       }
       await response.body.dump();
-      const location = firstHeader(response.headers['location']);
+      const location = firstHeader(response.headers.location);
       let next: URL;
       try {
         next = new URL(location ?? '', url);
@@ -199,7 +199,7 @@ export class OaiClient {
         retryAfter = firstHeader(response.headers['retry-after']);
         if (!isRetryableStatus(response.statusCode)) {
           const status = response.statusCode;
-          const location = REDIRECT_STATUSES.has(status) ? firstHeader(response.headers['location']) : undefined;
+          const location = REDIRECT_STATUSES.has(status) ? firstHeader(response.headers.location) : undefined;
           throw new ArchiverError(
             status === 401 || status === 403 ? 'ERR_HARVEST_UNREACHABLE' : 'ERR_HARVEST_PROTOCOL',
             `${what} ${url.href} answered HTTP ${status}${location !== undefined ? ` (to ${location.slice(0, 200)})` : ''}`,

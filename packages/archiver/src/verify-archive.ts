@@ -9,6 +9,7 @@
 // it). Every bag found is verified by verifyBag in a pool of worker threads, whole bags per
 // worker, and the report is sorted by bag path, so it is the same whatever the number of jobs.
 
+import type { Dirent } from 'node:fs';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -300,7 +301,7 @@ async function findBags(archiveDir: string, known: Map<string, Known>, complain:
   const bags = new Set<string>();
   const stray = (path: string, why: string): void => complain({ kind: 'stray', bagPath: path, message: `${path}: stray: ${why}` });
   const visit = async (rel: string, depth: number): Promise<void> => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(join(archiveDir, ...rel.split('/')), { withFileTypes: true });
     } catch (error) {

@@ -67,8 +67,10 @@ function parseCsv(text: string): string[][] {
     if (text[i] === '"') {
       i++;
       for (;;) {
-        if (text[i] === '"' && text[i + 1] === '"') (field += '"'), (i += 2);
-        else if (text[i] === '"') {
+        if (text[i] === '"' && text[i + 1] === '"') {
+          field += '"';
+          i += 2;
+        } else if (text[i] === '"') {
           i++;
           break;
         } else field += text[i++];
@@ -76,9 +78,14 @@ function parseCsv(text: string): string[][] {
     } else if (text.startsWith('\r\n', i)) {
       record.push(field);
       records.push(record);
-      (record = []), (field = ''), (i += 2);
-    } else if (text[i] === ',') record.push(field), (field = ''), i++;
-    else field += text[i++];
+      record = [];
+      field = '';
+      i += 2;
+    } else if (text[i] === ',') {
+      record.push(field);
+      field = '';
+      i++;
+    } else field += text[i++];
   }
   assert.equal(field, '', 'the last record ends with CRLF');
   return records;

@@ -61,7 +61,14 @@ test('a later migration is applied once, in order, on the next open', async (t) 
   let runs = 0;
   const next = [
     ...CATALOG_MIGRATIONS,
-    { version: CATALOG_SCHEMA_VERSION + 1, name: 'test', up: (db: Database.Database) => (runs++, db.exec('CREATE TABLE extra (x)')) },
+    {
+      version: CATALOG_SCHEMA_VERSION + 1,
+      name: 'test',
+      up: (db: Database.Database) => {
+        runs++;
+        db.exec('CREATE TABLE extra (x)');
+      },
+    },
   ];
   const db = new Database(join(dir, CATALOG_FILE_NAME));
   t.after(() => db.close());

@@ -50,7 +50,7 @@ program
   .option('--lenient', 'read identifiers as oaibag harvest does: several dii:Identifiers, or none (DIDLDocumentId, then the OAI header)')
   .action(async (file: string, options: { json?: boolean; lenient?: boolean }) => {
     const inspection = await inspectDidl(await openInput(file), { lenientIdentifier: options.lenient === true });
-    process.stdout.write(options.json ? JSON.stringify(inspection, null, 2) + '\n' : formatInspection(inspection));
+    process.stdout.write(options.json ? `${JSON.stringify(inspection, null, 2)}\n` : formatInspection(inspection));
     const bad = inspection.records.filter((record) => record.error);
     if (bad.length > 0) {
       process.stderr.write(`didl: ${bad.length} of ${inspection.records.length} record(s) are bad\n`);

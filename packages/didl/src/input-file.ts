@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { DidlError } from './errors.js';
 
@@ -20,7 +21,7 @@ export function inputFileError(path: string, error: unknown): DidlError | undefi
 
 /** Checks that `path` is a regular file we can stat; throws ERR_DIDL_INPUT otherwise. */
 export async function statInputFile(path: string) {
-  let info;
+  let info: Stats;
   try {
     info = await stat(path);
   } catch (error) {

@@ -56,7 +56,7 @@ export function formatInspection(inspection: Inspection): string {
     }
     if (record.error) lines.push(`  error           ${record.error.code}: ${record.error.message}`);
   });
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 function formatItem(item: DidlItem, indent: string, lines: string[]): void {

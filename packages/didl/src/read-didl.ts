@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, type ReadStream } from 'node:fs';
 import sax from 'sax';
 import type { DatastreamHandler } from './datastream.js';
 import { DidlError, type DidlPosition } from './errors.js';
@@ -56,9 +56,9 @@ const LT = 0x3c;
 const GT = 0x3e;
 const AMP = 0x26;
 const SAX_STATE = (sax as unknown as { STATE: Record<string, number> }).STATE;
-const TEXT_STATE = SAX_STATE['TEXT']!;
+const TEXT_STATE = SAX_STATE.TEXT!;
 /** Inside an entity or character reference in text (`&#10;`), still character content. */
-const TEXT_ENTITY_STATE = SAX_STATE['TEXT_ENTITY']!;
+const TEXT_ENTITY_STATE = SAX_STATE.TEXT_ENTITY!;
 
 /**
  * Reads a DIDL document, or an OAI-PMH response whose records carry DIDL, from a stream of
@@ -80,7 +80,7 @@ export async function readDidl(input: AsyncIterable<Uint8Array> | Iterable<Uint8
 
 /** readDidl over a file, read in 1 MiB chunks. */
 export async function readDidlFile(path: string, options: ReadDidlOptions = {}): Promise<DidlReadSummary> {
-  let stream;
+  let stream: ReadStream | undefined;
   try {
     stream = createReadStream(path, { highWaterMark: 1 << 20 });
     return await readDidl(stream, options);

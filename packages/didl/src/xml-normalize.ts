@@ -16,7 +16,7 @@ export class MarkupNormalizer {
   /** Normalises one segment; `stateBefore` is sax's state before it is written. */
   segment(text: string, stateBefore: number): string {
     if (this.heldCarriageReturn) {
-      text = '\r' + text;
+      text = `\r${text}`;
       this.heldCarriageReturn = false;
     }
     if (text.endsWith('\r')) {
@@ -54,7 +54,7 @@ const IN_START_TAG = new Set(
     .map((name) => STATE[name])
     .filter((state): state is number => state !== undefined),
 );
-const TEXT_STATES = new Set([STATE['BEGIN'], STATE['BEGIN_WHITESPACE'], STATE['TEXT'], STATE['TEXT_ENTITY']]);
+const TEXT_STATES = new Set([STATE.BEGIN, STATE.BEGIN_WHITESPACE, STATE.TEXT, STATE.TEXT_ENTITY]);
 
 /**
  * Within a start tag, outside or inside quotes, a tab or line feed means a space; replacing

@@ -588,7 +588,7 @@ test('unknown Descriptors are kept as well-formed XML with their namespaces decl
   assert.equal(find(parsed[0]!, DC, 'title')?.attributes['xml:lang']?.value, 'en');
   assert.equal(find(parsed[0]!, DC, 'creator')?.text, 'Doe, J.');
   assert.equal(find(parsed[0]!, OAI_DC, 'dc')?.attributes['xsi:schemaLocation']?.uri, 'http://www.w3.org/2001/XMLSchema-instance');
-  assert.equal(parsed[0]![0]!.attributes['id']?.value, 'dc');
+  assert.equal(parsed[0]![0]!.attributes.id?.value, 'dc');
   // rights statement: text (and CDATA) kept.
   assert.equal(find(parsed[1]!, DIDL, 'Statement')?.text, 'Copyright 2024 Example & Co. All rights reserved <really>.');
   // made-up namespace, prefixed attribute, an inner default namespace.
@@ -596,11 +596,11 @@ test('unknown Descriptors are kept as well-formed XML with their namespaces decl
   const policy = find(parsed[2]!, 'urn:example:made-up', 'policy');
   assert.equal(policy?.attributes['ex:level']?.uri, 'urn:example:made-up');
   assert.equal(policy?.attributes['ex:level']?.value, '3');
-  assert.equal(policy?.attributes['kind']?.value, 'keep');
+  assert.equal(policy?.attributes.kind?.value, 'keep');
   assert.equal(find(parsed[2]!, 'urn:example:made-up', 'rule')?.text, 'retain "forever"');
   assert.equal(find(parsed[2]!, 'urn:example:default', 'plain')?.text, 'x');
   assert.match(kept[2]!, /<!-- made up -->/);
-  assert.equal(find(parsed[3]!, 'urn:example:made-up', 'scan')?.attributes['result']?.value, 'clean');
+  assert.equal(find(parsed[3]!, 'urn:example:made-up', 'scan')?.attributes.result?.value, 'clean');
 });
 
 test('kept Descriptors mean what the input meant: attribute values are normalised as XML requires', async () => {
@@ -645,14 +645,14 @@ test('backpressure: a slow consumer of an 8 MB datastream keeps what the reader 
     }
   }
   const hash = createHash('sha256');
-  let reads = 0;
+  let _reads = 0;
   const summary = await readDidl(input(), {
     onDatastream: async ({ bytes }) => {
       stream = bytes;
       for await (const chunk of bytes as AsyncIterable<Buffer>) {
         consumed += chunk.length;
         hash.update(chunk);
-        reads++;
+        _reads++;
         await sleep(Math.ceil(chunk.length / CHUNK)); // about 1 ms per 64 KiB: a slow disk
       }
     },

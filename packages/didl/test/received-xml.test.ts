@@ -15,7 +15,7 @@ const SECOND = Buffer.from([0, 1, 2, 250, 251, 252]);
 /** base64 in 76-character lines, CRLF ends, one line end written as a character reference. */
 function base64Content(bytes: Buffer): string {
   const lines = bytes.toString('base64').match(/.{1,76}/g)!;
-  return '\r\n' + lines.join('&#13;&#10;') + '\r\n';
+  return `\r\n${lines.join('&#13;&#10;')}\r\n`;
 }
 
 // The first record relies on prefixes declared by the envelope (didl, dii) and on its default
@@ -111,7 +111,7 @@ test('not asked for: no receivedDidl', async () => {
 
 test('more than 16 MiB of markup in one record: not kept (the caller writes the DIDL again), the record still read', async () => {
   const descriptor = `<didl:Descriptor><didl:Statement mimeType="text/plain">${'m'.repeat(1 << 20)}</didl:Statement></didl:Descriptor>`;
-  const big = RECORD_1.replace('<didl:Component>', descriptor.repeat(17) + '<didl:Component>');
+  const big = RECORD_1.replace('<didl:Component>', `${descriptor.repeat(17)}<didl:Component>`);
   const page = Buffer.from(PAGE.toString('utf8').replace(RECORD_1, big), 'utf8');
   const kept = await readKept([page]);
   assert.deepEqual(kept, [undefined, EXPECTED[1]]);

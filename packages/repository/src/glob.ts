@@ -97,7 +97,7 @@ function escapeRegExp(char: string): string {
 }
 
 function escapeClassChar(char: string): string {
-  return /[\\^\]\[-]/.test(char) ? `\\${char}` : char;
+  return /[\\^\][-]/.test(char) ? `\\${char}` : char;
 }
 
 function invalid(pattern: string, why: string): RepositoryError {

@@ -145,7 +145,7 @@ function listSets(sets: string[]): string {
 /** webmaster@ the site's host when that is a domain (the schema wants a dot), else a placeholder. */
 function defaultAdminEmail(baseUrl: string): string {
   const host = new URL(baseUrl).hostname;
-  return /^[^\s\[\]]+\.[^\s\[\]]+$/.test(host) ? `webmaster@${host}` : 'webmaster@localhost.localdomain';
+  return /^[^\s[\]]+\.[^\s[\]]+$/.test(host) ? `webmaster@${host}` : 'webmaster@localhost.localdomain';
 }
 
 function quote(value: string): string {

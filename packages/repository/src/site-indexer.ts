@@ -1,4 +1,4 @@
-import { type FSWatcher, watch } from 'node:fs';
+import { type Dir, type FSWatcher, watch } from 'node:fs';
 import { lstat, opendir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExportPolicy } from './export-policy.js';
@@ -138,7 +138,7 @@ export class SiteIndexer {
 
     const walk = async (dir: string): Promise<void> => {
       if (dir !== '' && this.policy.excludedDirectoryReason(dir)) return;
-      let handle;
+      let handle: Dir;
       try {
         handle = await opendir(join(this.root.real, dir));
       } catch {

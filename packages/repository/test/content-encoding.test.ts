@@ -65,7 +65,7 @@ const BODY = Buffer.from(Array.from({ length: 4000 }, (_, i) => `<record n="${i}
 
 /** base64 lines of 76 characters, as the DIDL writer yields them. */
 function base64Lines(bytes: Buffer): string {
-  return (bytes.toString('base64').match(/.{1,76}/g) ?? []).join('\n') + '\n';
+  return `${(bytes.toString('base64').match(/.{1,76}/g) ?? []).join('\n')}\n`;
 }
 
 /** Markup and large base64 chunks in turn, as an oai_didl page is written: each switch of strategy is crossed. */

@@ -99,7 +99,7 @@ function byValueContents(xml: string): Buffer[] {
 }
 
 test('request targets that try to leave the root: a 4xx, never the file', async () => {
-  const outside = '/' + '../'.repeat(3_333) + 'etc/passwd';
+  const outside = `/${'../'.repeat(3_333)}etc/passwd`;
   const targets = [
     '/../secret.txt',
     '/docs/../../secret.txt',

@@ -805,7 +805,7 @@ describe('a ListRecords page bounded by pageBytes', () => {
   let repository: RunningRepository;
   // A 50-byte file first (more than pageBytes on its own), then four of 8 bytes.
   const files: SiteFile[] = [
-    { path: 'big.txt', content: 'b'.repeat(49) + '\n', date: '2020-01-01T00:00:00Z' },
+    { path: 'big.txt', content: `${'b'.repeat(49)}\n`, date: '2020-01-01T00:00:00Z' },
     ...[1, 2, 3, 4].map((n) => ({ path: `s${n}.txt`, content: `small ${n}\n`, date: `2020-01-0${n + 1}T00:00:00Z` })),
   ];
 

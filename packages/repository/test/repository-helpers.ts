@@ -103,7 +103,7 @@ export function errorCodes(xml: string): string[] {
 export function headers(xml: string): Array<{ identifier: string; datestamp: string; deleted: boolean; setSpecs: string[] }> {
   return [...xml.matchAll(/<header( status="deleted")?>(.*?)<\/header>/gs)].map((match) => ({
     deleted: match[1] !== undefined,
-    identifier: unescape(/<identifier>(.*?)<\/identifier>/s.exec(match[2]!)![1]!),
+    identifier: unescapeXml(/<identifier>(.*?)<\/identifier>/s.exec(match[2]!)![1]!),
     datestamp: /<datestamp>(.*?)<\/datestamp>/s.exec(match[2]!)![1]!,
     setSpecs: [...match[2]!.matchAll(/<setSpec>(.*?)<\/setSpec>/gs)].map((set) => set[1]!),
   }));
@@ -111,7 +111,7 @@ export function headers(xml: string): Array<{ identifier: string; datestamp: str
 
 export function resumptionToken(xml: string): { token: string; cursor: number; completeListSize: number } | undefined {
   const match = /<resumptionToken completeListSize="(\d+)" cursor="(\d+)">(.*?)<\/resumptionToken>/s.exec(xml);
-  return match ? { token: unescape(match[3]!), cursor: Number(match[2]), completeListSize: Number(match[1]) } : undefined;
+  return match ? { token: unescapeXml(match[3]!), cursor: Number(match[2]), completeListSize: Number(match[1]) } : undefined;
 }
 
 export function responseDate(xml: string): string {
@@ -130,7 +130,7 @@ export async function harvestAll(endpoint: string, params: Record<string, string
   return pages;
 }
 
-function unescape(text: string): string {
+function unescapeXml(text: string): string {
   return text
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')

@@ -5,7 +5,7 @@ import { mimeTypeForPath } from '../src/mime-type.ts';
 import { isValidSetSpec, mimeTypeForSetSpec, setNameFor, setSpecAncestors, setSpecForMimeType } from '../src/set-spec.ts';
 
 /** The setSpecType pattern exactly as the OAI-PMH 2.0 schema writes it, anchored. */
-const SCHEMA_PATTERN = /^([A-Za-z0-9\-_\.!~\*'\(\)])+(:[A-Za-z0-9\-_\.!~\*'\(\)]+)*$/;
+const SCHEMA_PATTERN = /^([A-Za-z0-9\-_.!~*'()])+(:[A-Za-z0-9\-_.!~*'()]+)*$/;
 
 const REAL_TYPES = [
   'text/html',
