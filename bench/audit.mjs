@@ -33,15 +33,15 @@ const RESOURCES = wholeNumberArg(args.resources, '--resources', usageError, 10);
 const RUNS = wholeNumberArg(args.runs, '--runs', usageError);
 
 const DIST = join(ROOT, 'packages/archiver/dist');
-for (const file of ['catalog.js', 'audit-query.js', 'audit-format.js']) {
+for (const file of ['catalog/catalog.js', 'audit/audit-query.js', 'audit/audit-format.js']) {
   if (!existsSync(join(DIST, file))) {
     process.stderr.write(`packages/archiver/dist/${file} is missing: build first (npx tsc -b), or run \`npx --yes pnpm@10.34.9 bench:audit\`\n`);
     process.exit(2);
   }
 }
-const { Catalog } = await import(join(DIST, 'catalog.js'));
-const { openAudit } = await import(join(DIST, 'audit-query.js'));
-const { formatAudit, writeAuditOutput } = await import(join(DIST, 'audit-format.js'));
+const { Catalog } = await import(join(DIST, 'catalog/catalog.js'));
+const { openAudit } = await import(join(DIST, 'audit/audit-query.js'));
+const { formatAudit, writeAuditOutput } = await import(join(DIST, 'audit/audit-format.js'));
 
 const hex = (n, salt) => `${salt.toString(16).padStart(8, '0')}${n.toString(16).padStart(56, '0')}`;
 const identifier = (n) => `https://www.example.org/site/section-${n % 97}/document-${n}.${n % 5 === 0 ? 'pdf' : 'html'}`;

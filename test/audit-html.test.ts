@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { formatAudit, writeAuditOutput } from '../packages/archiver/src/audit-format.ts';
-import { type AuditReport, audit, openAudit } from '../packages/archiver/src/audit-query.ts';
-import { Catalog } from '../packages/archiver/src/catalog.ts';
+import { formatAudit, writeAuditOutput } from '../packages/archiver/src/audit/audit-format.ts';
+import { type AuditReport, audit, openAudit } from '../packages/archiver/src/audit/audit-query.ts';
+import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
 
 // The HTML report is checked in a real browser: Debian's `chromium`, which .ci/run installs
 // when absent. Where it cannot be installed, these tests are skipped with this message.

@@ -4,12 +4,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { AUDIT_CSV_HEADER } from '../packages/archiver/src/audit-format.ts';
-import { type AuditReport, type AuditRow, type AuditState, audit, classifyChange, parseAuditDate } from '../packages/archiver/src/audit-query.ts';
-import { Catalog } from '../packages/archiver/src/catalog.ts';
+import { AUDIT_CSV_HEADER } from '../packages/archiver/src/audit/audit-format.ts';
+import { type AuditReport, type AuditRow, type AuditState, audit, classifyChange, parseAuditDate } from '../packages/archiver/src/audit/audit-query.ts';
+import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
 import { auditCommand } from '../packages/archiver/src/commands/audit-command.ts';
-import { ArchiverError } from '../packages/archiver/src/errors.ts';
-import { harvest } from '../packages/archiver/src/harvest.ts';
+import { ArchiverError } from '../packages/archiver/src/core/errors.ts';
+import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;

@@ -20,9 +20,9 @@ import { basename, dirname, join } from 'node:path';
 import { after, before, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
-import { Catalog } from '../packages/archiver/src/catalog.ts';
-import type { CatalogHarvest } from '../packages/archiver/src/catalog-schema.ts';
+import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
+import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import type { CatalogHarvest } from '../packages/archiver/src/catalog/catalog-schema.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const BIN = fileURLToPath(new URL('../packages/archiver/bin/oaibag.js', import.meta.url));

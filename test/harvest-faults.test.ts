@@ -12,11 +12,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
-import { Catalog } from '../packages/archiver/src/catalog.ts';
-import type { CatalogFailure } from '../packages/archiver/src/catalog-schema.ts';
-import { ArchiverError } from '../packages/archiver/src/errors.ts';
-import { type HarvestSummary, harvest } from '../packages/archiver/src/harvest.ts';
+import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
+import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import type { CatalogFailure } from '../packages/archiver/src/catalog/catalog-schema.ts';
+import { ArchiverError } from '../packages/archiver/src/core/errors.ts';
+import { type HarvestSummary, harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;

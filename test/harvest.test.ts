@@ -4,9 +4,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, wri
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { verifyBag } from '../packages/archiver/src/bag-verifier.ts';
-import { Catalog } from '../packages/archiver/src/catalog.ts';
-import { harvest } from '../packages/archiver/src/harvest.ts';
+import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
+import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { checkWellFormed, validateXmlSchema } from './xml-schema.ts';
 

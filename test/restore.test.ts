@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createBagBuilder } from '../packages/archiver/src/bag-writer.ts';
-import { Catalog } from '../packages/archiver/src/catalog.ts';
-import { harvest } from '../packages/archiver/src/harvest.ts';
-import { RESTORE_TEMP_PREFIX, type RestoreSummary, restoreSite } from '../packages/archiver/src/restore.ts';
-import { formatInstant } from '../packages/archiver/src/restore-plan.ts';
-import { bagDirectoryFor } from '../packages/archiver/src/storage-path.ts';
+import { bagDirectoryFor } from '../packages/archiver/src/archive/storage-path.ts';
+import { createBagBuilder } from '../packages/archiver/src/bag/bag-writer.ts';
+import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
+import { RESTORE_TEMP_PREFIX, type RestoreSummary, restoreSite } from '../packages/archiver/src/restore/restore.ts';
+import { formatInstant } from '../packages/archiver/src/restore/restore-plan.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -10,7 +10,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { type ChangedUrl, formatChangedUrl, isCrawlableUrl, type ListChangedUrlsOptions, listChangedUrls } from '../packages/archiver/src/list-changed-urls.ts';
+import {
+  type ChangedUrl,
+  formatChangedUrl,
+  isCrawlableUrl,
+  type ListChangedUrlsOptions,
+  listChangedUrls,
+} from '../packages/archiver/src/urls/list-changed-urls.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { acquireArchiveLock } from '../packages/archiver/src/archive-lock.ts';
-import { Catalog } from '../packages/archiver/src/catalog.ts';
-import { harvest } from '../packages/archiver/src/harvest.ts';
-import { formatVerifyReport, type VerifyReport, verifyArchive } from '../packages/archiver/src/verify-archive.ts';
+import { acquireArchiveLock } from '../packages/archiver/src/archive/archive-lock.ts';
+import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
+import { formatVerifyReport, type VerifyReport, verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -10,8 +10,8 @@ import { restoreCommand } from './commands/restore-command.js';
 import { statusCommand } from './commands/status-command.js';
 import { urlsCommand } from './commands/urls-command.js';
 import { verifyCommand } from './commands/verify-command.js';
-import { ArchiverError } from './errors.js';
-import { ARCHIVER_VERSION } from './version.js';
+import { ArchiverError } from './core/errors.js';
+import { ARCHIVER_VERSION } from './core/version.js';
 
 const program = new Command('oaibag')
   .description('Harvest web sites over OAI-PMH (oai_didl) into an archive of BagIt AIPs catalogued in SQLite.')

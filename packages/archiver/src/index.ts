@@ -1,7 +1,16 @@
-export { type AddressKind, type AddressPolicy, addressKind, refusalOf } from './address-policy.js';
-export { ArchiveLock, type ArchiveLockHolder, acquireArchiveLock, readArchiveLockHolder } from './archive-lock.js';
-export { AUDIT_CSV_HEADER, AUDIT_FORMATS, type AuditFormat, formatAudit, writeAuditOutput } from './audit-format.js';
-export { renderAuditHtml } from './audit-html.js';
+export { ArchiveLock, type ArchiveLockHolder, acquireArchiveLock, readArchiveLockHolder } from './archive/archive-lock.js';
+export {
+  type DiskFlusher,
+  defaultFlushMode,
+  type FlushMode,
+  type FlushRequest,
+  flushToDisk,
+  oneShotFlusher,
+  openDiskFlusher,
+} from './archive/flush-to-disk.js';
+export { bagDirectoryFor, resourceDirectoryFor } from './archive/storage-path.js';
+export { AUDIT_CSV_HEADER, AUDIT_FORMATS, type AuditFormat, formatAudit, writeAuditOutput } from './audit/audit-format.js';
+export { renderAuditHtml } from './audit/audit-html.js';
 export {
   AUDIT_CHANGES,
   type AuditChange,
@@ -17,12 +26,12 @@ export {
   classifyChange,
   parseAuditDate,
   resolveAuditPeriod,
-} from './audit-query.js';
-export { decodeManifestPath, encodeManifestPath, safeFileName, uniqueFileName } from './bag-paths.js';
-export { type Placement, type PlaceOptions, placeSealedBags, type SealedBag } from './bag-placement.js';
-export { type BagProblem, type BagProblemKind, type BagReport, type BagTally, type VerifyOptions, verifyBag } from './bag-verifier.js';
-export { type BagBuilder, cleanupLeftovers, createBagBuilder, type FinishedBag, type PayloadFile } from './bag-writer.js';
-export { CATALOG_FILE_NAME, Catalog, type CatalogOpenOptions } from './catalog.js';
+} from './audit/audit-query.js';
+export { decodeManifestPath, encodeManifestPath, safeFileName, uniqueFileName } from './bag/bag-paths.js';
+export { type Placement, type PlaceOptions, placeSealedBags, type SealedBag } from './bag/bag-placement.js';
+export { type BagProblem, type BagProblemKind, type BagReport, type BagTally, type VerifyOptions, verifyBag } from './bag/bag-verifier.js';
+export { type BagBuilder, cleanupLeftovers, createBagBuilder, type FinishedBag, type PayloadFile } from './bag/bag-writer.js';
+export { CATALOG_FILE_NAME, Catalog, type CatalogOpenOptions } from './catalog/catalog.js';
 export {
   CATALOG_SCHEMA_VERSION,
   type CatalogFailure,
@@ -44,25 +53,18 @@ export {
   type SourceStatus,
   type VersionChange,
   type VersionFetch,
-} from './catalog-schema.js';
-export { formatDuration, parseDuration } from './duration.js';
-export { ArchiverError, type ArchiverErrorCode, isArchiverError } from './errors.js';
-export { type DiskFlusher, defaultFlushMode, type FlushMode, type FlushRequest, flushToDisk, oneShotFlusher, openDiskFlusher } from './flush-to-disk.js';
-export { type HarvestOptions, type HarvestSummary, harvest } from './harvest.js';
-export {
-  type ChangedUrl,
-  formatChangedUrl,
-  isCrawlableUrl,
-  type ListChangedUrlsOptions,
-  type ListChangedUrlsSummary,
-  listChangedUrls,
-} from './list-changed-urls.js';
-export { type MirrorOptions, type MirrorRun, type MirrorSource, mirror } from './mirror.js';
-export { type MirrorConfig, readMirrorConfig } from './mirror-config.js';
-export { type MirrorSchedule, type NextRun, nextRun } from './mirror-schedule.js';
-export { type Credentials, type DatastreamResponse, MAX_REDIRECTS, OaiClient, type OaiClientOptions } from './oai-client.js';
-export { OriginPools, type OriginPoolsOptions, type ResolveHost } from './origin-pools.js';
-export { PageLedger, type PageTally } from './page-ledger.js';
+} from './catalog/catalog-schema.js';
+export { formatDuration, parseDuration } from './core/duration.js';
+export { ArchiverError, type ArchiverErrorCode, isArchiverError } from './core/errors.js';
+export { type HarvestOptions, type HarvestSummary, harvest } from './harvest/harvest.js';
+export { PageLedger, type PageTally } from './harvest/page-ledger.js';
+export { type MirrorOptions, type MirrorRun, type MirrorSource, mirror } from './mirror/mirror.js';
+export { type MirrorConfig, readMirrorConfig } from './mirror/mirror-config.js';
+export { type MirrorSchedule, type NextRun, nextRun } from './mirror/mirror-schedule.js';
+export { type AddressKind, type AddressPolicy, addressKind, refusalOf } from './oai/address-policy.js';
+export { type Credentials, type DatastreamResponse, MAX_REDIRECTS, OaiClient, type OaiClientOptions } from './oai/oai-client.js';
+export { OriginPools, type OriginPoolsOptions, type ResolveHost } from './oai/origin-pools.js';
+export { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './oai/retry-policy.js';
 export {
   type DamagedBag,
   type RefusedResource,
@@ -71,11 +73,17 @@ export {
   type RestoreOptions,
   type RestoreSummary,
   restoreSite,
-} from './restore.js';
-export { type RestorePath, type RestorePathOptions, restorePathFor } from './restore-path.js';
-export { parseAsOf, planRestore, type ResourceState, type RestorePlan, resourceStateAt } from './restore-plan.js';
-export { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry-policy.js';
-export { bagDirectoryFor, resourceDirectoryFor } from './storage-path.js';
+} from './restore/restore.js';
+export { type RestorePath, type RestorePathOptions, restorePathFor } from './restore/restore-path.js';
+export { parseAsOf, planRestore, type ResourceState, type RestorePlan, resourceStateAt } from './restore/restore-plan.js';
+export {
+  type ChangedUrl,
+  formatChangedUrl,
+  isCrawlableUrl,
+  type ListChangedUrlsOptions,
+  type ListChangedUrlsSummary,
+  listChangedUrls,
+} from './urls/list-changed-urls.js';
 export {
   type ArchiveProblem,
   type ArchiveProblemKind,
@@ -84,4 +92,4 @@ export {
   type VerifyArchiveOptions,
   type VerifyReport,
   verifyArchive,
-} from './verify-archive.js';
+} from './verify/verify-archive.js';

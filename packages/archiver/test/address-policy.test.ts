@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type AddressKind, addressKind, refusalOf } from '../src/address-policy.ts';
-import { OriginPools } from '../src/origin-pools.ts';
+import { type AddressKind, addressKind, refusalOf } from '../src/oai/address-policy.ts';
+import { OriginPools } from '../src/oai/origin-pools.ts';
 
 test('addresses are sorted into the networks they lead to, IPv4 inside IPv6 included', () => {
   const table: Array<[string, AddressKind]> = [

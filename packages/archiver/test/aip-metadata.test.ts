@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { DidlDocument, DidlResource } from '@oaibag/didl';
 import { validateXmlSchema } from '../../../test/xml-schema.ts';
-import { didlRecordXml, type StoredPayload } from '../src/aip-metadata.ts';
+import { didlRecordXml, type StoredPayload } from '../src/bag/aip-metadata.ts';
 
 test('the rebuilt didl.xml points each By-Value Resource at its own payload, names escaped, and validates', async () => {
   const byReference: DidlResource = { mimeType: 'application/pdf', ref: 'http://example.org/big.pdf' };

@@ -5,8 +5,8 @@ import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { acquireArchiveLock, readArchiveLockHolder } from '../src/archive-lock.ts';
-import { isArchiverError } from '../src/errors.ts';
+import { acquireArchiveLock, readArchiveLockHolder } from '../src/archive/archive-lock.ts';
+import { isArchiverError } from '../src/core/errors.ts';
 
 async function archive(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'oaibag-lock-'));

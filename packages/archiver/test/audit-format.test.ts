@@ -3,11 +3,11 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { AUDIT_CSV_HEADER, auditCsv, auditJson, auditText, csvField, formatAudit, writeAuditOutput } from '../src/audit-format.ts';
-import { escapeHtml, scriptJson } from '../src/audit-html.ts';
-import { type AuditReport, audit, auditRunOf, openAudit } from '../src/audit-query.ts';
-import { Catalog } from '../src/catalog.ts';
-import { isArchiverError } from '../src/errors.ts';
+import { AUDIT_CSV_HEADER, auditCsv, auditJson, auditText, csvField, formatAudit, writeAuditOutput } from '../src/audit/audit-format.ts';
+import { escapeHtml, scriptJson } from '../src/audit/audit-html.ts';
+import { type AuditReport, audit, auditRunOf, openAudit } from '../src/audit/audit-query.ts';
+import { Catalog } from '../src/catalog/catalog.ts';
+import { isArchiverError } from '../src/core/errors.ts';
 
 const BASE = 'https://example.org/oai';
 /** Identifiers are whatever the repository sends: quotes, commas, line breaks, markup, escapes. */

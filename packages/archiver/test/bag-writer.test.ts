@@ -4,9 +4,9 @@ import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, writeF
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { verifyBag } from '../src/bag-verifier.ts';
-import { cleanupLeftovers, createBagBuilder, type FinishedBag, humanSize } from '../src/bag-writer.ts';
-import { ArchiverError, isArchiverError } from '../src/errors.ts';
+import { verifyBag } from '../src/bag/bag-verifier.ts';
+import { cleanupLeftovers, createBagBuilder, type FinishedBag, humanSize } from '../src/bag/bag-writer.ts';
+import { ArchiverError, isArchiverError } from '../src/core/errors.ts';
 
 const dirs: string[] = [];
 after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { CATALOG_FILE_NAME, Catalog } from '../src/catalog.ts';
-import { CATALOG_MIGRATIONS, CATALOG_SCHEMA_VERSION, migrateCatalog, type NewVersion } from '../src/catalog-schema.ts';
-import { isArchiverError } from '../src/errors.ts';
+import { CATALOG_FILE_NAME, Catalog } from '../src/catalog/catalog.ts';
+import { CATALOG_MIGRATIONS, CATALOG_SCHEMA_VERSION, migrateCatalog, type NewVersion } from '../src/catalog/catalog-schema.ts';
+import { isArchiverError } from '../src/core/errors.ts';
 
 const BASE = 'https://example.org/oai';
 const SHA_A = 'a'.repeat(64);

@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { isArchiverError } from '../src/errors.ts';
-import { defaultFlushMode, type FlushMode, flushToDisk, openDiskFlusher } from '../src/flush-to-disk.ts';
+import { defaultFlushMode, type FlushMode, flushToDisk, openDiskFlusher } from '../src/archive/flush-to-disk.ts';
+import { isArchiverError } from '../src/core/errors.ts';
 
 async function tree(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'oaibag-flush-'));

@@ -3,10 +3,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { formatDuration, parseDuration } from '../src/duration.ts';
-import { isArchiverError } from '../src/errors.ts';
-import { readMirrorConfig } from '../src/mirror-config.ts';
-import { nextRun } from '../src/mirror-schedule.ts';
+import { formatDuration, parseDuration } from '../src/core/duration.ts';
+import { isArchiverError } from '../src/core/errors.ts';
+import { readMirrorConfig } from '../src/mirror/mirror-config.ts';
+import { nextRun } from '../src/mirror/mirror-schedule.ts';
 
 const MINUTE = 60_000;
 

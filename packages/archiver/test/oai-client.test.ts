@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { text } from 'node:stream/consumers';
 import { after, test } from 'node:test';
 import { deflateSync, gzipSync } from 'node:zlib';
-import { OaiClient } from '../src/oai-client.ts';
-import { isRetryableStatus, parseRetryAfter, retryDelayMs } from '../src/retry-policy.ts';
+import { OaiClient } from '../src/oai/oai-client.ts';
+import { isRetryableStatus, parseRetryAfter, retryDelayMs } from '../src/oai/retry-policy.ts';
 
 const FAST = { retries: 3, baseDelayMs: 5, maxDelayMs: 50 };
 const servers: Server[] = [];

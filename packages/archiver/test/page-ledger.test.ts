@@ -3,12 +3,12 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { verifyBag } from '../src/bag-verifier.ts';
-import { createBagBuilder } from '../src/bag-writer.ts';
-import { Catalog } from '../src/catalog.ts';
-import type { NewVersion } from '../src/catalog-schema.ts';
-import { type FlushMode, oneShotFlusher } from '../src/flush-to-disk.ts';
-import { PageLedger } from '../src/page-ledger.ts';
+import { type FlushMode, oneShotFlusher } from '../src/archive/flush-to-disk.ts';
+import { verifyBag } from '../src/bag/bag-verifier.ts';
+import { createBagBuilder } from '../src/bag/bag-writer.ts';
+import { Catalog } from '../src/catalog/catalog.ts';
+import type { NewVersion } from '../src/catalog/catalog-schema.ts';
+import { PageLedger } from '../src/harvest/page-ledger.ts';
 
 const SHA_A = 'a'.repeat(64);
 const SHA_B = 'b'.repeat(64);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ArchiverError } from '../src/errors.ts';
-import { datestampSeconds, formatInstant, type PlanDeletion, type PlanVersion, parseAsOf, planRestore, resourceStateAt } from '../src/restore-plan.ts';
+import { ArchiverError } from '../src/core/errors.ts';
+import { datestampSeconds, formatInstant, type PlanDeletion, type PlanVersion, parseAsOf, planRestore, resourceStateAt } from '../src/restore/restore-plan.ts';
 
 const at = (iso: string): number => Date.parse(iso) / 1000;
 let nextId = 1;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { decodeManifestPath, encodeManifestPath, normalizePayloadPath, safeFileName, uniqueFileName, utf8Length } from '../src/bag-paths.ts';
-import { ArchiverError } from '../src/errors.ts';
-import { bagDirectoryFor, compactDatestamp, resolveArchivePath, resourceDirectoryFor } from '../src/storage-path.ts';
+import { bagDirectoryFor, compactDatestamp, resolveArchivePath, resourceDirectoryFor } from '../src/archive/storage-path.ts';
+import { decodeManifestPath, encodeManifestPath, normalizePayloadPath, safeFileName, uniqueFileName, utf8Length } from '../src/bag/bag-paths.ts';
+import { ArchiverError } from '../src/core/errors.ts';
 
 const SHA = '9b74c9897bac770ffc029102a200c5de3f6e1b9ef3f5b1b1e1b7d6a8e2c4f0a1';
 const SHAPE = /^aips\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}\/\d{8}(T\d{6}Z)?-[0-9a-f]{12}$/;

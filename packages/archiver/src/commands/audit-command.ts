@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { AUDIT_FORMATS, type AuditFormat, formatAudit, writeAuditOutput } from '../audit-format.js';
-import { openAudit } from '../audit-query.js';
-import { Catalog } from '../catalog.js';
+import { AUDIT_FORMATS, type AuditFormat, formatAudit, writeAuditOutput } from '../audit/audit-format.js';
+import { openAudit } from '../audit/audit-query.js';
+import { Catalog } from '../catalog/catalog.js';
 
 /** `oaibag audit`: the resources that changed in a period of harvests, and how (docs/audit.md). */
 export function auditCommand(): Command {

@@ -1,6 +1,6 @@
-import { ArchiverError } from '../errors.js';
-import type { Credentials } from '../oai-client.js';
-import { readPasswordLine } from '../password-file.js';
+import { ArchiverError } from '../core/errors.js';
+import { readPasswordLine } from '../core/password-file.js';
+import type { Credentials } from '../oai/oai-client.js';
 
 /** The HTTP Basic credentials of `--user NAME --password-file FILE`, which go together. */
 export async function credentialsFromOptions(options: { user?: string; passwordFile?: string }): Promise<Credentials | undefined> {

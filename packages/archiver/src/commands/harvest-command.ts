@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { type HarvestSummary, harvest } from '../harvest.js';
+import { type HarvestSummary, harvest } from '../harvest/harvest.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE } from './exit-codes.js';
 import { stopSignal } from './stop-signal.js';

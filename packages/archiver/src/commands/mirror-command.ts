@@ -1,8 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { formatDuration, parseDuration } from '../duration.js';
-import { ArchiverError } from '../errors.js';
-import { type MirrorRun, type MirrorSource, mirror } from '../mirror.js';
-import { readMirrorConfig } from '../mirror-config.js';
+import { formatDuration, parseDuration } from '../core/duration.js';
+import { ArchiverError } from '../core/errors.js';
+import { type MirrorRun, type MirrorSource, mirror } from '../mirror/mirror.js';
+import { readMirrorConfig } from '../mirror/mirror-config.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { formatSummary } from './harvest-command.js';
 import { stopSignal } from './stop-signal.js';

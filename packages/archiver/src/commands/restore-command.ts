@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { type RestoreSummary, restoreSite } from '../restore.js';
+import { type RestoreSummary, restoreSite } from '../restore/restore.js';
 import { EXIT_PROBLEMS } from './exit-codes.js';
 
 /** `oaibag restore --to DIR`: rebuilds the site from the archive's AIPs (docs/restore.md). */

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { Catalog } from '../catalog.js';
+import { Catalog } from '../catalog/catalog.js';
 
 /** `oaibag status`: sources, last harvest, counts, failures outstanding. */
 export function statusCommand(): Command {

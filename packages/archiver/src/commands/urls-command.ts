@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { Command } from 'commander';
-import { formatChangedUrl, formatUrlsSummary, listChangedUrls } from '../list-changed-urls.js';
+import { formatChangedUrl, formatUrlsSummary, listChangedUrls } from '../urls/list-changed-urls.js';
 import { credentialsFromOptions } from './credentials-options.js';
 
 /** `oaibag urls BASEURL`: the URLs that changed in a period, one a line, for a crawler (docs/urls.md). */

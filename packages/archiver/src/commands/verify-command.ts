@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { formatVerifyReport, verifyArchive } from '../verify-archive.js';
+import { formatVerifyReport, verifyArchive } from '../verify/verify-archive.js';
 import { EXIT_PROBLEMS } from './exit-codes.js';
 
 /** `oaibag verify`: the fixity audit of an archive (docs/verify.md). */

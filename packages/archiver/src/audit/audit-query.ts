@@ -1,0 +1,387 @@
+// The read model of `oaibag audit`: which harvests a period covers, and per resource changed in
+// it, its state before and after the period, from a few set-based queries over the catalog
+// (window functions and GROUP BY, never one query per resource), so 100,000 resources take
+// about a second. The formats are in audit-format.ts and audit-html.ts; docs/audit.md.
+import type { Catalog } from '../catalog/catalog.js';
+import type { HarvestStatus } from '../catalog/catalog-schema.js';
+import { ArchiverError } from '../core/errors.js';
+
+/** What happened to a resource over the period, comparing its state before and after it. */
+export type AuditChange = 'added' | 'modified' | 'touched' | 'deleted' | 'restored';
+
+/** The change kinds in the order every format lists them. */
+export const AUDIT_CHANGES: readonly AuditChange[] = ['added', 'modified', 'touched', 'deleted', 'restored'];
+
+/**
+ * A resource's state at one moment: a live version (its datestamp, size, sha-256, MIME type),
+ * or deleted (the deletion's datestamp; a deleted resource has no bytes, so the rest is null).
+ */
+export interface AuditState {
+  deleted: boolean;
+  datestamp: string;
+  size: number | null;
+  sha256: string | null;
+  mimeType: string | null;
+}
+
+/** One resource that changed in the period. */
+export interface AuditRow {
+  /** The source's base URL. */
+  source: string;
+  identifier: string;
+  change: AuditChange;
+  /** Before and after are both live versions and their MIME types differ (a set move). */
+  mimeChanged: boolean;
+  /** Null when the archive knew nothing of the resource before the period. */
+  before: AuditState | null;
+  after: AuditState;
+  /** The harvest that recorded the after state. */
+  harvestId: number;
+}
+
+/** What one harvest of the period recorded (versions by their change, and deletions). */
+export interface AuditHarvestTotals {
+  harvestId: number;
+  source: string;
+  startedAt: string;
+  endedAt: string | null;
+  status: HarvestStatus;
+  added: number;
+  modified: number;
+  touched: number;
+  deleted: number;
+  restored: number;
+}
+
+/** The audit's totals: rows per change kind (and MIME changes), and per harvest recorded. */
+export interface AuditTotals {
+  rows: number;
+  byChange: Record<AuditChange, number> & { mimeChanged: number };
+  byHarvest: AuditHarvestTotals[];
+}
+
+/** Which harvests the audit covers and how they were chosen (see {@link resolveAuditPeriod}). */
+export interface AuditPeriod {
+  /** `latest`: the last harvest of each source that recorded a change; `harvest`: one by id; `dates`: by start time. */
+  selection: 'latest' | 'harvest' | 'dates';
+  /** The normalised bounds on harvests' start (ISO 8601 UTC), when given. */
+  since: string | null;
+  until: string | null;
+  /** The harvests covered, oldest first. */
+  harvestIds: number[];
+}
+
+/** A source in the audit's scope. */
+export interface AuditSource {
+  id: number;
+  baseUrl: string;
+  repositoryName: string | null;
+}
+
+/** What to audit; every field is optional (the default is the latest change of each source). */
+export interface AuditOptions {
+  /** Only this source (its OAI-PMH base URL). */
+  source?: string;
+  /** Harvests started at or after this date (`YYYY-MM-DD` or an ISO 8601 date-time). */
+  since?: string;
+  /** Harvests started at or before this date (a day includes all of it). */
+  until?: string;
+  /** The changes recorded by this one harvest. */
+  harvest?: number;
+}
+
+/** A complete audit in memory (the library's convenient form; the command streams instead). */
+export interface AuditReport {
+  period: AuditPeriod;
+  sources: AuditSource[];
+  rows: AuditRow[];
+  totals: AuditTotals;
+}
+
+/**
+ * An audit being read: `rows` is a one-shot iterator over the catalog (sorted by source and
+ * identifier); `totals()` is complete once the rows have been consumed (byHarvest is known
+ * from the start). The catalog must stay open, and unused by others, until then.
+ */
+export interface AuditRun {
+  period: AuditPeriod;
+  sources: AuditSource[];
+  rows: Iterable<AuditRow>;
+  totals(): AuditTotals;
+}
+
+/** Reads a whole audit into memory: see {@link openAudit}. */
+export function audit(catalog: Catalog, options: AuditOptions = {}): AuditReport {
+  const run = openAudit(catalog, options);
+  const rows = [...run.rows];
+  return { period: run.period, sources: run.sources, rows, totals: run.totals() };
+}
+
+/** An audit already in memory as a run, for the formatters (`totals()` is ready at once). */
+export function auditRunOf(report: AuditReport): AuditRun {
+  return { period: report.period, sources: report.sources, rows: report.rows, totals: () => report.totals };
+}
+
+/** Resolves the period, then reads the rows lazily and counts them as they pass. */
+export function openAudit(catalog: Catalog, options: AuditOptions = {}): AuditRun {
+  const { period, sources } = resolveAuditPeriod(catalog, options);
+  const byHarvest = harvestTotals(catalog, period.harvestIds);
+  const byChange = { added: 0, modified: 0, touched: 0, deleted: 0, restored: 0, mimeChanged: 0 };
+  let count = 0;
+  let consumed = false;
+  function* rows(): Generator<AuditRow> {
+    for (const row of auditRows(catalog, period.harvestIds)) {
+      count++;
+      byChange[row.change]++;
+      if (row.mimeChanged) byChange.mimeChanged++;
+      yield row;
+    }
+    consumed = true;
+  }
+  return {
+    period,
+    sources,
+    rows: rows(),
+    totals() {
+      if (!consumed) throw new Error('audit totals asked before the rows were read');
+      return { rows: count, byChange: { ...byChange }, byHarvest };
+    },
+  };
+}
+
+/**
+ * Chooses the harvests: `harvest` alone; or those started within `since`..`until`; or, with
+ * neither, the last harvest of each source that recorded at least one version or deletion (a
+ * harvest that found nothing new does not hide the last one that did). `source` narrows any of
+ * them. Bad or contradictory options throw ERR_ARCHIVE_USAGE.
+ */
+export function resolveAuditPeriod(catalog: Catalog, options: AuditOptions): { period: AuditPeriod; sources: AuditSource[] } {
+  if (options.harvest !== undefined && (options.since !== undefined || options.until !== undefined)) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', '--harvest cannot be combined with --since or --until', {
+      hint: 'a harvest is its own period; use --since/--until to cover several',
+    });
+  }
+  let sources = (catalog.statement('SELECT id, base_url, repository_name FROM sources ORDER BY base_url').all() as SourceRow[]).map(toAuditSource);
+  if (options.source !== undefined) {
+    sources = sources.filter((source) => source.baseUrl === options.source);
+    if (sources.length === 0) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `the archive has no source ${options.source}`, { hint: 'oaibag status lists the sources' });
+    }
+  }
+  const scope = JSON.stringify(sources.map((source) => source.id));
+  const since = options.since === undefined ? null : parseAuditDate(options.since, 'start', '--since');
+  const until = options.until === undefined ? null : parseAuditDate(options.until, 'end', '--until');
+  let selection: AuditPeriod['selection'];
+  let harvestIds: number[];
+  if (options.harvest !== undefined) {
+    selection = 'harvest';
+    if (!Number.isSafeInteger(options.harvest) || options.harvest < 1) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `--harvest wants a harvest number, not ${options.harvest}`);
+    }
+    const row = catalog.statement('SELECT id, source_id FROM harvests WHERE id = ?').get(options.harvest) as { id: number; source_id: number } | undefined;
+    if (!row)
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `the archive has no harvest #${options.harvest}`, {
+        hint: 'oaibag status shows the last harvest of each source',
+      });
+    if (!sources.some((source) => source.id === row.source_id)) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `harvest #${options.harvest} is not a harvest of ${options.source}`);
+    }
+    harvestIds = [row.id];
+  } else if (since !== null || until !== null) {
+    selection = 'dates';
+    if (since !== null && until !== null && since > until) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `--since ${options.since} is after --until ${options.until}`);
+    }
+    harvestIds = (
+      catalog
+        .statement(`SELECT id FROM harvests WHERE source_id IN (SELECT value FROM json_each(?))
+          AND (? IS NULL OR started_at >= ?) AND (? IS NULL OR started_at <= ?) ORDER BY id`)
+        .all(scope, since, since, until, until) as Array<{ id: number }>
+    ).map((row) => row.id);
+  } else {
+    selection = 'latest';
+    harvestIds = (
+      catalog
+        .statement(`SELECT MAX(h.id) AS id FROM harvests h WHERE h.source_id IN (SELECT value FROM json_each(?))
+          AND (EXISTS (SELECT 1 FROM versions v WHERE v.harvest_id = h.id) OR EXISTS (SELECT 1 FROM deletions d WHERE d.harvest_id = h.id))
+          GROUP BY h.source_id ORDER BY id`)
+        .all(scope) as Array<{ id: number }>
+    ).map((row) => row.id);
+  }
+  return { period: { selection, since, until, harvestIds }, sources };
+}
+
+/**
+ * Normalises a `--since`/`--until` date to an ISO 8601 UTC instant with milliseconds, the form
+ * of `harvests.started_at`, so that strings compare as instants. `YYYY-MM-DD` is a UTC day: its
+ * first millisecond as a start, its last as an end; a date-time without a zone is UTC, and as
+ * an end it covers its last given unit (`10:00` takes 10:00:59.999).
+ */
+export function parseAuditDate(value: string, bound: 'start' | 'end', option = 'date'): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?$/i.exec(value.trim());
+  const bad = () => new ArchiverError('ERR_ARCHIVE_USAGE', `${option} wants YYYY-MM-DD or an ISO 8601 date-time, not ${JSON.stringify(value)}`);
+  if (!match) throw bad();
+  const [, year, month, day, hour, minute, second, fraction, zone] = match;
+  const iso =
+    hour === undefined
+      ? `${year}-${month}-${day}T00:00:00Z`
+      : `${year}-${month}-${day}T${hour}:${minute}:${second ?? '00'}${(fraction ?? '').slice(0, 4)}${zone ?? 'Z'}`;
+  const time = Date.parse(iso.toUpperCase());
+  if (Number.isNaN(time) || new Date(Date.UTC(Number(year), Number(month) - 1, Number(day))).getUTCDate() !== Number(day)) throw bad();
+  if (bound === 'start') return new Date(time).toISOString();
+  const unit = hour === undefined ? 86_400_000 : second === undefined ? 60_000 : fraction === undefined ? 1_000 : 1;
+  return new Date(time + unit - 1).toISOString();
+}
+
+/**
+ * The change a resource went through, from its state before the period (null: unknown to the
+ * archive) and after it. `hadVersion` says whether any version was stored before the period:
+ * a resource first known from a deletion and then stored is `added`, as the catalog says.
+ * Both live and identical happens only when it was deleted and came back within the period:
+ * `restored`. Deleted after, whatever before: `deleted`.
+ */
+export function classifyChange(before: AuditState | null, after: AuditState, hadVersion: boolean): AuditChange {
+  if (after.deleted) return 'deleted';
+  if (before === null || !hadVersion) return 'added';
+  if (before.deleted) return 'restored';
+  if (before.sha256 !== after.sha256) return 'modified';
+  if (before.datestamp !== after.datestamp) return 'touched';
+  return 'restored';
+}
+
+/**
+ * The rows of the period, sorted by source and identifier. One query: the resources with a
+ * version or deletion recorded by a harvest of the period; all their events up to the
+ * period's last harvest of their source, ranked by (harvest, datestamp, recording time) on each
+ * side of the period's first harvest; the last event on each side is the state then.
+ */
+export function* auditRows(catalog: Catalog, harvestIds: readonly number[]): Generator<AuditRow> {
+  if (harvestIds.length === 0) return;
+  const statement = catalog.statement(ROWS_SQL);
+  for (const raw of statement.iterate(JSON.stringify(harvestIds)) as IterableIterator<RawRow>) {
+    const before: AuditState | null =
+      raw.b_h === null
+        ? null
+        : raw.b_live
+          ? { deleted: false, datestamp: raw.b_ds!, size: raw.b_size, sha256: raw.b_sha256, mimeType: raw.b_mime }
+          : { deleted: true, datestamp: raw.b_ds!, size: null, sha256: null, mimeType: null };
+    const after: AuditState = raw.a_live
+      ? { deleted: false, datestamp: raw.a_ds, size: raw.a_size, sha256: raw.a_sha256, mimeType: raw.a_mime }
+      : { deleted: true, datestamp: raw.a_ds, size: null, sha256: null, mimeType: null };
+    yield {
+      source: raw.source,
+      identifier: raw.identifier,
+      change: classifyChange(before, after, raw.b_had_version === 1),
+      mimeChanged: before !== null && !before.deleted && !after.deleted && before.mimeType !== after.mimeType,
+      before,
+      after,
+      harvestId: raw.a_h,
+    };
+  }
+}
+
+/** What each harvest of the period recorded, oldest first; harvests that recorded nothing count zeros. */
+export function harvestTotals(catalog: Catalog, harvestIds: readonly number[]): AuditHarvestTotals[] {
+  if (harvestIds.length === 0) return [];
+  const ids = JSON.stringify(harvestIds);
+  const totals = new Map<number, AuditHarvestTotals>();
+  const harvests = catalog
+    .statement(`SELECT h.id, h.started_at, h.ended_at, h.status, s.base_url FROM harvests h JOIN sources s ON s.id = h.source_id
+      WHERE h.id IN (SELECT value FROM json_each(?)) ORDER BY h.started_at, h.id`)
+    .all(ids) as Array<{ id: number; started_at: string; ended_at: string | null; status: HarvestStatus; base_url: string }>;
+  for (const h of harvests) {
+    totals.set(h.id, {
+      harvestId: h.id,
+      source: h.base_url,
+      startedAt: h.started_at,
+      endedAt: h.ended_at,
+      status: h.status,
+      added: 0,
+      modified: 0,
+      touched: 0,
+      deleted: 0,
+      restored: 0,
+    });
+  }
+  const counts = catalog
+    .statement(`SELECT harvest_id, change, COUNT(*) AS n FROM versions WHERE harvest_id IN (SELECT value FROM json_each(@ids)) GROUP BY harvest_id, change
+      UNION ALL
+      SELECT harvest_id, 'deleted', COUNT(*) FROM deletions WHERE harvest_id IN (SELECT value FROM json_each(@ids)) GROUP BY harvest_id`)
+    .all({ ids }) as Array<{ harvest_id: number; change: AuditChange; n: number }>;
+  for (const count of counts) {
+    const total = totals.get(count.harvest_id);
+    if (total && count.change in total) total[count.change] += count.n;
+  }
+  return [...totals.values()];
+}
+
+interface SourceRow {
+  id: number;
+  base_url: string;
+  repository_name: string | null;
+}
+
+function toAuditSource(row: SourceRow): AuditSource {
+  return { id: row.id, baseUrl: row.base_url, repositoryName: row.repository_name };
+}
+
+interface RawRow {
+  source: string;
+  identifier: string;
+  b_h: number | null;
+  b_live: number | null;
+  b_ds: string | null;
+  b_size: number | null;
+  b_sha256: string | null;
+  b_mime: string | null;
+  b_had_version: number | null;
+  a_h: number;
+  a_live: number;
+  a_ds: string;
+  a_size: number | null;
+  a_sha256: string | null;
+  a_mime: string | null;
+}
+
+// Events without a harvest (none are written today) sort first, as harvest 0. A deletion and a
+// version of one resource in one harvest are ordered by datestamp, then by recording time.
+const ROWS_SQL = `
+WITH period(harvest_id) AS (SELECT value FROM json_each(?)),
+bounds AS (
+  SELECT h.source_id, MIN(h.id) AS lo, MAX(h.id) AS hi FROM harvests h JOIN period p ON p.harvest_id = h.id GROUP BY h.source_id
+),
+changed AS (
+  SELECT v.resource_id FROM versions v JOIN period p ON p.harvest_id = v.harvest_id
+  UNION
+  SELECT d.resource_id FROM deletions d JOIN period p ON p.harvest_id = d.harvest_id
+),
+events AS (
+  SELECT c.resource_id, COALESCE(v.harvest_id, 0) AS h, v.datestamp AS ds, v.stored_at AS at, 1 AS live,
+    v.size AS size, v.sha256 AS sha256, v.mime_type AS mime
+  FROM changed c JOIN versions v ON v.resource_id = c.resource_id
+  UNION ALL
+  SELECT c.resource_id, COALESCE(d.harvest_id, 0), d.datestamp, d.recorded_at, 0, NULL, NULL, NULL
+  FROM changed c JOIN deletions d ON d.resource_id = c.resource_id
+),
+placed AS (
+  SELECT e.*, (e.h >= b.lo) AS inside,
+    ROW_NUMBER() OVER (PARTITION BY e.resource_id, e.h >= b.lo ORDER BY e.h DESC, e.ds DESC, e.at DESC, e.live DESC) AS rn,
+    MAX(e.live) OVER (PARTITION BY e.resource_id, e.h >= b.lo) AS had_version
+  FROM events e JOIN resources r ON r.id = e.resource_id JOIN bounds b ON b.source_id = r.source_id
+  WHERE e.h <= b.hi
+),
+pivot AS (
+  SELECT resource_id,
+    MAX(CASE WHEN NOT inside THEN h END) AS b_h, MAX(CASE WHEN NOT inside THEN live END) AS b_live,
+    MAX(CASE WHEN NOT inside THEN ds END) AS b_ds, MAX(CASE WHEN NOT inside THEN size END) AS b_size,
+    MAX(CASE WHEN NOT inside THEN sha256 END) AS b_sha256, MAX(CASE WHEN NOT inside THEN mime END) AS b_mime,
+    MAX(CASE WHEN NOT inside THEN had_version END) AS b_had_version,
+    MAX(CASE WHEN inside THEN h END) AS a_h, MAX(CASE WHEN inside THEN live END) AS a_live,
+    MAX(CASE WHEN inside THEN ds END) AS a_ds, MAX(CASE WHEN inside THEN size END) AS a_size,
+    MAX(CASE WHEN inside THEN sha256 END) AS a_sha256, MAX(CASE WHEN inside THEN mime END) AS a_mime
+  FROM placed WHERE rn = 1 GROUP BY resource_id
+)
+SELECT s.base_url AS source, r.identifier, p.*
+FROM pivot p JOIN resources r ON r.id = p.resource_id JOIN sources s ON s.id = r.source_id
+WHERE p.a_h IS NOT NULL
+ORDER BY s.base_url, r.identifier`;

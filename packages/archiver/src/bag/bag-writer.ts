@@ -1,0 +1,390 @@
+// Builds one BagIt 1.0 bag (RFC 8493) crash-safely: everything is written into
+// `<archive>/tmp/bag-<random>` (the same file system as the destination, so the final step is
+// one atomic rename). `seal` writes the tag files and manifests; the sealed bag is then made
+// durable and renamed into place by `placeSealedBags` (bag-placement.ts), which a harvest calls
+// once per page for all of that page's bags, so the cost of durability is paid per page, not
+// per file. A crash at any moment leaves either no bag or a complete one; the temporary
+// directory left behind is removed by `cleanupLeftovers` at the next start (under the archive
+// lock, so no running build is touched).
+//
+// Payload is streamed and hashed with SHA-256 and SHA-512 in the same pass as it is written;
+// memory does not grow with file size and no payload file is read back to be hashed.
+
+import { createHash, type Hash, randomBytes } from 'node:crypto';
+import { createReadStream, constants as fsConstants, linkSync, mkdirSync, rmSync, type Stats, statSync, writeFileSync } from 'node:fs';
+import { open, readdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fsyncFolder } from '../archive/flush-to-disk.js';
+import { resolveArchivePath } from '../archive/storage-path.js';
+import { ArchiverError } from '../core/errors.js';
+import { writeFully } from '../core/write-fully.js';
+import { encodeManifestPath, normalizePayloadPath } from './bag-paths.js';
+import { placeSealedBags, type SealedBag } from './bag-placement.js';
+
+/** Directory of the archive that holds bags under construction. */
+export const TEMP_DIRECTORY = 'tmp';
+
+/** One payload file of a bag, with the path as written in the manifests (`data/…`, NFC). */
+export interface PayloadFile {
+  path: string;
+  size: number;
+  sha256: string;
+  sha512: string;
+}
+
+/** What is already known of a payload file that {@link BagBuilder.linkPayload} reuses. */
+export interface KnownDigests {
+  size: number;
+  sha256: string;
+  sha512: string;
+}
+
+export interface BagBuilderOptions {
+  /** The clock for Bagging-Date (tests pin it). */
+  now?: () => Date;
+}
+
+export interface FinishOptions {
+  /**
+   * bag-info.txt labels in order (OAI-Identifier, External-Identifier…). Payload-Oxum,
+   * Bagging-Date and Bag-Size are added by the writer and may not be given.
+   */
+  bagInfo: ReadonlyArray<readonly [label: string, value: string]>;
+  /** The bag directory relative to the archive, `/`-separated (see `bagDirectoryFor`). */
+  destination: string;
+}
+
+export interface FinishedBag {
+  /** Absolute path of the bag directory. */
+  bagPath: string;
+  /** `<bytes>.<files>`, as in bag-info.txt. */
+  payloadOxum: string;
+  files: PayloadFile[];
+  /**
+   * True when the destination already held the same bag (a duplicate delivery): nothing was
+   * written and the existing bag stands.
+   */
+  existing: boolean;
+}
+
+/** A bag under construction; see {@link createBagBuilder}. */
+export interface BagBuilder {
+  /** Absolute path of the temporary directory the bag is built in. */
+  readonly tempDir: string;
+  /** Streams `source` into `data/<relName>`, hashing as it writes. */
+  addPayload(relName: string, source: AsyncIterable<Uint8Array>): Promise<PayloadFile>;
+  /**
+   * Puts an existing payload file (of a previous bag) at `data/<relName>` by a hard link, so a
+   * version whose bytes did not change costs no space; when the link is impossible (EXDEV,
+   * EPERM, EMLINK…) the file is copied by streaming, hashed on the way, and checked against
+   * `digests`. With a link, `digests` are trusted (the size is checked).
+   */
+  linkPayload(relName: string, existingFile: string, digests: KnownDigests): Promise<PayloadFile & { linked: boolean }>;
+  /**
+   * Writes `bytes` (small, already in memory and hashed by the caller: `digests`) at
+   * `data/<relName>`, synchronously.
+   */
+  addPayloadBytes(relName: string, bytes: Uint8Array, digests: KnownDigests): PayloadFile;
+  /** Writes a tag file at `metadata/<relPath>`; returns its bag-relative path. */
+  addTagFile(relPath: string, content: string | Uint8Array): Promise<string>;
+  /**
+   * Writes the BagIt tag files (bagit.txt, bag-info.txt, the manifests): the bag is complete in
+   * tmp/, not yet durable nor placed; see `placeSealedBags`. On failure the bag is removed.
+   */
+  seal(options: FinishOptions): Promise<SealedBag>;
+  /** Seals the bag, makes it durable and renames it into place: one bag on its own. */
+  finish(options: FinishOptions): Promise<FinishedBag>;
+  /** Removes the temporary directory; the builder cannot be used afterwards. */
+  abort(): Promise<void>;
+}
+
+/**
+ * Starts a bag in a fresh `<archiveDir>/tmp/bag-<random>` directory. Payload names are
+ * normalised (NFC) and checked by `normalizePayloadPath`; two names that are equal in NFC are
+ * refused, as RFC 8493 §7.2.3 recommends.
+ */
+export async function createBagBuilder(archiveDir: string, options: BagBuilderOptions = {}): Promise<BagBuilder> {
+  const tmpRoot = join(archiveDir, TEMP_DIRECTORY);
+  const tempDir = join(tmpRoot, `bag-${randomBytes(8).toString('hex')}`);
+  // The small metadata operations of a bag (folders, tag files, links) are synchronous: each
+  // is microseconds of kernel work, where going through the thread pool added a round trip
+  // each (about 40 a bag). A harvest of 500 small files measured 10% faster (2.2 s against
+  // 2.4 s, median of 4, 2 cores). Payload bytes are still streamed asynchronously.
+  try {
+    mkdirSync(tempDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw wrapIo(error, `cannot create ${tempDir}`);
+    mkdirSync(tempDir, { recursive: true }); // the first bag of this archive
+  }
+  mkdirSync(join(tempDir, 'data'));
+  // Folders of the bag known to exist: each is created once, not before every file written.
+  const folders = new Set([tempDir, join(tempDir, 'data')]);
+  const ensureFolder = (folder: string): void => {
+    if (folders.has(folder)) return;
+    mkdirSync(folder, { recursive: true });
+    folders.add(folder);
+  };
+  const now = options.now ?? (() => new Date());
+  const payload = new Map<string, PayloadFile>();
+  const tagFiles = new Map<string, string>(); // bag-relative path → sha256, hashed as written
+  let state: 'open' | 'sealed' | 'aborted' = 'open';
+
+  const ensureOpen = (): void => {
+    if (state !== 'open') throw new ArchiverError('ERR_ARCHIVE_BAG', `bag builder in ${tempDir} is already ${state}`);
+  };
+  const claim = (relName: string): string => {
+    const nfc = normalizePayloadPath(relName);
+    const path = `data/${nfc}`;
+    if (payload.has(path)) throw new ArchiverError('ERR_ARCHIVE_BAG', `payload ${JSON.stringify(path)} added twice`, { path });
+    return path;
+  };
+  /**
+   * Writes a tag file's bytes (small, already in memory) at `finalRel`; returns its sha256.
+   * Nothing is fsynced here (see placeSealedBags).
+   */
+  const writeTag = (finalRel: string, bytes: Uint8Array): string => {
+    const target = join(tempDir, ...finalRel.split('/'));
+    try {
+      ensureFolder(dirname(target));
+      writeFileSync(target, bytes, { flag: 'wx', mode: 0o644 });
+    } catch (error) {
+      rmSync(target, { force: true });
+      throw wrapIo(error, `cannot write ${finalRel} in ${tempDir}`);
+    }
+    return createHash('sha256').update(bytes).digest('hex');
+  };
+  /** Streams `source` into `finalRel` inside the bag (a failed write leaves no file there). */
+  const writeThenPlace = async (finalRel: string, source: AsyncIterable<Uint8Array>): Promise<{ size: number; sha256: string; sha512: string }> => {
+    const target = join(tempDir, ...finalRel.split('/'));
+    try {
+      ensureFolder(dirname(target));
+      return await writeHashed(target, source);
+    } catch (error) {
+      await rm(target, { force: true });
+      throw wrapIo(error, `cannot write ${finalRel} in ${tempDir}`);
+    }
+  };
+
+  const builder: BagBuilder = {
+    tempDir,
+
+    async addPayload(relName, source) {
+      ensureOpen();
+      const path = claim(relName);
+      payload.set(path, { path, size: -1, sha256: '', sha512: '' }); // reserve against a concurrent twin
+      try {
+        const entry = { path, ...(await writeThenPlace(path, source)) };
+        payload.set(path, entry);
+        return entry;
+      } catch (error) {
+        payload.delete(path);
+        throw error;
+      }
+    },
+
+    async linkPayload(relName, existingFile, digests) {
+      ensureOpen();
+      const path = claim(relName);
+      payload.set(path, { path, size: -1, sha256: '', sha512: '' });
+      try {
+        const target = join(tempDir, ...path.split('/'));
+        ensureFolder(dirname(target));
+        let found: Stats;
+        try {
+          found = statSync(existingFile);
+        } catch (error) {
+          throw wrapIo(error, `cannot link ${existingFile}: it cannot be read`);
+        }
+        if (found.size !== digests.size) {
+          throw new ArchiverError('ERR_ARCHIVE_BAG', `cannot link ${existingFile}: ${found.size} bytes, expected ${digests.size}`, { path: existingFile });
+        }
+        let linked = true;
+        try {
+          linkSync(existingFile, target);
+        } catch (error) {
+          if (!isLinkRefusal(error)) throw wrapIo(error, `cannot link ${existingFile} into ${tempDir}`);
+          linked = false;
+          const copied = await writeThenPlace(path, createReadStream(existingFile, { highWaterMark: 1 << 20 }));
+          if (copied.sha256 !== digests.sha256.toLowerCase() || copied.sha512 !== digests.sha512.toLowerCase() || copied.size !== digests.size) {
+            await rm(target, { force: true });
+            throw new ArchiverError('ERR_ARCHIVE_BAG', `copy of ${existingFile} does not match its recorded digests`, { path: existingFile });
+          }
+        }
+        const entry = { path, size: digests.size, sha256: digests.sha256.toLowerCase(), sha512: digests.sha512.toLowerCase(), linked };
+        payload.set(path, { path, size: entry.size, sha256: entry.sha256, sha512: entry.sha512 });
+        return entry;
+      } catch (error) {
+        payload.delete(path);
+        throw error;
+      }
+    },
+
+    addPayloadBytes(relName, bytes, digests) {
+      ensureOpen();
+      if (bytes.byteLength !== digests.size) {
+        throw new ArchiverError('ERR_ARCHIVE_BAG', `payload ${JSON.stringify(relName)}: ${bytes.byteLength} bytes, expected ${digests.size}`);
+      }
+      const path = claim(relName);
+      writeTag(path, bytes);
+      const entry = { path, size: digests.size, sha256: digests.sha256.toLowerCase(), sha512: digests.sha512.toLowerCase() };
+      payload.set(path, entry);
+      return entry;
+    },
+
+    async addTagFile(relPath, content) {
+      ensureOpen();
+      const path = `metadata/${normalizePayloadPath(relPath)}`;
+      if (tagFiles.has(path)) throw new ArchiverError('ERR_ARCHIVE_BAG', `tag file ${JSON.stringify(path)} added twice`, { path });
+      tagFiles.set(path, '');
+      const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+      try {
+        tagFiles.set(path, writeTag(path, bytes));
+      } catch (error) {
+        tagFiles.delete(path);
+        throw error;
+      }
+      return path;
+    },
+
+    async seal({ bagInfo, destination }) {
+      ensureOpen();
+      if ([...payload.values()].some((f) => f.size < 0) || [...tagFiles.values()].includes('')) {
+        throw new ArchiverError('ERR_ARCHIVE_BAG', `seal called while a file of ${tempDir} is still being written`);
+      }
+      // From here on any failure removes the temporary directory: a half-finished bag is
+      // never left for a retry to trip over.
+      try {
+        const bagPath = resolveArchivePath(archiveDir, destination);
+        const files = [...payload.values()].sort((a, b) => compareUtf8(a.path, b.path));
+        const bytes = files.reduce((sum, f) => sum + f.size, 0);
+        const payloadOxum = `${bytes}.${files.length}`;
+        const tagDigests = new Map<string, string>();
+        const writeBagitTag = (name: string, text: string): void => {
+          tagDigests.set(name, writeTag(name, Buffer.from(text, 'utf8')));
+        };
+        writeBagitTag('bagit.txt', 'BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n');
+        writeBagitTag('bag-info.txt', formatBagInfo(bagInfo, { bytes, payloadOxum, date: now() }));
+        writeBagitTag('manifest-sha256.txt', files.map((f) => `${f.sha256}  ${encodeManifestPath(f.path)}\n`).join(''));
+        writeBagitTag('manifest-sha512.txt', files.map((f) => `${f.sha512}  ${encodeManifestPath(f.path)}\n`).join(''));
+        for (const [tag, sha256] of tagFiles) tagDigests.set(tag, sha256);
+        const tagLines = [...tagDigests].sort(([a], [b]) => compareUtf8(a, b)).map(([p, d]) => `${d}  ${encodeManifestPath(p)}\n`);
+        writeBagitTag('tagmanifest-sha256.txt', tagLines.join(''));
+        state = 'sealed';
+        return { tempDir, destination, bagPath, payloadOxum, files };
+      } catch (error) {
+        await abort();
+        throw wrapIo(error, `cannot finish bag ${destination}`);
+      }
+    },
+
+    async finish(finishOptions) {
+      const sealed = await builder.seal(finishOptions);
+      const [placement] = await placeSealedBags(archiveDir, [sealed]);
+      if (placement?.error) throw placement.error;
+      return placement!.bag!;
+    },
+
+    abort,
+  };
+  return builder;
+
+  async function abort(): Promise<void> {
+    if (state === 'aborted') return;
+    state = 'aborted';
+    await rm(tempDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Removes everything under `<archiveDir>/tmp/` (bags whose build was interrupted) and returns
+ * the names removed. Call it at start-up while holding the archive lock: a bag being built by
+ * the lock holder would be destroyed otherwise.
+ */
+export async function cleanupLeftovers(archiveDir: string): Promise<string[]> {
+  const tmpRoot = join(archiveDir, TEMP_DIRECTORY);
+  const names = await readdir(tmpRoot).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw wrapIo(error, `cannot list ${tmpRoot}`);
+  });
+  for (const name of names) await rm(join(tmpRoot, name), { recursive: true, force: true });
+  if (names.length > 0) await fsyncFolder(tmpRoot);
+  return names;
+}
+
+/**
+ * bag-info.txt: the caller's labels in order, then Bagging-Date, Bag-Size and Payload-Oxum.
+ * Long values are not folded: RFC 8493 only recommends 79-character lines, and bagit-python
+ * keeps the line break of a folded value inside the value, so a folded identifier would read
+ * back changed. Line breaks inside a label or value are refused (see `cleanBagInfoValue`).
+ */
+export function formatBagInfo(labels: ReadonlyArray<readonly [string, string]>, computed: { bytes: number; payloadOxum: string; date: Date }): string {
+  const reserved = new Set(['payload-oxum', 'bag-size', 'bagging-date']);
+  const lines: string[] = [];
+  for (const [label, value] of labels) {
+    if (label === '' || /[:\r\n]/.test(label) || label.trim() !== label) {
+      throw new ArchiverError('ERR_ARCHIVE_BAG', `bag-info label ${JSON.stringify(label)} is not a BagIt label`);
+    }
+    if (reserved.has(label.toLowerCase())) throw new ArchiverError('ERR_ARCHIVE_BAG', `bag-info label ${label} is written by the bag writer`);
+    if (/[\r\n\u0085\u2028\u2029]/.test(value)) throw new ArchiverError('ERR_ARCHIVE_BAG', `bag-info value of ${label} contains a line break`);
+    lines.push(`${label}: ${value}\n`);
+  }
+  lines.push(`Bagging-Date: ${computed.date.toISOString().slice(0, 10)}\n`);
+  lines.push(`Bag-Size: ${humanSize(computed.bytes)}\n`);
+  lines.push(`Payload-Oxum: ${computed.payloadOxum}\n`);
+  return lines.join('');
+}
+
+/** Collapses every run of whitespace (line breaks included) into one space and trims: a value fit for bag-info.txt. */
+export function cleanBagInfoValue(value: string): string {
+  return value.replace(/[\s\u0085\u2028\u2029]+/gu, ' ').trim();
+}
+
+/** A size for people (decimal units, as RFC 8493's examples): `812 bytes`, `1.2 MB`, `292 MB`. */
+export function humanSize(bytes: number): string {
+  const units = ['KB', 'MB', 'GB', 'TB', 'PB'];
+  if (bytes < 1000) return `${bytes} bytes`;
+  let value = bytes;
+  let unit = -1;
+  do {
+    value /= 1000;
+    unit += 1;
+  } while (value >= 999.95 && unit < units.length - 1);
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
+
+/**
+ * Streams `source` to a new file, hashing with SHA-256 and SHA-512 on the way. Not fsynced:
+ * `placeSealedBags` flushes the whole bag before it is renamed into place.
+ */
+async function writeHashed(target: string, source: AsyncIterable<Uint8Array>): Promise<{ size: number; sha256: string; sha512: string }> {
+  const hashes: Hash[] = [createHash('sha256'), createHash('sha512')];
+  const handle = await open(target, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644);
+  let size = 0;
+  try {
+    for await (const chunk of source) {
+      for (const hash of hashes) hash.update(chunk);
+      await writeFully(handle, chunk);
+      size += chunk.byteLength;
+    }
+  } finally {
+    await handle.close();
+  }
+  return { size, sha256: hashes[0]!.digest('hex'), sha512: hashes[1]!.digest('hex') };
+}
+
+/** Errors for which a hard link is impossible but a copy will do. */
+function isLinkRefusal(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'EXDEV' || code === 'EPERM' || code === 'EMLINK' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EACCES';
+}
+
+/** Byte order of the UTF-8 encodings: what `LC_ALL=C sort` gives, stable across platforms. */
+function compareUtf8(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+function wrapIo(error: unknown, message: string): unknown {
+  if (error instanceof ArchiverError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  return new ArchiverError('ERR_ARCHIVE_IO', `${message}: ${code ?? String(error)}`, { cause: error });
+}

@@ -1,0 +1,125 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { type FileHandle, mkdir, open, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TEMP_DIRECTORY } from '../bag/bag-writer.js';
+import { writeFully } from '../core/write-fully.js';
+
+/**
+ * A datastream received, with what was measured on the way: in a temporary file (`path`), or,
+ * when small, in memory (`bytes`), until its bag takes it.
+ */
+export interface IncomingFile {
+  /** The temporary file inside the archive, or null when the bytes were kept in memory. */
+  path: string | null;
+  /** The bytes, when kept in memory (then `path` is null). */
+  bytes: Buffer | null;
+  size: number;
+  sha256: string;
+  sha512: string;
+  /** The budget the bytes were taken from (given back by `discardIncoming`). */
+  budget?: MemoryBudget;
+}
+
+/**
+ * Bytes a harvest may keep in memory for datastreams not yet bagged, over all records in
+ * flight. A touched record's bytes then never reach the disk (its bag links the previous
+ * payload), and a new one is written once, straight into its bag, instead of into tmp/, linked
+ * and unlinked. A datastream larger than `perDatastream`, or one arriving when the budget is
+ * spent, goes to a temporary file as before: memory stays bounded whatever the record.
+ */
+export class MemoryBudget {
+  constructor(
+    private available: number,
+    readonly perDatastream: number,
+  ) {}
+
+  /** Takes `bytes` from the budget; false (nothing taken) when there is not enough left. */
+  take(bytes: number): boolean {
+    if (bytes > this.available) return false;
+    this.available -= bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.available += bytes;
+  }
+}
+
+/** The budget of a harvest: 16 MiB in all, datastreams of up to 1 MiB. */
+export function harvestMemoryBudget(): MemoryBudget {
+  return new MemoryBudget(16 * 1024 * 1024, 1024 * 1024);
+}
+
+/**
+ * Receives a datastream (decoded By-Value bytes, or a By-Reference response body), hashing it
+ * with sha-256 and sha-512 as it comes, so that nothing is read twice. Small datastreams stay
+ * in memory while `budget` allows (copied: the source may reuse its buffers); the others are
+ * streamed into a temporary file inside the archive, which the bag then takes by hard link.
+ * The file is not fsynced here: it reaches the disk with the bag that links it (see
+ * `placeSealedBags`). On failure the partial file is removed and the memory given back.
+ */
+export async function receiveIncoming(archiveDir: string, source: AsyncIterable<Uint8Array>, budget?: MemoryBudget): Promise<IncomingFile> {
+  const sha256 = createHash('sha256');
+  const sha512 = createHash('sha512');
+  let size = 0;
+  let held: Buffer[] | null = budget ? [] : null; // in memory until it outgrows its share
+  let heldBytes = 0;
+  let path: string | null = null;
+  let handle: FileHandle | null = null;
+  try {
+    for await (const chunk of source) {
+      sha256.update(chunk);
+      sha512.update(chunk);
+      size += chunk.byteLength;
+      if (held !== null && size <= budget!.perDatastream && budget!.take(chunk.byteLength)) {
+        held.push(Buffer.from(chunk));
+        heldBytes += chunk.byteLength;
+        continue;
+      }
+      if (handle === null) {
+        path = join(archiveDir, TEMP_DIRECTORY, `incoming-${randomBytes(8).toString('hex')}`);
+        handle = await openIncoming(path);
+        for (const part of held ?? []) await writeFully(handle, part);
+        budget?.give(heldBytes);
+        held = null;
+        heldBytes = 0;
+      }
+      await writeFully(handle, chunk);
+    }
+  } catch (error) {
+    budget?.give(heldBytes);
+    await handle?.close().catch(() => undefined);
+    if (path !== null) await rm(path, { force: true });
+    throw error;
+  }
+  await handle?.close();
+  const digests = { size, sha256: sha256.digest('hex'), sha512: sha512.digest('hex') };
+  if (held !== null) return { path: null, bytes: Buffer.concat(held, heldBytes), ...digests, ...(budget ? { budget } : {}) };
+  return { path: path ?? (await emptyFile(archiveDir)), bytes: null, ...digests };
+}
+
+/** Removes an incoming file, or gives its memory back (once the bag has it, or when the record is refused). */
+export async function discardIncoming(file: IncomingFile | undefined): Promise<void> {
+  if (!file) return;
+  if (file.path !== null) rmSync(file.path, { force: true }); // one unlink: cheaper than a thread-pool round trip
+  if (file.bytes !== null) {
+    file.budget?.give(file.bytes.length);
+    file.bytes = null; // given back once, however often discarded
+  }
+}
+
+async function openIncoming(path: string): Promise<FileHandle> {
+  return open(path, 'wx').catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+    await mkdir(join(path, '..'), { recursive: true }); // the first datastream of this archive
+    return open(path, 'wx');
+  });
+}
+
+/** An empty datastream received without a budget: an empty temporary file, as for any other. */
+async function emptyFile(archiveDir: string): Promise<string> {
+  const path = join(archiveDir, TEMP_DIRECTORY, `incoming-${randomBytes(8).toString('hex')}`);
+  await (await openIncoming(path)).close();
+  return path;
+}

@@ -1,0 +1,85 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { parseDuration } from '../core/duration.js';
+import { ArchiverError } from '../core/errors.js';
+import { readPasswordLine } from '../core/password-file.js';
+import type { MirrorSource } from './mirror.js';
+
+/** A mirror configuration file, as read (docs/mirror.md). */
+export interface MirrorConfig {
+  /** The archive folder, resolved against the file's folder; absent when the file gives none. */
+  archiveDir?: string;
+  sources: MirrorSource[];
+}
+
+const SOURCE_FIELDS = new Set(['baseUrl', 'every', 'jitter', 'set', 'prefix', 'concurrency', 'user', 'passwordFile', 'allowPrivateRefs']);
+
+/**
+ * Reads a JSON mirror configuration: `{ "archive": "DIR", "sources": [{ "baseUrl", "every",
+ * "jitter"?, "set"?, "prefix"?, "concurrency"?, "user"?, "passwordFile"?, "allowPrivateRefs"? }] }`. Relative paths
+ * are taken from the file's folder; unknown fields are refused (a typo must not silently drop
+ * a setting); each problem names the file and the field.
+ */
+export async function readMirrorConfig(file: string): Promise<MirrorConfig> {
+  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `cannot read the mirror configuration ${file}: ${error.code ?? error.message}`, { path: file });
+  });
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `${file} is not JSON: ${(error as Error).message}`, { path: file });
+  }
+  const fail = (where: string, message: string): never => {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `${file}: ${where}: ${message}`, { path: file, hint: 'see docs/mirror.md for the configuration format' });
+  };
+  if (!isObject(data)) return fail('the top level', 'expected an object with "sources"');
+  for (const key of Object.keys(data)) if (key !== 'archive' && key !== 'sources') fail(key, 'unknown field');
+  const folder = dirname(resolve(file));
+  if (data.archive !== undefined && typeof data.archive !== 'string') fail('archive', 'expected a folder name');
+  if (!Array.isArray(data.sources) || data.sources.length === 0) return fail('sources', 'expected a non-empty list of sources');
+  const seen = new Set<string>();
+  const sources = await Promise.all(
+    data.sources.map(async (entry: unknown, index: number): Promise<MirrorSource> => {
+      const where = `sources[${index}]`;
+      if (!isObject(entry)) return fail(where, 'expected an object');
+      for (const key of Object.keys(entry)) if (!SOURCE_FIELDS.has(key)) fail(`${where}.${key}`, 'unknown field');
+      const text = (key: string, required = false): string | undefined => {
+        const value = entry[key];
+        if (value === undefined && !required) return undefined;
+        if (typeof value !== 'string' || value === '') return fail(`${where}.${key}`, 'expected a non-empty string');
+        return value;
+      };
+      const baseUrl = text('baseUrl', true)!;
+      if (!/^https?:\/\//i.test(baseUrl)) fail(`${where}.baseUrl`, 'expected an http(s) URL');
+      if (seen.has(baseUrl)) fail(`${where}.baseUrl`, `${baseUrl} is listed twice`);
+      seen.add(baseUrl);
+      const everyMs = parseDuration(text('every', true)!, `${file}: ${where}.every`);
+      const jitter = text('jitter');
+      const concurrency = entry.concurrency;
+      if (concurrency !== undefined && (!Number.isSafeInteger(concurrency) || (concurrency as number) < 1))
+        fail(`${where}.concurrency`, 'expected a whole number of at least 1');
+      const user = text('user');
+      const passwordFile = text('passwordFile');
+      if ((user === undefined) !== (passwordFile === undefined)) fail(where, '"user" and "passwordFile" go together');
+      const allowPrivateRefs = entry.allowPrivateRefs;
+      if (allowPrivateRefs !== undefined && typeof allowPrivateRefs !== 'boolean') fail(`${where}.allowPrivateRefs`, 'expected true or false');
+      const set = text('set');
+      const prefix = text('prefix');
+      return {
+        baseUrl,
+        schedule: { everyMs, jitterMs: jitter === undefined ? 0 : parseDuration(jitter, `${file}: ${where}.jitter`) },
+        ...(set !== undefined ? { set } : {}),
+        ...(prefix !== undefined ? { prefix } : {}),
+        ...(concurrency !== undefined ? { concurrency: concurrency as number } : {}),
+        ...(allowPrivateRefs === true ? { allowPrivateRefs: true } : {}),
+        ...(user !== undefined ? { credentials: { user, password: await readPasswordLine(resolve(folder, passwordFile!)) } } : {}),
+      };
+    }),
+  );
+  return { ...(typeof data.archive === 'string' ? { archiveDir: resolve(folder, data.archive) } : {}), sources };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

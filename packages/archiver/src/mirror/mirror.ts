@@ -1,0 +1,92 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ArchiverError } from '../core/errors.js';
+import { type HarvestSummary, harvest } from '../harvest/harvest.js';
+import type { Credentials } from '../oai/oai-client.js';
+import type { RetryPolicy } from '../oai/retry-policy.js';
+import { type MirrorSchedule, nextRun } from './mirror-schedule.js';
+
+/** One source of a mirror and how often it is harvested. */
+export interface MirrorSource {
+  baseUrl: string;
+  schedule: MirrorSchedule;
+  set?: string;
+  prefix?: string;
+  concurrency?: number;
+  credentials?: Credentials;
+  /** See HarvestOptions.allowPrivateRefs. */
+  allowPrivateRefs?: boolean;
+}
+
+export interface MirrorOptions {
+  archiveDir: string;
+  sources: readonly MirrorSource[];
+  /** Stops the mirror: a harvest in progress ends `interrupted` (it resumes next time). */
+  signal: AbortSignal;
+  /** Called after each run, with its summary or its error and when the source runs next. */
+  onRun?: (run: MirrorRun) => void;
+  /** Harvest log lines (retries, resumes…), prefixed with the source. */
+  log?: (line: string) => void;
+  retry?: RetryPolicy;
+  /** [0, 1) for the jitter; tests pin it. */
+  random?: () => number;
+  now?: () => number;
+}
+
+/** What one scheduled run did. */
+export interface MirrorRun {
+  baseUrl: string;
+  startedAt: Date;
+  summary?: HarvestSummary;
+  /** Why the run did not complete: the source was down, the archive locked… */
+  error?: ArchiverError;
+  /** When this source's next run starts (absent once the mirror is stopping). */
+  nextAt?: Date;
+}
+
+/**
+ * Harvests each source on its schedule, one harvest at a time, until the signal stops it. The
+ * first run of every source is due at once. A run that fails (the source is down, another
+ * process holds the archive) is reported and the source simply runs again at its next tick;
+ * only errors that are not ArchiverErrors (bugs) end the mirror. Resolves once stopped and the
+ * harvest in progress, if any, has ended cleanly.
+ */
+export async function mirror(options: MirrorOptions): Promise<void> {
+  const { signal } = options;
+  const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  if (options.sources.length === 0) throw new ArchiverError('ERR_ARCHIVE_USAGE', 'a mirror needs at least one source');
+  const start = now();
+  const plan = options.sources.map((source) => ({ source, dueAt: start, startAt: start }));
+  while (!signal.aborted) {
+    const next = plan.reduce((soonest, entry) => (entry.startAt < soonest.startAt ? entry : soonest));
+    const wait = next.startAt - now();
+    if (wait > 0) {
+      await sleep(wait, undefined, { signal }).catch(() => undefined);
+      continue; // re-check the signal and the plan
+    }
+    const run: MirrorRun = { baseUrl: next.source.baseUrl, startedAt: new Date(now()) };
+    try {
+      run.summary = await harvest({
+        baseUrl: next.source.baseUrl,
+        archiveDir: options.archiveDir,
+        signal,
+        ...(next.source.set !== undefined ? { set: next.source.set } : {}),
+        ...(next.source.prefix !== undefined ? { prefix: next.source.prefix } : {}),
+        ...(next.source.concurrency !== undefined ? { concurrency: next.source.concurrency } : {}),
+        ...(next.source.credentials ? { credentials: next.source.credentials } : {}),
+        ...(next.source.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
+        ...(options.retry ? { retry: options.retry } : {}),
+        log: (line) => options.log?.(`${next.source.baseUrl}: ${line}`),
+      });
+    } catch (error) {
+      if (signal.aborted && !(error instanceof ArchiverError)) break; // stopped during Identify
+      if (!(error instanceof ArchiverError)) throw error;
+      run.error = error;
+    }
+    const scheduled = nextRun(next.dueAt, now(), next.source.schedule, random());
+    next.dueAt = scheduled.dueAt;
+    next.startAt = scheduled.startAt;
+    if (!signal.aborted) run.nextAt = new Date(next.startAt);
+    options.onRun?.(run);
+  }
+}

@@ -1,0 +1,78 @@
+import type { IdentifyFacts } from '../catalog/catalog-schema.js';
+import { ArchiverError } from '../core/errors.js';
+import type { OaiClient } from './oai-client.js';
+
+const MAX_SMALL_RESPONSE = 1 << 20;
+
+/**
+ * Identify and ListMetadataFormats: is this an OAI-PMH repository, what are its facts
+ * (granularity, earliestDatestamp, deletedRecord, compression), and does it offer the
+ * prefix we harvest. These answers are small, read whole (at most 1 MiB).
+ */
+export async function identifyRepository(client: OaiClient, prefix: string): Promise<IdentifyFacts> {
+  const identify = await smallResponse(client, { verb: 'Identify' });
+  if (!/<OAI-PMH[\s>]/.test(identify) || !/<Identify[\s>]/.test(identify)) {
+    throw new ArchiverError('ERR_HARVEST_NOT_OAI', `${client.endpoint.href} did not answer Identify as an OAI-PMH repository`, {
+      hint: 'give the OAI-PMH base URL, e.g. https://example.org/oai',
+    });
+  }
+  const facts: IdentifyFacts = {
+    ...optional('repositoryName', element(identify, 'repositoryName')),
+    ...optional('granularity', element(identify, 'granularity')),
+    ...optional('earliestDatestamp', element(identify, 'earliestDatestamp')),
+    ...optional('deletedRecord', element(identify, 'deletedRecord')),
+    compression: elements(identify, 'compression'),
+  };
+  const formats = await smallResponse(client, { verb: 'ListMetadataFormats' });
+  const prefixes = elements(formats, 'metadataPrefix');
+  if (!prefixes.includes(prefix)) {
+    // DSpace and DARE-style repositories offer DIDL under the prefix `didl`: say so.
+    const didl = didlPrefixes(formats).filter((candidate) => candidate !== prefix);
+    throw new ArchiverError(
+      'ERR_HARVEST_FORMAT',
+      `${client.endpoint.href} does not offer the metadata format ${prefix} (it offers ${prefixes.join(', ') || 'none'})`,
+      {
+        ...(didl.length > 0 ? { hint: `it offers MPEG-21 DIDL as ${didl.join(', ')}: harvest with --prefix ${didl[0]}` } : {}),
+      },
+    );
+  }
+  return facts;
+}
+
+/** A date for the repository: day granularity repositories get `YYYY-MM-DD`. */
+export function dateAtGranularity(datestamp: string, granularity: string | null | undefined): string {
+  return granularity === 'YYYY-MM-DD' ? datestamp.slice(0, 10) : datestamp;
+}
+
+function smallResponse(client: OaiClient, args: Record<string, string>): Promise<string> {
+  return client.oaiText(args, MAX_SMALL_RESPONSE);
+}
+
+/** The prefixes whose metadataNamespace is MPEG-21 DIDL's. */
+function didlPrefixes(formats: string): string[] {
+  return [...formats.matchAll(/<(?:[A-Za-z_][\w.-]*:)?metadataFormat[\s>][\s\S]*?<\/(?:[A-Za-z_][\w.-]*:)?metadataFormat>/g)]
+    .filter((block) => elements(block[0], 'metadataNamespace').includes('urn:mpeg:mpeg21:2002:02-DIDL-NS'))
+    .flatMap((block) => elements(block[0], 'metadataPrefix'));
+}
+
+function elements(xml: string, name: string): string[] {
+  const pattern = new RegExp(`<(?:[A-Za-z_][\\w.-]*:)?${name}(?:\\s[^>]*)?>([^<]*)</(?:[A-Za-z_][\\w.-]*:)?${name}>`, 'g');
+  return [...xml.matchAll(pattern)].map((match) => unescapeXml(match[1]!.trim()));
+}
+
+function element(xml: string, name: string): string | undefined {
+  return elements(xml, name)[0];
+}
+
+function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+}
+
+function unescapeXml(text: string): string {
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
+}

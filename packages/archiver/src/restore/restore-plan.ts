@@ -1,0 +1,175 @@
+// Which version of which resource `oaibag restore` writes: a pure decision over catalog rows,
+// tested with tables, with no I/O (as metha's Plan decides what a harvest fetches).
+//
+// Time base: OAI datestamps, the site's change times as the repository observed them. They
+// come in two granularities (`2024-01-31` and `2024-01-31T12:00:00Z`), so they are compared as
+// instants in whole seconds, never as strings. A day datestamp stands for the first second of
+// its day: the change happened some time that day, and a restore as of any moment of that day
+// shows it (see docs/restore.md).
+
+import { ArchiverError } from '../core/errors.js';
+
+/** One stored version as the plan needs it (a `versions` row with its resource). */
+export interface PlanVersion {
+  /** The version's row id: the tie-breaker between equal datestamps (later arrival wins). */
+  id: number;
+  resourceId: number;
+  sourceId: number;
+  identifier: string;
+  datestamp: string;
+  size: number;
+  sha256: string;
+  /** The bag's folder relative to the archive. */
+  bagPath: string;
+  /** Files in the payload; 0 for a record that carried no datastream (nothing to write). */
+  payloadFiles?: number;
+}
+
+/** One recorded deletion (a `deletions` row). */
+export interface PlanDeletion {
+  resourceId: number;
+  datestamp: string;
+}
+
+/** What a resource is at the restore's instant. */
+export type ResourceState =
+  | { state: 'live'; version: PlanVersion }
+  /** Deleted at the instant: its last version is not restored. */
+  | { state: 'deleted'; version: PlanVersion; deletedAt: string }
+  /** No version yet at the instant (added later, or only ever seen deleted). */
+  | { state: 'absent' };
+
+/** The outcome of {@link planRestore}. */
+export interface RestorePlan {
+  /** The version to write for each resource live at the instant, in identifier order. */
+  live: PlanVersion[];
+  /** Resources that had a version but are deleted at the instant. */
+  deleted: Array<{ version: PlanVersion; deletedAt: string }>;
+  /** Resources with no version at the instant. */
+  absent: number;
+  /** Rows whose datestamp cannot be read: they take no part in the decision. */
+  unreadable: Array<{ resourceId: number; datestamp: string; kind: 'version' | 'deletion' }>;
+}
+
+const DAY_SECONDS = 86_400;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An OAI datestamp as seconds since the epoch (UTC): `YYYY-MM-DD` is the first second of that
+ * day, `YYYY-MM-DDThh:mm:ssZ` that second; an offset or fraction (not OAI, but seen in the
+ * wild) is accepted and the fraction dropped. Undefined for anything else or a date that does
+ * not exist (February 30th).
+ */
+export function datestampSeconds(datestamp: string): number | undefined {
+  const parsed = parseInstant(datestamp.trim());
+  return parsed?.seconds;
+}
+
+/**
+ * Parses `--as-of`: an ISO 8601 date (`2024-01-31`, meaning the end of that day, 23:59:59Z: the
+ * state "as it was on that day") or date-time with a zone (`2024-01-31T12:00:00Z`,
+ * `2024-01-31T13:00+01:00`; a fraction is dropped). Returns seconds since the epoch. Throws
+ * ERR_ARCHIVE_USAGE otherwise: a time without a zone is refused rather than guessed.
+ */
+export function parseAsOf(value: string): number {
+  const parsed = parseInstant(value.trim());
+  if (parsed === undefined) {
+    throw new ArchiverError(
+      'ERR_ARCHIVE_USAGE',
+      `--as-of ${JSON.stringify(value)} is not a date (YYYY-MM-DD) or a date-time with a zone (YYYY-MM-DDThh:mm:ssZ)`,
+      {
+        hint: 'for example --as-of 2024-01-31 or --as-of 2024-01-31T12:00:00Z',
+      },
+    );
+  }
+  return parsed.day ? parsed.seconds + DAY_SECONDS - 1 : parsed.seconds;
+}
+
+/** Seconds since the epoch as `YYYY-MM-DDThh:mm:ssZ`. */
+export function formatInstant(seconds: number): string {
+  return `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
+}
+
+function parseInstant(text: string): { seconds: number; day: boolean } | undefined {
+  const day = DATE.exec(text);
+  const time = day === null ? DATE_TIME.exec(text) : null;
+  const parts = day ?? time;
+  if (parts === null) return undefined;
+  const [year, month, date] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];
+  const [hour, minute, second] = time ? [Number(time[4]), Number(time[5]), Number(time[6] ?? 0)] : [0, 0, 0];
+  if (month < 1 || month > 12 || date < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  const ms = Date.UTC(year, month - 1, date, hour, minute, second);
+  const check = new Date(ms);
+  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== date) return undefined;
+  let seconds = ms / 1000;
+  const zone = time?.[8];
+  if (zone !== undefined && zone !== 'Z') {
+    const [zh, zm] = [Number(zone.slice(1, 3)), Number(zone.slice(4, 6))];
+    if (zh > 23 || zm > 59) return undefined;
+    seconds -= (zone[0] === '-' ? -1 : 1) * (zh * 3600 + zm * 60);
+  }
+  return { seconds, day: day !== null };
+}
+
+/**
+ * The state of one resource at `asOf` (seconds; undefined = the latest state). The version
+ * current at T is the one with the greatest datestamp <= T (equal datestamps: the later row);
+ * the resource is deleted at T when its latest deletion with datestamp <= T is at or after that
+ * version's datestamp. `versions` and `deletions` are this resource's rows, in any order; rows
+ * with unreadable datestamps must have been removed by the caller (see {@link planRestore}).
+ */
+export function resourceStateAt(versions: readonly PlanVersion[], deletions: readonly PlanDeletion[], asOf?: number): ResourceState {
+  const limit = asOf ?? Number.POSITIVE_INFINITY;
+  let best: { version: PlanVersion; at: number } | undefined;
+  for (const version of versions) {
+    const at = datestampSeconds(version.datestamp);
+    if (at === undefined || at > limit) continue;
+    if (best === undefined || at > best.at || (at === best.at && version.id > best.version.id)) best = { version, at };
+  }
+  if (best === undefined) return { state: 'absent' };
+  let deletion: { datestamp: string; at: number } | undefined;
+  for (const row of deletions) {
+    const at = datestampSeconds(row.datestamp);
+    if (at === undefined || at > limit) continue;
+    if (deletion === undefined || at > deletion.at) deletion = { datestamp: row.datestamp, at };
+  }
+  if (deletion !== undefined && deletion.at >= best.at) return { state: 'deleted', version: best.version, deletedAt: deletion.datestamp };
+  return { state: 'live', version: best.version };
+}
+
+/**
+ * The whole restore decision: every resource of `versions`/`deletions` (rows of any number of
+ * resources, any order) put in its state at `asOf` (seconds; undefined = latest). Live versions
+ * come sorted by identifier (then source), so the restore writes, reports and breaks path ties
+ * in the same order on every run.
+ */
+export function planRestore(versions: readonly PlanVersion[], deletions: readonly PlanDeletion[], asOf?: number): RestorePlan {
+  const plan: RestorePlan = { live: [], deleted: [], absent: 0, unreadable: [] };
+  const byResource = new Map<number, { versions: PlanVersion[]; deletions: PlanDeletion[] }>();
+  const entry = (resourceId: number) => {
+    let found = byResource.get(resourceId);
+    if (!found) byResource.set(resourceId, (found = { versions: [], deletions: [] }));
+    return found;
+  };
+  for (const version of versions) {
+    if (datestampSeconds(version.datestamp) === undefined)
+      plan.unreadable.push({ resourceId: version.resourceId, datestamp: version.datestamp, kind: 'version' });
+    else entry(version.resourceId).versions.push(version);
+  }
+  for (const deletion of deletions) {
+    if (datestampSeconds(deletion.datestamp) === undefined)
+      plan.unreadable.push({ resourceId: deletion.resourceId, datestamp: deletion.datestamp, kind: 'deletion' });
+    else entry(deletion.resourceId).deletions.push(deletion);
+  }
+  for (const rows of byResource.values()) {
+    const state = resourceStateAt(rows.versions, rows.deletions, asOf);
+    if (state.state === 'live') plan.live.push(state.version);
+    else if (state.state === 'deleted') plan.deleted.push({ version: state.version, deletedAt: state.deletedAt });
+    else plan.absent += 1;
+  }
+  const order = (a: PlanVersion, b: PlanVersion): number => (a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : a.sourceId - b.sourceId);
+  plan.live.sort(order);
+  plan.deleted.sort((a, b) => order(a.version, b.version));
+  return plan;
+}

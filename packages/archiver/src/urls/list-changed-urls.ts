@@ -1,0 +1,200 @@
+// `oaibag urls`: mod_oai's first use case. A crawler that only needs to know what changed asks
+// the repository's ListIdentifiers (headers only, no content) and fetches those URLs itself.
+// No archive is involved.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isDidlError, type ReadRecord, readDidl } from '@oaibag/didl';
+import { ArchiverError } from '../core/errors.js';
+import { dateAtGranularity, identifyRepository } from '../oai/identify.js';
+import { type Credentials, OaiClient } from '../oai/oai-client.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from '../oai/retry-policy.js';
+
+export interface ListChangedUrlsOptions {
+  /** The repository's OAI-PMH base URL. */
+  baseUrl: string;
+  /** `YYYY-MM-DD` or `YYYY-MM-DDThh:mm:ssZ`; sent at the repository's granularity. */
+  from?: string;
+  until?: string;
+  set?: string;
+  /** The metadata format named in ListIdentifiers (default `oai_didl`). */
+  prefix?: string;
+  credentials?: Credentials;
+  retry?: RetryPolicy;
+  log?: (line: string) => void;
+  /**
+   * Called with each page's entries, in list order, once the whole page has been read: a page
+   * that breaks off is asked for again, so nothing is handed over twice.
+   */
+  onPage: (entries: ChangedUrl[]) => void | Promise<void>;
+}
+
+/** One changed resource. */
+export interface ChangedUrl {
+  /** The OAI identifier, which mod_oai makes the resource's URL. */
+  url: string;
+  datestamp: string;
+  deleted: boolean;
+  sets: string[];
+  /** False when the identifier is not an http(s) URL on one line (see {@link isCrawlableUrl}). */
+  crawlable: boolean;
+}
+
+export interface ListChangedUrlsSummary {
+  /** The responseDate of the list's first page: the `from` of the next incremental listing. */
+  responseDate: string | null;
+  /** `from` and `until` as sent (at the repository's granularity). */
+  from: string | null;
+  until: string | null;
+  listed: number;
+  deleted: number;
+  /** Identifiers that are not http(s) URLs. */
+  notUrls: number;
+  pages: number;
+  requests: number;
+}
+
+/** The two OAI-PMH date granularities. */
+const DATE = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}Z)?$/;
+
+/**
+ * Lists what changed in the repository at `baseUrl` between `from` and `until` (optionally in
+ * one set) with Identify, then ListIdentifiers page after page (resumption tokens followed, a
+ * loop refused; a page that breaks off or is not well-formed is asked for again with backoff).
+ * An empty list (noRecordsMatch) is not an error. Throws ERR_ARCHIVE_USAGE for a malformed
+ * date, ERR_HARVEST_* when the source is unreachable, not OAI-PMH, or the list fails.
+ */
+export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<ListChangedUrlsSummary> {
+  for (const [name, value] of [
+    ['from', options.from],
+    ['until', options.until],
+  ] as const) {
+    if (value !== undefined && !DATE.test(value)) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `--${name} ${JSON.stringify(value)} is not YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ`);
+    }
+  }
+  const prefix = options.prefix ?? 'oai_didl';
+  const log = options.log ?? (() => undefined);
+  const policy = options.retry ?? DEFAULT_RETRY_POLICY;
+  const client = new OaiClient(options.baseUrl, {
+    ...(options.credentials ? { credentials: options.credentials } : {}),
+    retry: policy,
+    onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
+  });
+  try {
+    const facts = await identifyRepository(client, prefix);
+    const from = options.from === undefined ? null : dateAtGranularity(options.from, facts.granularity);
+    const until = options.until === undefined ? null : dateAtGranularity(options.until, facts.granularity);
+    let args: Record<string, string> = { verb: 'ListIdentifiers', metadataPrefix: prefix };
+    if (from !== null) args.from = from;
+    if (until !== null) args.until = until;
+    if (options.set !== undefined) args.set = options.set;
+
+    const summary: ListChangedUrlsSummary = { responseDate: null, from, until, listed: 0, deleted: 0, notUrls: 0, pages: 0, requests: 0 };
+    const seenTokens = new Set<string>();
+    for (;;) {
+      const page = await readPage(client, args, policy, log);
+      summary.pages++;
+      const errors = page.errors.filter((error) => error.code !== 'noRecordsMatch');
+      if (errors.length > 0) {
+        const hint = errors.some((error) => error.code === 'badResumptionToken')
+          ? 'list again with the same --from: the repository no longer accepts the token'
+          : undefined;
+        throw new ArchiverError(
+          'ERR_HARVEST_PROTOCOL',
+          `ListIdentifiers of ${client.endpoint.href} failed: ${errors.map((e) => `${e.code}: ${e.message}`).join('; ')}`,
+          { hint },
+        );
+      }
+      summary.responseDate ??= page.responseDate ?? null;
+      for (const entry of page.entries) {
+        summary.listed++;
+        if (entry.deleted) summary.deleted++;
+        if (!entry.crawlable) summary.notUrls++;
+      }
+      if (page.entries.length > 0) await options.onPage(page.entries);
+      if (page.token === undefined) break;
+      if (seenTokens.has(page.token)) {
+        throw new ArchiverError('ERR_HARVEST_PROTOCOL', `the resumption token ${page.token.slice(0, 80)} of ${client.endpoint.href} came back a second time`);
+      }
+      seenTokens.add(page.token);
+      args = { verb: 'ListIdentifiers', resumptionToken: page.token };
+    }
+    summary.requests = client.requests;
+    return summary;
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * True for an identifier a crawler can take as it is: an absolute http(s) URL with no white
+ * space or control character (so one line of output is one URL, whatever the repository sends).
+ */
+export function isCrawlableUrl(identifier: string): boolean {
+  return /^https?:\/\/[^\s\p{Cc}]+$/iu.test(identifier) && URL.canParse(identifier);
+}
+
+/** One output line: `URL`, `URL<TAB>deleted`, or a JSON line. */
+export function formatChangedUrl(entry: ChangedUrl, json: boolean): string {
+  if (json) return `${JSON.stringify({ url: entry.url, datestamp: entry.datestamp, deleted: entry.deleted, sets: entry.sets })}\n`;
+  return entry.deleted ? `${entry.url}\tdeleted\n` : `${entry.url}\n`;
+}
+
+/** The closing stderr line: counts, and the `--from` of the next listing. */
+export function formatUrlsSummary(summary: ListChangedUrlsSummary): string {
+  const notUrls = summary.notUrls > 0 ? `, ${summary.notUrls} not URLs (left out)` : '';
+  const next = summary.responseDate !== null ? `; next time: --from ${summary.responseDate}` : '';
+  return `${summary.listed} changed (${summary.deleted} deleted${notUrls}) from ${summary.from ?? 'the beginning'} until ${summary.until ?? 'now'}${next}`;
+}
+
+interface Page {
+  entries: ChangedUrl[];
+  errors: Array<{ code: string; message: string }>;
+  responseDate?: string;
+  token?: string;
+}
+
+/** One ListIdentifiers page, read whole; asked for again when it breaks off or is not well-formed. */
+async function readPage(client: OaiClient, args: Record<string, string>, policy: RetryPolicy, log: (line: string) => void): Promise<Page> {
+  for (let attempt = 0; ; attempt++) {
+    const entries: ChangedUrl[] = [];
+    try {
+      const response = await client.oai(args);
+      const summary = await readDidl(response.body, {
+        recordErrors: 'report',
+        onRecord: (record: ReadRecord) => {
+          const header = record.header;
+          if (header === undefined || header.identifier === '') return;
+          entries.push({
+            url: header.identifier,
+            datestamp: header.datestamp,
+            deleted: header.deleted,
+            sets: [...header.setSpecs],
+            crawlable: isCrawlableUrl(header.identifier),
+          });
+        },
+      });
+      if (summary.kind !== 'oai-pmh')
+        throw new ArchiverError('ERR_HARVEST_NOT_OAI', `ListIdentifiers of ${client.endpoint.href} did not answer with an OAI-PMH response`);
+      const token = summary.page.resumptionToken?.value;
+      return {
+        entries,
+        errors: summary.page.errors,
+        ...(summary.page.responseDate !== undefined ? { responseDate: summary.page.responseDate } : {}),
+        ...(token ? { token } : {}),
+      };
+    } catch (error) {
+      if (error instanceof ArchiverError) throw error;
+      if (attempt >= policy.retries) {
+        throw new ArchiverError(
+          'ERR_HARVEST_PROTOCOL',
+          `a ListIdentifiers page of ${client.endpoint.href} failed ${attempt + 1} times: ${(error as Error).message}`,
+          { cause: error },
+        );
+      }
+      const delayMs = retryDelayMs(attempt + 1, policy);
+      log(`page failed (${isDidlError(error) ? error.code : (error as Error).message}); asking again in ${Math.round(delayMs / 1000)} s`);
+      await sleep(delayMs);
+    }
+  }
+}

@@ -1,0 +1,44 @@
+// The worker of `oaibag verify` (see verify-archive.ts): a worker_threads thread that verifies
+// whole bags, one at a time, as the main thread sends them, and answers with each bag's report.
+// Hashing is CPU-bound, so N such threads keep N cores busy; each streams its files, so memory
+// does not grow with file size.
+
+import { parentPort } from 'node:worker_threads';
+import { type BagReport, type BagTally, verifyBag } from '../bag/bag-verifier.js';
+
+/** A bag to verify: its absolute directory and the mode. `id` comes back with the answer. */
+export interface VerifyJob {
+  id: number;
+  bagDir: string;
+  fast: boolean;
+}
+
+/** The answer to a {@link VerifyJob}: the report, or why the bag could not be read at all. */
+export interface VerifyJobResult {
+  id: number;
+  report?: BagReport;
+  tally?: BagTally;
+  /** Set when verifyBag itself failed (an unreadable directory): `code: message`. */
+  error?: string;
+}
+
+/** Verifies one bag; never throws (a failure becomes `error`). Exported so tests and the main thread share it. */
+export async function runVerifyJob(job: VerifyJob): Promise<VerifyJobResult> {
+  const tally: BagTally = { payloadBytes: 0, payloadFiles: 0, hashedBytes: 0 };
+  try {
+    const report = await verifyBag(job.bagDir, { fast: job.fast, tally });
+    return { id: job.id, report, tally };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { id: job.id, error: `${code ?? 'error'}: ${(error as Error).message}`.replace(/[\r\n]+/g, ' ') };
+  }
+}
+
+const port = parentPort;
+if (port !== null) {
+  // Jobs are answered in arrival order, one at a time: the main thread sends the next when
+  // this one answers, so a slow bag never holds up a queue of others.
+  port.on('message', (job: VerifyJob) => {
+    void runVerifyJob(job).then((result) => port.postMessage(result));
+  });
+}
