@@ -28,9 +28,10 @@ export {
   resolveAuditPeriod,
 } from './audit/audit-query.js';
 export { decodeManifestPath, encodeManifestPath, safeFileName, uniqueFileName } from './bag/bag-paths.js';
-export { type Placement, type PlaceOptions, placeSealedBags, type SealedBag } from './bag/bag-placement.js';
+export { type Placement, type PlaceOptions, placeSealedBags } from './bag/bag-placement.js';
 export { type BagProblem, type BagProblemKind, type BagReport, type BagTally, type VerifyOptions, verifyBag } from './bag/bag-verifier.js';
-export { type BagBuilder, cleanupLeftovers, createBagBuilder, type FinishedBag, type PayloadFile } from './bag/bag-writer.js';
+export { type BagBuilder, cleanupLeftovers, createBagBuilder } from './bag/bag-writer.js';
+export type { FinishedBag, PayloadFile, SealedBag } from './bag/sealed-bag.js';
 export { CATALOG_FILE_NAME, Catalog, type CatalogOpenOptions } from './catalog/catalog.js';
 export {
   CATALOG_SCHEMA_VERSION,

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { verifyBag } from '../src/bag/bag-verifier.ts';
-import { cleanupLeftovers, createBagBuilder, type FinishedBag, humanSize } from '../src/bag/bag-writer.ts';
+import { cleanupLeftovers, createBagBuilder, humanSize } from '../src/bag/bag-writer.ts';
+import type { FinishedBag } from '../src/bag/sealed-bag.ts';
 import { ArchiverError, isArchiverError } from '../src/core/errors.ts';
 
 const dirs: string[] = [];

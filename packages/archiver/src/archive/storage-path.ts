@@ -22,6 +22,9 @@ import { ArchiverError } from '../core/errors.js';
 /** The top directory of the archive that holds every AIP. */
 export const AIPS_DIRECTORY = 'aips';
 
+/** Directory of the archive that holds bags and datastreams under construction. */
+export const TEMP_DIRECTORY = 'tmp';
+
 /** Lowercase hex SHA-256 of an identifier's UTF-8 bytes: its name in the archive. */
 export function identifierDigest(identifier: string): string {
   checkIdentifier(identifier);

@@ -16,19 +16,7 @@ import { dirname, join, relative } from 'node:path';
 import { type DiskFlusher, oneShotFlusher } from '../archive/flush-to-disk.js';
 import { ArchiverError } from '../core/errors.js';
 import { verifyBag } from './bag-verifier.js';
-import type { FinishedBag, PayloadFile } from './bag-writer.js';
-
-/** A bag whose files are all written (tag files and manifests included) but not yet placed. */
-export interface SealedBag {
-  /** Absolute path of the temporary directory holding the bag. */
-  tempDir: string;
-  /** The bag directory relative to the archive, `/`-separated. */
-  destination: string;
-  /** Absolute path of the destination (checked to be inside the archive). */
-  bagPath: string;
-  payloadOxum: string;
-  files: PayloadFile[];
-}
+import type { FinishedBag, SealedBag } from './sealed-bag.js';
 
 /** The outcome for one bag: placed (or found already there), or refused with the reason. */
 export type Placement = { bag: FinishedBag; error?: undefined } | { bag?: undefined; error: ArchiverError };

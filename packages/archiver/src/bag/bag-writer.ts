@@ -15,22 +15,12 @@ import { createReadStream, constants as fsConstants, linkSync, mkdirSync, rmSync
 import { open, readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
-import { resolveArchivePath } from '../archive/storage-path.js';
+import { resolveArchivePath, TEMP_DIRECTORY } from '../archive/storage-path.js';
 import { ArchiverError } from '../core/errors.js';
 import { writeFully } from '../core/write-fully.js';
 import { encodeManifestPath, normalizePayloadPath } from './bag-paths.js';
-import { placeSealedBags, type SealedBag } from './bag-placement.js';
-
-/** Directory of the archive that holds bags under construction. */
-export const TEMP_DIRECTORY = 'tmp';
-
-/** One payload file of a bag, with the path as written in the manifests (`data/…`, NFC). */
-export interface PayloadFile {
-  path: string;
-  size: number;
-  sha256: string;
-  sha512: string;
-}
+import { placeSealedBags } from './bag-placement.js';
+import type { FinishedBag, PayloadFile, SealedBag } from './sealed-bag.js';
 
 /** What is already known of a payload file that {@link BagBuilder.linkPayload} reuses. */
 export interface KnownDigests {
@@ -52,19 +42,6 @@ export interface FinishOptions {
   bagInfo: ReadonlyArray<readonly [label: string, value: string]>;
   /** The bag directory relative to the archive, `/`-separated (see `bagDirectoryFor`). */
   destination: string;
-}
-
-export interface FinishedBag {
-  /** Absolute path of the bag directory. */
-  bagPath: string;
-  /** `<bytes>.<files>`, as in bag-info.txt. */
-  payloadOxum: string;
-  files: PayloadFile[];
-  /**
-   * True when the destination already held the same bag (a duplicate delivery): nothing was
-   * written and the existing bag stands.
-   */
-  existing: boolean;
 }
 
 /** A bag under construction; see {@link createBagBuilder}. */

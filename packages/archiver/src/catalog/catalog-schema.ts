@@ -1,5 +1,8 @@
 import type Database from 'better-sqlite3';
 import { ArchiverError } from '../core/errors.js';
+import type { IdentifyFacts } from '../oai/identify.js';
+
+export type { IdentifyFacts };
 
 /**
  * One step of the catalog's schema. Steps are applied in order, each in its own transaction
@@ -243,18 +246,6 @@ export function migrateCatalog(db: Database.Database, file: string, migrations: 
 
 // ---------------------------------------------------------------------------------------------
 // The rows in TypeScript: what the catalog's methods take and give (camelCase, parsed JSON).
-
-/** What a source's Identify response said, as recorded by {@link Catalog.upsertSource}. */
-export interface IdentifyFacts {
-  repositoryName?: string;
-  /** `YYYY-MM-DD` or `YYYY-MM-DDThh:mm:ssZ`. */
-  granularity?: string;
-  earliestDatestamp?: string;
-  /** `no`, `transient` or `persistent`. */
-  deletedRecord?: string;
-  /** Content encodings offered (`gzip`, `deflate`). */
-  compression?: readonly string[];
-}
 
 /**
  * Where an interrupted list stood, saved after each page so that a harvest killed mid-list can

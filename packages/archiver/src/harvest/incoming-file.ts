@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { type FileHandle, mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TEMP_DIRECTORY } from '../bag/bag-writer.js';
+import { TEMP_DIRECTORY } from '../archive/storage-path.js';
 import { writeFully } from '../core/write-fully.js';
 
 /**

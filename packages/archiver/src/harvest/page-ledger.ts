@@ -1,5 +1,6 @@
 import type { DiskFlusher } from '../archive/flush-to-disk.js';
-import { placeSealedBags, type SealedBag } from '../bag/bag-placement.js';
+import { placeSealedBags } from '../bag/bag-placement.js';
+import type { SealedBag } from '../bag/sealed-bag.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { HarvestCounts, NewFailure, NewVersion, ResumeState, VersionChange } from '../catalog/catalog-schema.js';
 

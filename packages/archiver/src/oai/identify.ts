@@ -1,6 +1,17 @@
-import type { IdentifyFacts } from '../catalog/catalog-schema.js';
 import { ArchiverError } from '../core/errors.js';
 import type { OaiClient } from './oai-client.js';
+
+/** What a source's Identify response said, as recorded (the catalog keeps them, see Catalog.upsertSource). */
+export interface IdentifyFacts {
+  repositoryName?: string;
+  /** `YYYY-MM-DD` or `YYYY-MM-DDThh:mm:ssZ`. */
+  granularity?: string;
+  earliestDatestamp?: string;
+  /** `no`, `transient` or `persistent`. */
+  deletedRecord?: string;
+  /** Content encodings offered (`gzip`, `deflate`). */
+  compression?: readonly string[];
+}
 
 const MAX_SMALL_RESPONSE = 1 << 20;
 

@@ -1,0 +1,91 @@
+// The house rules, checked on the source: no import cycle in any package (type-only imports
+// count: a cycle of types is still two modules that cannot be understood apart), and in the
+// archiver each stage folder imports only from the stages below it (docs/architecture.md).
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The archiver's folders, lowest first; a folder may import from its own and lower levels only. */
+const ARCHIVER_LAYERS: Record<string, number> = {
+  core: 0,
+  archive: 1,
+  oai: 2,
+  bag: 2,
+  catalog: 3,
+  harvest: 4,
+  urls: 4,
+  restore: 4,
+  verify: 4,
+  audit: 4,
+  mirror: 5,
+  commands: 6,
+  '.': 7, // cli.ts and index.ts
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  );
+}
+
+/** The package's modules and, for each, the modules it imports (static, type-only and re-exports). */
+function importGraph(src: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(src)) {
+    const text = readFileSync(file, 'utf8');
+    const targets = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+'(\.{1,2}\/[^']+)\.js'/g)].map((match) =>
+      relative(src, resolve(dirname(file), `${match[1]!}.ts`)),
+    );
+    graph.set(relative(src, file), [...new Set(targets)]);
+  }
+  return graph;
+}
+
+/** Every cycle found by a depth-first walk, each as the list of its modules. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string): void => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') found.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of [...graph.keys()].sort()) if (!state.has(node)) visit(node);
+  return found;
+}
+
+for (const name of ['didl', 'repository', 'archiver']) {
+  test(`packages/${name}: no import cycle`, () => {
+    const graph = importGraph(join(ROOT, 'packages', name, 'src'));
+    assert.ok(graph.size > 5, 'the source was found');
+    assert.deepEqual(
+      cycles(graph).map((cycle) => cycle.join(' -> ')),
+      [],
+    );
+  });
+}
+
+test('packages/archiver: every folder imports only from its own stage and the stages below it', () => {
+  const graph = importGraph(join(ROOT, 'packages/archiver/src'));
+  const folderOf = (module: string): string => (module.includes('/') ? module.split('/')[0]! : '.');
+  const wrong: string[] = [];
+  for (const [module, targets] of graph) {
+    const from = folderOf(module);
+    assert.ok(from in ARCHIVER_LAYERS, `${module}: its folder ${from} has no place in the layers (docs/architecture.md)`);
+    for (const target of targets) {
+      const to = folderOf(target);
+      if (to !== from && ARCHIVER_LAYERS[to]! >= ARCHIVER_LAYERS[from]!) wrong.push(`${module} -> ${target}`);
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
