@@ -89,3 +89,19 @@ test('packages/archiver: every folder imports only from its own stage and the st
   }
   assert.deepEqual(wrong, []);
 });
+
+test('packages/archiver: the catalog owns its SQL (no statement and no SQL text outside catalog/)', () => {
+  const src = join(ROOT, 'packages/archiver/src');
+  const found: string[] = [];
+  for (const file of sourceFiles(src)) {
+    const module = relative(src, file);
+    if (module.startsWith('catalog/')) continue;
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, index) => {
+        if (/\.statement\(|\b(SELECT|INSERT INTO|DELETE FROM|CREATE TABLE|BEGIN|COMMIT)\b|\bUPDATE \w+ SET\b/.test(line))
+          found.push(`${module}:${index + 1}: ${line.trim()}`);
+      });
+  }
+  assert.deepEqual(found, []);
+});

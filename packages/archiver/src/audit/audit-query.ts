@@ -2,6 +2,16 @@
 // it, its state before and after the period, from a few set-based queries over the catalog
 // (window functions and GROUP BY, never one query per resource), so 100,000 resources take
 // about a second. The formats are in audit-format.ts and audit-html.ts; docs/audit.md.
+
+import {
+  auditRawRows,
+  harvestChangeCounts,
+  harvestHeads,
+  harvestsStartedBetween,
+  lastChangingHarvests,
+  sourceOfHarvest,
+  sourcesByBaseUrl,
+} from '../catalog/audit-queries.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { HarvestStatus } from '../catalog/catalog-schema.js';
 import { ArchiverError } from '../core/errors.js';
@@ -161,14 +171,14 @@ export function resolveAuditPeriod(catalog: Catalog, options: AuditOptions): { p
       hint: 'a harvest is its own period; use --since/--until to cover several',
     });
   }
-  let sources = (catalog.statement('SELECT id, base_url, repository_name FROM sources ORDER BY base_url').all() as SourceRow[]).map(toAuditSource);
+  let sources: AuditSource[] = sourcesByBaseUrl(catalog);
   if (options.source !== undefined) {
     sources = sources.filter((source) => source.baseUrl === options.source);
     if (sources.length === 0) {
       throw new ArchiverError('ERR_ARCHIVE_USAGE', `the archive has no source ${options.source}`, { hint: 'oaibag status lists the sources' });
     }
   }
-  const scope = JSON.stringify(sources.map((source) => source.id));
+  const scope = sources.map((source) => source.id);
   const since = options.since === undefined ? null : parseAuditDate(options.since, 'start', '--since');
   const until = options.until === undefined ? null : parseAuditDate(options.until, 'end', '--until');
   let selection: AuditPeriod['selection'];
@@ -178,35 +188,24 @@ export function resolveAuditPeriod(catalog: Catalog, options: AuditOptions): { p
     if (!Number.isSafeInteger(options.harvest) || options.harvest < 1) {
       throw new ArchiverError('ERR_ARCHIVE_USAGE', `--harvest wants a harvest number, not ${options.harvest}`);
     }
-    const row = catalog.statement('SELECT id, source_id FROM harvests WHERE id = ?').get(options.harvest) as { id: number; source_id: number } | undefined;
-    if (!row)
+    const sourceId = sourceOfHarvest(catalog, options.harvest);
+    if (sourceId === undefined)
       throw new ArchiverError('ERR_ARCHIVE_USAGE', `the archive has no harvest #${options.harvest}`, {
         hint: 'oaibag status shows the last harvest of each source',
       });
-    if (!sources.some((source) => source.id === row.source_id)) {
+    if (!sources.some((source) => source.id === sourceId)) {
       throw new ArchiverError('ERR_ARCHIVE_USAGE', `harvest #${options.harvest} is not a harvest of ${options.source}`);
     }
-    harvestIds = [row.id];
+    harvestIds = [options.harvest];
   } else if (since !== null || until !== null) {
     selection = 'dates';
     if (since !== null && until !== null && since > until) {
       throw new ArchiverError('ERR_ARCHIVE_USAGE', `--since ${options.since} is after --until ${options.until}`);
     }
-    harvestIds = (
-      catalog
-        .statement(`SELECT id FROM harvests WHERE source_id IN (SELECT value FROM json_each(?))
-          AND (? IS NULL OR started_at >= ?) AND (? IS NULL OR started_at <= ?) ORDER BY id`)
-        .all(scope, since, since, until, until) as Array<{ id: number }>
-    ).map((row) => row.id);
+    harvestIds = harvestsStartedBetween(catalog, scope, since, until);
   } else {
     selection = 'latest';
-    harvestIds = (
-      catalog
-        .statement(`SELECT MAX(h.id) AS id FROM harvests h WHERE h.source_id IN (SELECT value FROM json_each(?))
-          AND (EXISTS (SELECT 1 FROM versions v WHERE v.harvest_id = h.id) OR EXISTS (SELECT 1 FROM deletions d WHERE d.harvest_id = h.id))
-          GROUP BY h.source_id ORDER BY id`)
-        .all(scope) as Array<{ id: number }>
-    ).map((row) => row.id);
+    harvestIds = lastChangingHarvests(catalog, scope);
   }
   return { period: { selection, since, until, harvestIds }, sources };
 }
@@ -257,8 +256,7 @@ export function classifyChange(before: AuditState | null, after: AuditState, had
  */
 export function* auditRows(catalog: Catalog, harvestIds: readonly number[]): Generator<AuditRow> {
   if (harvestIds.length === 0) return;
-  const statement = catalog.statement(ROWS_SQL);
-  for (const raw of statement.iterate(JSON.stringify(harvestIds)) as IterableIterator<RawRow>) {
+  for (const raw of auditRawRows(catalog, harvestIds)) {
     const before: AuditState | null =
       raw.b_h === null
         ? null
@@ -283,18 +281,13 @@ export function* auditRows(catalog: Catalog, harvestIds: readonly number[]): Gen
 /** What each harvest of the period recorded, oldest first; harvests that recorded nothing count zeros. */
 export function harvestTotals(catalog: Catalog, harvestIds: readonly number[]): AuditHarvestTotals[] {
   if (harvestIds.length === 0) return [];
-  const ids = JSON.stringify(harvestIds);
   const totals = new Map<number, AuditHarvestTotals>();
-  const harvests = catalog
-    .statement(`SELECT h.id, h.started_at, h.ended_at, h.status, s.base_url FROM harvests h JOIN sources s ON s.id = h.source_id
-      WHERE h.id IN (SELECT value FROM json_each(?)) ORDER BY h.started_at, h.id`)
-    .all(ids) as Array<{ id: number; started_at: string; ended_at: string | null; status: HarvestStatus; base_url: string }>;
-  for (const h of harvests) {
+  for (const h of harvestHeads(catalog, harvestIds)) {
     totals.set(h.id, {
       harvestId: h.id,
-      source: h.base_url,
-      startedAt: h.started_at,
-      endedAt: h.ended_at,
+      source: h.source,
+      startedAt: h.startedAt,
+      endedAt: h.endedAt,
       status: h.status,
       added: 0,
       modified: 0,
@@ -303,85 +296,9 @@ export function harvestTotals(catalog: Catalog, harvestIds: readonly number[]): 
       restored: 0,
     });
   }
-  const counts = catalog
-    .statement(`SELECT harvest_id, change, COUNT(*) AS n FROM versions WHERE harvest_id IN (SELECT value FROM json_each(@ids)) GROUP BY harvest_id, change
-      UNION ALL
-      SELECT harvest_id, 'deleted', COUNT(*) FROM deletions WHERE harvest_id IN (SELECT value FROM json_each(@ids)) GROUP BY harvest_id`)
-    .all({ ids }) as Array<{ harvest_id: number; change: AuditChange; n: number }>;
-  for (const count of counts) {
-    const total = totals.get(count.harvest_id);
-    if (total && count.change in total) total[count.change] += count.n;
+  for (const { harvestId, change, count } of harvestChangeCounts(catalog, harvestIds)) {
+    const total = totals.get(harvestId);
+    if (total && change in total) total[change] += count;
   }
   return [...totals.values()];
 }
-
-interface SourceRow {
-  id: number;
-  base_url: string;
-  repository_name: string | null;
-}
-
-function toAuditSource(row: SourceRow): AuditSource {
-  return { id: row.id, baseUrl: row.base_url, repositoryName: row.repository_name };
-}
-
-interface RawRow {
-  source: string;
-  identifier: string;
-  b_h: number | null;
-  b_live: number | null;
-  b_ds: string | null;
-  b_size: number | null;
-  b_sha256: string | null;
-  b_mime: string | null;
-  b_had_version: number | null;
-  a_h: number;
-  a_live: number;
-  a_ds: string;
-  a_size: number | null;
-  a_sha256: string | null;
-  a_mime: string | null;
-}
-
-// Events without a harvest (none are written today) sort first, as harvest 0. A deletion and a
-// version of one resource in one harvest are ordered by datestamp, then by recording time.
-const ROWS_SQL = `
-WITH period(harvest_id) AS (SELECT value FROM json_each(?)),
-bounds AS (
-  SELECT h.source_id, MIN(h.id) AS lo, MAX(h.id) AS hi FROM harvests h JOIN period p ON p.harvest_id = h.id GROUP BY h.source_id
-),
-changed AS (
-  SELECT v.resource_id FROM versions v JOIN period p ON p.harvest_id = v.harvest_id
-  UNION
-  SELECT d.resource_id FROM deletions d JOIN period p ON p.harvest_id = d.harvest_id
-),
-events AS (
-  SELECT c.resource_id, COALESCE(v.harvest_id, 0) AS h, v.datestamp AS ds, v.stored_at AS at, 1 AS live,
-    v.size AS size, v.sha256 AS sha256, v.mime_type AS mime
-  FROM changed c JOIN versions v ON v.resource_id = c.resource_id
-  UNION ALL
-  SELECT c.resource_id, COALESCE(d.harvest_id, 0), d.datestamp, d.recorded_at, 0, NULL, NULL, NULL
-  FROM changed c JOIN deletions d ON d.resource_id = c.resource_id
-),
-placed AS (
-  SELECT e.*, (e.h >= b.lo) AS inside,
-    ROW_NUMBER() OVER (PARTITION BY e.resource_id, e.h >= b.lo ORDER BY e.h DESC, e.ds DESC, e.at DESC, e.live DESC) AS rn,
-    MAX(e.live) OVER (PARTITION BY e.resource_id, e.h >= b.lo) AS had_version
-  FROM events e JOIN resources r ON r.id = e.resource_id JOIN bounds b ON b.source_id = r.source_id
-  WHERE e.h <= b.hi
-),
-pivot AS (
-  SELECT resource_id,
-    MAX(CASE WHEN NOT inside THEN h END) AS b_h, MAX(CASE WHEN NOT inside THEN live END) AS b_live,
-    MAX(CASE WHEN NOT inside THEN ds END) AS b_ds, MAX(CASE WHEN NOT inside THEN size END) AS b_size,
-    MAX(CASE WHEN NOT inside THEN sha256 END) AS b_sha256, MAX(CASE WHEN NOT inside THEN mime END) AS b_mime,
-    MAX(CASE WHEN NOT inside THEN had_version END) AS b_had_version,
-    MAX(CASE WHEN inside THEN h END) AS a_h, MAX(CASE WHEN inside THEN live END) AS a_live,
-    MAX(CASE WHEN inside THEN ds END) AS a_ds, MAX(CASE WHEN inside THEN size END) AS a_size,
-    MAX(CASE WHEN inside THEN sha256 END) AS a_sha256, MAX(CASE WHEN inside THEN mime END) AS a_mime
-  FROM placed WHERE rn = 1 GROUP BY resource_id
-)
-SELECT s.base_url AS source, r.identifier, p.*
-FROM pivot p JOIN resources r ON r.id = p.resource_id JOIN sources s ON s.id = r.source_id
-WHERE p.a_h IS NOT NULL
-ORDER BY s.base_url, r.identifier`;

@@ -105,6 +105,14 @@ export class Catalog {
     return this.durably(fn);
   }
 
+  /**
+   * Runs `fn` in one read transaction: what it reads is one state of the catalog, whatever a
+   * harvest commits meanwhile (restore, audit). Nested calls join the outer transaction.
+   */
+  read<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
   /** Notes, durably, a bag about to be renamed into place; `recordVersion` removes the note. */
   addPendingBag(version: NewVersion): void {
     this.durably(() => {
@@ -470,8 +478,9 @@ export class Catalog {
   }
 
   /**
-   * A prepared statement (cached) for this package's read models (restore, audit, verify),
-   * which query the schema of catalog-schema.ts directly. Writes go through the methods above.
+   * A prepared statement (cached), for the query modules of this folder (audit-queries.ts,
+   * restore-queries.ts, verify-queries.ts) and for tests. No SQL is written outside catalog/
+   * (test/import-layers.test.ts checks it); writes go through the methods above.
    */
   statement(sql: string): Database.Statement {
     return this.sql(sql);

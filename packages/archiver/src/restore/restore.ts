@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { fsyncFolderIfPossible, openDiskFlusher } from '../archive/flush-to-disk.js';
 import { resolveArchivePath } from '../archive/storage-path.js';
 import { Catalog } from '../catalog/catalog.js';
+import { deletionsOfSource, sourceList, versionsOfSource } from '../catalog/restore-queries.js';
 import { ArchiverError, isStorageExhausted, noRoomError } from '../core/errors.js';
 import { writeFully } from '../core/write-fully.js';
 import { Damage, lastModified, OPEN_PAYLOAD, parseManifest, readTag, recordOrder, sha256 } from './restore-bag.js';
@@ -309,14 +310,13 @@ function readCatalog(
   catalog: Catalog,
   only: string | undefined,
 ): { sources: string[]; versions: PlanVersion[]; deletions: PlanDeletion[]; identifiers: Map<number, string> } {
-  catalog.statement('BEGIN').run();
-  try {
-    let sources = catalog.statement('SELECT id, base_url FROM sources ORDER BY id').all() as Array<{ id: number; base_url: string }>;
+  return catalog.read(() => {
+    let sources = sourceList(catalog);
     if (only !== undefined) {
-      const chosen = sources.filter((source) => source.base_url === only || source.base_url === only.replace(/\/+$/, ''));
+      const chosen = sources.filter((source) => source.baseUrl === only || source.baseUrl === only.replace(/\/+$/, ''));
       if (chosen.length === 0) {
         throw new ArchiverError('ERR_ARCHIVE_USAGE', `the archive has no source ${only}`, {
-          hint: sources.length > 0 ? `its sources: ${sources.map((source) => source.base_url).join(', ')}` : 'the archive has no source yet',
+          hint: sources.length > 0 ? `its sources: ${sources.map((source) => source.baseUrl).join(', ')}` : 'the archive has no source yet',
         });
       }
       sources = chosen;
@@ -325,37 +325,17 @@ function readCatalog(
     const deletions: PlanDeletion[] = [];
     const identifiers = new Map<number, string>();
     for (const source of sources) {
-      const versionRows = catalog
-        .statement(`SELECT v.id, v.resource_id, r.identifier, v.datestamp, v.size, v.sha256, v.bag_path, v.payload_files
-          FROM versions v JOIN resources r ON r.id = v.resource_id WHERE r.source_id = ?`)
-        .all(source.id) as Array<Record<string, unknown>>;
-      for (const row of versionRows) {
-        const version = {
-          id: Number(row.id),
-          resourceId: Number(row.resource_id),
-          sourceId: source.id,
-          identifier: String(row.identifier),
-          datestamp: String(row.datestamp),
-          size: Number(row.size),
-          sha256: String(row.sha256).toLowerCase(),
-          bagPath: String(row.bag_path),
-          ...(row.payload_files !== null ? { payloadFiles: Number(row.payload_files) } : {}),
-        };
+      for (const version of versionsOfSource(catalog, source.id)) {
         versions.push(version);
         identifiers.set(version.resourceId, version.identifier);
       }
-      const deletionRows = catalog
-        .statement('SELECT d.resource_id, d.datestamp, r.identifier FROM deletions d JOIN resources r ON r.id = d.resource_id WHERE r.source_id = ?')
-        .all(source.id) as Array<Record<string, unknown>>;
-      for (const row of deletionRows) {
-        deletions.push({ resourceId: Number(row.resource_id), datestamp: String(row.datestamp) });
-        identifiers.set(Number(row.resource_id), String(row.identifier));
+      for (const deletion of deletionsOfSource(catalog, source.id)) {
+        deletions.push({ resourceId: deletion.resourceId, datestamp: deletion.datestamp });
+        identifiers.set(deletion.resourceId, deletion.identifier);
       }
     }
-    return { sources: sources.map((source) => source.base_url), versions, deletions, identifiers };
-  } finally {
-    catalog.statement('COMMIT').run();
-  }
+    return { sources: sources.map((source) => source.baseUrl), versions, deletions, identifiers };
+  });
 }
 
 /**

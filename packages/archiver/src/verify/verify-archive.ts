@@ -19,6 +19,7 @@ import { AIPS_DIRECTORY, resolveArchivePath, TEMP_DIRECTORY } from '../archive/s
 import type { BagProblem, BagProblemKind } from '../bag/bag-verifier.js';
 import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
 import type { NewEvent } from '../catalog/catalog-schema.js';
+import { cataloguedBags } from '../catalog/verify-queries.js';
 import { ArchiverError, isStorageExhausted } from '../core/errors.js';
 import type { VerifyJob, VerifyJobResult } from './verify-worker.js';
 
@@ -268,16 +269,13 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
 /** Every bag path the catalog knows: recorded versions, and bags noted as pending. */
 function catalogueBags(catalog: Catalog): Map<string, Known> {
   const known = new Map<string, Known>();
-  const rows = catalog
-    .statement('SELECT v.id, v.resource_id, v.size, v.bag_path, r.source_id, r.identifier FROM versions v JOIN resources r ON r.id = v.resource_id')
-    .all() as Array<{ id: number; resource_id: number; size: number; bag_path: string; source_id: number; identifier: string }>;
-  for (const row of rows) {
-    known.set(row.bag_path, {
-      versionId: row.id,
-      resourceId: row.resource_id,
-      sourceId: row.source_id,
-      identifier: row.identifier,
-      size: row.size,
+  for (const bag of cataloguedBags(catalog)) {
+    known.set(bag.bagPath, {
+      versionId: bag.versionId,
+      resourceId: bag.resourceId,
+      sourceId: bag.sourceId,
+      identifier: bag.identifier,
+      size: bag.size,
       pending: false,
     });
   }
