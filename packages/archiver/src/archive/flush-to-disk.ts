@@ -17,7 +17,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { open, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ArchiverError } from '../core/errors.js';
+import { ArchiverError, archiveIoError } from '../core/errors.js';
 
 /** `filesystem`: one syncfs of the archive's file system; `files`: one fsync per file and folder. */
 export type FlushMode = 'filesystem' | 'files';
@@ -237,7 +237,7 @@ function syncFileSystem(dir: string): Promise<boolean> {
 /** Every folder and file of `root`, folders after their contents. */
 async function collectTree(root: string, into: string[]): Promise<void> {
   const entries = await readdir(root, { withFileTypes: true }).catch((error: unknown) => {
-    throw ioError(error, `cannot list ${root} to flush it`, root);
+    throw archiveIoError(error, `cannot list ${root} to flush it`, root);
   });
   for (const entry of entries) {
     const path = join(root, entry.name);
@@ -264,11 +264,6 @@ async function fsyncPath(path: string): Promise<void> {
       await handle.close();
     }
   } catch (error) {
-    throw ioError(error, `cannot fsync ${path}`, path);
+    throw archiveIoError(error, `cannot fsync ${path}`, path);
   }
-}
-
-function ioError(error: unknown, message: string, path: string): ArchiverError {
-  if (error instanceof ArchiverError) return error;
-  return new ArchiverError('ERR_ARCHIVE_IO', `${message}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { cause: error, path });
 }

@@ -14,7 +14,7 @@
 import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { type DiskFlusher, oneShotFlusher } from '../archive/flush-to-disk.js';
-import { ArchiverError } from '../core/errors.js';
+import { ArchiverError, archiveIoError } from '../core/errors.js';
 import { verifyBag } from './bag-verifier.js';
 import type { FinishedBag, SealedBag } from './sealed-bag.js';
 
@@ -51,7 +51,7 @@ export async function placeSealedBags(archiveDir: string, bags: readonly SealedB
       placements.push({ bag: await placeOne(archiveDir, bag, folders) });
     } catch (error) {
       await rm(bag.tempDir, { recursive: true, force: true });
-      placements.push({ error: asArchiverError(error, `cannot place bag ${bag.destination}`) });
+      placements.push({ error: archiveIoError(error, `cannot place bag ${bag.destination}`) });
     }
   }
   // tmp/, which lost the entries, is not flushed: if a crash undid that, a bag would be in
@@ -107,10 +107,4 @@ function newFolders(firstCreated: string, deepest: string, archiveDir: string): 
   }
   chain.push(dirname(firstCreated));
   return chain;
-}
-
-function asArchiverError(error: unknown, message: string): ArchiverError {
-  if (error instanceof ArchiverError) return error;
-  const code = (error as NodeJS.ErrnoException).code;
-  return new ArchiverError('ERR_ARCHIVE_IO', `${message}: ${code ?? String(error)}`, { cause: error });
 }

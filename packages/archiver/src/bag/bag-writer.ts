@@ -16,7 +16,7 @@ import { open, readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
 import { resolveArchivePath, TEMP_DIRECTORY } from '../archive/storage-path.js';
-import { ArchiverError } from '../core/errors.js';
+import { ArchiverError, archiveIoError } from '../core/errors.js';
 import { writeFully } from '../core/write-fully.js';
 import { encodeManifestPath, normalizePayloadPath } from './bag-paths.js';
 import { placeSealedBags } from './bag-placement.js';
@@ -90,7 +90,7 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
   try {
     mkdirSync(tempDir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw wrapIo(error, `cannot create ${tempDir}`);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw archiveIoError(error, `cannot create ${tempDir}`);
     mkdirSync(tempDir, { recursive: true }); // the first bag of this archive
   }
   mkdirSync(join(tempDir, 'data'));
@@ -126,7 +126,7 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
       writeFileSync(target, bytes, { flag: 'wx', mode: 0o644 });
     } catch (error) {
       rmSync(target, { force: true });
-      throw wrapIo(error, `cannot write ${finalRel} in ${tempDir}`);
+      throw archiveIoError(error, `cannot write ${finalRel} in ${tempDir}`);
     }
     return createHash('sha256').update(bytes).digest('hex');
   };
@@ -138,7 +138,7 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
       return await writeHashed(target, source);
     } catch (error) {
       await rm(target, { force: true });
-      throw wrapIo(error, `cannot write ${finalRel} in ${tempDir}`);
+      throw archiveIoError(error, `cannot write ${finalRel} in ${tempDir}`);
     }
   };
 
@@ -170,7 +170,7 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
         try {
           found = statSync(existingFile);
         } catch (error) {
-          throw wrapIo(error, `cannot link ${existingFile}: it cannot be read`);
+          throw archiveIoError(error, `cannot link ${existingFile}: it cannot be read`);
         }
         if (found.size !== digests.size) {
           throw new ArchiverError('ERR_ARCHIVE_BAG', `cannot link ${existingFile}: ${found.size} bytes, expected ${digests.size}`, { path: existingFile });
@@ -179,7 +179,7 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
         try {
           linkSync(existingFile, target);
         } catch (error) {
-          if (!isLinkRefusal(error)) throw wrapIo(error, `cannot link ${existingFile} into ${tempDir}`);
+          if (!isLinkRefusal(error)) throw archiveIoError(error, `cannot link ${existingFile} into ${tempDir}`);
           linked = false;
           const copied = await writeThenPlace(path, createReadStream(existingFile, { highWaterMark: 1 << 20 }));
           if (copied.sha256 !== digests.sha256.toLowerCase() || copied.sha512 !== digests.sha512.toLowerCase() || copied.size !== digests.size) {
@@ -250,7 +250,7 @@ export async function createBagBuilder(archiveDir: string, options: BagBuilderOp
         return { tempDir, destination, bagPath, payloadOxum, files };
       } catch (error) {
         await abort();
-        throw wrapIo(error, `cannot finish bag ${destination}`);
+        throw archiveIoError(error, `cannot finish bag ${destination}`);
       }
     },
 
@@ -281,7 +281,7 @@ export async function cleanupLeftovers(archiveDir: string): Promise<string[]> {
   const tmpRoot = join(archiveDir, TEMP_DIRECTORY);
   const names = await readdir(tmpRoot).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw wrapIo(error, `cannot list ${tmpRoot}`);
+    throw archiveIoError(error, `cannot list ${tmpRoot}`);
   });
   for (const name of names) await rm(join(tmpRoot, name), { recursive: true, force: true });
   if (names.length > 0) await fsyncFolder(tmpRoot);
@@ -358,10 +358,4 @@ function isLinkRefusal(error: unknown): boolean {
 /** Byte order of the UTF-8 encodings: what `LC_ALL=C sort` gives, stable across platforms. */
 function compareUtf8(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
-function wrapIo(error: unknown, message: string): unknown {
-  if (error instanceof ArchiverError) return error;
-  const code = (error as NodeJS.ErrnoException).code;
-  return new ArchiverError('ERR_ARCHIVE_IO', `${message}: ${code ?? String(error)}`, { cause: error });
 }

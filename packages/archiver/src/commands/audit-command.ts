@@ -1,7 +1,8 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { AUDIT_FORMATS, type AuditFormat, formatAudit, writeAuditOutput } from '../audit/audit-format.js';
 import { openAudit } from '../audit/audit-query.js';
 import { Catalog } from '../catalog/catalog.js';
+import { wholeNumber } from './option-parsers.js';
 
 /** `oaibag audit`: the resources that changed in a period of harvests, and how (docs/audit.md). */
 export function auditCommand(): Command {
@@ -11,10 +12,7 @@ export function auditCommand(): Command {
     .option('--source <BASEURL>', 'only this source (default: every source in the archive)')
     .option('--since <DATE>', 'changes recorded by harvests started at or after DATE (YYYY-MM-DD or ISO 8601 date-time, UTC unless it says)')
     .option('--until <DATE>', 'changes recorded by harvests started at or before DATE (a day includes all of it)')
-    .option('--harvest <ID>', 'the changes recorded by this harvest', (value: string) => {
-      if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('expected a harvest number');
-      return Number(value);
-    })
+    .option('--harvest <ID>', 'the changes recorded by this harvest (its number)', wholeNumber)
     .addOption(new Option('--format <FORMAT>', 'output form').choices(AUDIT_FORMATS).default('text'))
     .option('--out <FILE>', 'write to FILE (atomically: a temporary file renamed into place) instead of stdout')
     .addHelpText(

@@ -1,7 +1,8 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { type HarvestSummary, harvest } from '../harvest/harvest.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE } from './exit-codes.js';
+import { wholeNumber } from './option-parsers.js';
 import { stopSignal } from './stop-signal.js';
 
 /** `oaibag harvest BASEURL`: one incremental harvest (docs/archiver.md). */
@@ -14,16 +15,7 @@ export function harvestCommand(): Command {
     .option('--until <DATE>', 'harvest up to this date')
     .option('--set <SPEC>', 'harvest only this set (e.g. mime:image)')
     .option('--prefix <PREFIX>', 'metadata format to harvest (DSpace and DARE-style repositories call it didl)', 'oai_didl')
-    .option(
-      '--concurrency <N>',
-      'records stored at once (By-Reference fetches and bag writes overlap)',
-      (value: string) => {
-        const count = Number(value);
-        if (!/^\d+$/.test(value) || count < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
-        return count;
-      },
-      4,
-    )
+    .option('--concurrency <N>', 'records stored at once (By-Reference fetches and bag writes overlap)', wholeNumber, 4)
     .option('--user <NAME>', 'user name for HTTP Basic authentication')
     .option('--password-file <FILE>', 'file whose first line is the password (never on the command line)')
     .option('--allow-private-refs', 'let By-Reference URLs and their redirects lead to loopback, private and link-local addresses')

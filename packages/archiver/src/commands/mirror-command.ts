@@ -1,10 +1,11 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { formatDuration, parseDuration } from '../core/duration.js';
 import { ArchiverError } from '../core/errors.js';
 import { type MirrorRun, type MirrorSource, mirror } from '../mirror/mirror.js';
 import { readMirrorConfig } from '../mirror/mirror-config.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { formatSummary } from './harvest-command.js';
+import { wholeNumber } from './option-parsers.js';
 import { stopSignal } from './stop-signal.js';
 
 interface MirrorCommandOptions {
@@ -98,9 +99,4 @@ export function formatRun(run: MirrorRun): string {
   const prefix = run.summary ? `${run.baseUrl}: ` : '';
   const next = run.nextAt ? `; next run ${run.nextAt.toISOString().replace(/\.\d+Z$/, 'Z')}` : '';
   return `${prefix}${what}${next}`;
-}
-
-function wholeNumber(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
-  return Number(value);
 }

@@ -1,6 +1,7 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { formatVerifyReport, verifyArchive } from '../verify/verify-archive.js';
 import { EXIT_PROBLEMS } from './exit-codes.js';
+import { wholeNumber } from './option-parsers.js';
 
 /** `oaibag verify`: the fixity audit of an archive (docs/verify.md). */
 export function verifyCommand(): Command {
@@ -8,11 +9,7 @@ export function verifyCommand(): Command {
     .description('audit the archive: every bag checked for completeness and (unless --fast) every checksum recomputed')
     .option('--archive <DIR>', 'the archive folder', './archive')
     .option('--fast', 'check completeness, sizes and Payload-Oxum only (no checksums)')
-    .option('--jobs <N>', 'bags verified at once, one worker thread each (default: the number of cores)', (value: string) => {
-      const count = Number(value);
-      if (!/^\d+$/.test(value) || count < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
-      return count;
-    })
+    .option('--jobs <N>', 'bags verified at once, one worker thread each (default: the number of cores)', wholeNumber)
     .option('--json', 'print the report as JSON')
     .addHelpText(
       'after',

@@ -68,6 +68,16 @@ export class ArchiverError extends Error {
   }
 }
 
+/**
+ * A file-system error as ERR_ARCHIVE_IO, `message: CODE` (`cannot fsync …: EIO`); an
+ * ArchiverError is passed through as it is. The one wrapper of fs errors in the archive.
+ */
+export function archiveIoError(error: unknown, message: string, path?: string): ArchiverError {
+  if (error instanceof ArchiverError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  return new ArchiverError('ERR_ARCHIVE_IO', `${message}: ${code ?? String(error)}`, { cause: error, path });
+}
+
 /** True when `error` is an {@link ArchiverError} (of any code). */
 export function isArchiverError(error: unknown): error is ArchiverError {
   return error instanceof ArchiverError;
