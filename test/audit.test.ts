@@ -363,18 +363,18 @@ test('the change kind compares the states before and after the period', () => {
   }
 });
 
-test('dates: a day, a date-time in any zone, its end covering the unit given', () => {
+test('dates: a day, a date-time in any zone (a zone is required), its end covering the unit given', () => {
   const cases: Array<[string, 'start' | 'end', string]> = [
     ['2024-03-01', 'start', '2024-03-01T00:00:00.000Z'],
     ['2024-03-01', 'end', '2024-03-01T23:59:59.999Z'],
     ['2024-03-01T10:20:30Z', 'start', '2024-03-01T10:20:30.000Z'],
     ['2024-03-01T10:20:30Z', 'end', '2024-03-01T10:20:30.999Z'],
-    ['2024-03-01T10:20', 'end', '2024-03-01T10:20:59.999Z'],
+    ['2024-03-01T10:20Z', 'end', '2024-03-01T10:20:59.999Z'],
     ['2024-03-01T10:20:30.123456Z', 'end', '2024-03-01T10:20:30.123Z'],
     ['2024-03-01T12:00:00+02:00', 'start', '2024-03-01T10:00:00.000Z'],
   ];
   for (const [value, bound, expected] of cases) assert.equal(parseAuditDate(value, bound), expected, value);
-  for (const bad of ['2024-02-30', '2024-13-01', '01/03/2024', '2024-03-01T25:00Z', '']) {
+  for (const bad of ['2024-02-30', '2024-13-01', '01/03/2024', '2024-03-01T25:00Z', '2024-03-01T10:20', '']) {
     assert.throws(
       () => parseAuditDate(bad, 'start'),
       (error: unknown) => error instanceof ArchiverError && error.code === 'ERR_ARCHIVE_USAGE',

@@ -422,3 +422,16 @@ test('a repository that offers DIDL as `didl` (DSpace, DARE): the default prefix
   const { summary } = await run(repository, archive, { prefix: 'didl' });
   assert.equal(summary.added, 1);
 });
+
+test('harvest dates: the one command-line grammar, sent to the repository as OAI-PMH UTC; a bad one asks nothing', async () => {
+  const repository = await startRepository(() => []);
+  const archive = archiveDir();
+  await assert.rejects(run(repository, archive, { from: 'yesterday' }), { code: 'ERR_ARCHIVE_USAGE', message: /^--from "yesterday" is not a date/ });
+  await assert.rejects(run(repository, archive, { until: '2024-01-31T12:00' }), { code: 'ERR_ARCHIVE_USAGE' });
+  assert.equal(repository.seen.length, 0, 'nothing was asked of the repository');
+  await run(repository, archive, { from: '2008-03-05T13:00+01:00', until: '2008-03-06' });
+  const list = repository.seen.find((request) => request.path.includes('verb=ListRecords'));
+  const query = new URL(list!.path, 'http://x').searchParams;
+  assert.equal(query.get('from'), '2008-03-05T12:00:00Z');
+  assert.equal(query.get('until'), '2008-03-06');
+});

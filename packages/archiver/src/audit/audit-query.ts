@@ -14,6 +14,7 @@ import {
 } from '../catalog/audit-queries.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { HarvestStatus } from '../catalog/catalog-schema.js';
+import { parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError } from '../core/errors.js';
 
 /** What happened to a resource over the period, comparing its state before and after it. */
@@ -211,25 +212,14 @@ export function resolveAuditPeriod(catalog: Catalog, options: AuditOptions): { p
 }
 
 /**
- * Normalises a `--since`/`--until` date to an ISO 8601 UTC instant with milliseconds, the form
- * of `harvests.started_at`, so that strings compare as instants. `YYYY-MM-DD` is a UTC day: its
- * first millisecond as a start, its last as an end; a date-time without a zone is UTC, and as
- * an end it covers its last given unit (`10:00` takes 10:00:59.999).
+ * Normalises a `--since`/`--until` date (the command-line grammar, core/command-line-date.ts)
+ * to an ISO 8601 UTC instant with milliseconds, the form of `harvests.started_at`, so that
+ * strings compare as instants: a day's first millisecond as a start, its last as an end; a
+ * date-time as an end covers its last given unit (`10:00Z` takes 10:00:59.999).
  */
 export function parseAuditDate(value: string, bound: 'start' | 'end', option = 'date'): string {
-  const match = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?$/i.exec(value.trim());
-  const bad = () => new ArchiverError('ERR_ARCHIVE_USAGE', `${option} wants YYYY-MM-DD or an ISO 8601 date-time, not ${JSON.stringify(value)}`);
-  if (!match) throw bad();
-  const [, year, month, day, hour, minute, second, fraction, zone] = match;
-  const iso =
-    hour === undefined
-      ? `${year}-${month}-${day}T00:00:00Z`
-      : `${year}-${month}-${day}T${hour}:${minute}:${second ?? '00'}${(fraction ?? '').slice(0, 4)}${zone ?? 'Z'}`;
-  const time = Date.parse(iso.toUpperCase());
-  if (Number.isNaN(time) || new Date(Date.UTC(Number(year), Number(month) - 1, Number(day))).getUTCDate() !== Number(day)) throw bad();
-  if (bound === 'start') return new Date(time).toISOString();
-  const unit = hour === undefined ? 86_400_000 : second === undefined ? 60_000 : fraction === undefined ? 1_000 : 1;
-  return new Date(time + unit - 1).toISOString();
+  const date = parseCommandLineDate(value, option);
+  return new Date(bound === 'start' ? date.start : date.end).toISOString();
 }
 
 /**

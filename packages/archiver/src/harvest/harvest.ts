@@ -6,6 +6,7 @@ import { type DiskFlusher, defaultFlushMode, openDiskFlusher } from '../archive/
 import { cleanupLeftovers } from '../bag/bag-writer.js';
 import { Catalog } from '../catalog/catalog.js';
 import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js';
+import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { dateAtGranularity, identifyRepository } from '../oai/identify.js';
 import { type Credentials, OaiClient, type OaiHttpResponse } from '../oai/oai-client.js';
@@ -81,6 +82,9 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
   if (!Number.isSafeInteger(concurrency) || concurrency < 1)
     throw new ArchiverError('ERR_ARCHIVE_USAGE', `concurrency must be a whole number of at least 1, not ${concurrency}`);
   defaultFlushMode(); // refuses a bad OAIBAG_SYNC before anything is written
+  // The user's dates in the one command-line grammar, sent as OAI-PMH's UTC forms.
+  const userFrom = options.from === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.from, '--from'));
+  const userUntil = options.until === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.until, '--until'));
   const progress = options.progress && ((counts: Readonly<HarvestCounts>) => options.progress!(counts, completeListSize));
   await mkdir(options.archiveDir, { recursive: true });
   const lock = await acquireArchiveLock(options.archiveDir, `harvest ${options.baseUrl}`);
@@ -102,8 +106,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
     const facts = await identifyRepository(client, prefix);
     const source = catalog.upsertSource(options.baseUrl, facts);
-    const from = options.from ?? source.watermark ?? undefined;
-    const args = { from: from ?? null, until: options.until ?? null, set: options.set ?? null, prefix };
+    const from = userFrom ?? source.watermark ?? undefined;
+    const args = { from: from ?? null, until: userUntil ?? null, set: options.set ?? null, prefix };
     const harvestId = catalog.startHarvest(source.id, args);
     const counts: HarvestCounts = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
     const context: StoreContext = {
@@ -121,11 +125,11 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
 
     const firstArgs: Record<string, string> = { verb: 'ListRecords', metadataPrefix: prefix };
     if (from) firstArgs.from = dateAtGranularity(from, facts.granularity);
-    if (options.until) firstArgs.until = dateAtGranularity(options.until, facts.granularity);
+    if (userUntil) firstArgs.until = dateAtGranularity(userUntil, facts.granularity);
     if (options.set) firstArgs.set = options.set;
 
     const resume =
-      options.from === undefined && source.resume && source.resume.prefix === prefix && source.resume.set === (options.set ?? null) ? source.resume : null;
+      userFrom === undefined && source.resume && source.resume.prefix === prefix && source.resume.set === (options.set ?? null) ? source.resume : null;
     let pageArgs: Record<string, string> = resume ? { verb: 'ListRecords', resumptionToken: resume.token } : firstArgs;
     let listResponseDate: string | null = resume?.listResponseDate ?? null;
     if (resume) log(`resuming the interrupted list from its saved resumption token`);
@@ -216,7 +220,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
         await commit(page.ledger, {
           token,
           listFrom: from ?? null,
-          listUntil: options.until ?? null,
+          listUntil: userUntil ?? null,
           set: options.set ?? null,
           prefix,
           listResponseDate,
@@ -231,7 +235,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
         status = 'interrupted';
         counts.requests = client.requests;
         catalog.finishHarvest(harvestId, status, counts);
-        return { harvestId, from: from ?? null, until: options.until ?? null, status, watermark: source.watermark, ...counts };
+        return { harvestId, from: from ?? null, until: userUntil ?? null, status, watermark: source.watermark, ...counts };
       }
       // A page that kept failing (or no room left): the harvest ends failed, with its reason in
       // the catalog; the saved token and the watermark stay, so the next harvest resumes.
@@ -262,7 +266,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     }
     catalog.finishHarvest(harvestId, status, counts);
     const watermark = catalog.source(options.baseUrl)?.watermark ?? null;
-    return { harvestId, from: from ?? null, until: options.until ?? null, status, watermark, ...counts };
+    return { harvestId, from: from ?? null, until: userUntil ?? null, status, watermark, ...counts };
   } catch (error) {
     // Before the list (adopting bags, starting the harvest) a full disk is the same story.
     throw isStorageExhausted(error) ? archiveFullError(options.archiveDir, error) : error;

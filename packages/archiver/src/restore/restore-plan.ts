@@ -7,7 +7,7 @@
 // its day: the change happened some time that day, and a restore as of any moment of that day
 // shows it (see docs/restore.md).
 
-import { ArchiverError } from '../core/errors.js';
+import { parseCommandLineDate, readCommandLineDate } from '../core/command-line-date.js';
 
 /** One stored version as the plan needs it (a `versions` row with its resource). */
 export interface PlanVersion {
@@ -51,10 +51,6 @@ export interface RestorePlan {
   unreadable: Array<{ resourceId: number; datestamp: string; kind: 'version' | 'deletion' }>;
 }
 
-const DAY_SECONDS = 86_400;
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
-
 /**
  * An OAI datestamp as seconds since the epoch (UTC): `YYYY-MM-DD` is the first second of that
  * day, `YYYY-MM-DDThh:mm:ssZ` that second; an offset or fraction (not OAI, but seen in the
@@ -62,54 +58,23 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?
  * not exist (February 30th).
  */
 export function datestampSeconds(datestamp: string): number | undefined {
-  const parsed = parseInstant(datestamp.trim());
-  return parsed?.seconds;
+  const parsed = readCommandLineDate(datestamp);
+  return parsed === undefined ? undefined : Math.floor(parsed.start / 1000);
 }
 
 /**
- * Parses `--as-of`: an ISO 8601 date (`2024-01-31`, meaning the end of that day, 23:59:59Z: the
- * state "as it was on that day") or date-time with a zone (`2024-01-31T12:00:00Z`,
- * `2024-01-31T13:00+01:00`; a fraction is dropped). Returns seconds since the epoch. Throws
- * ERR_ARCHIVE_USAGE otherwise: a time without a zone is refused rather than guessed.
+ * Parses `--as-of` (the command-line grammar, core/command-line-date.ts): a day means the end of
+ * that day, 23:59:59Z (the state "as it was on that day"); a date-time its second (a fraction is
+ * dropped). Returns seconds since the epoch; ERR_ARCHIVE_USAGE otherwise.
  */
 export function parseAsOf(value: string): number {
-  const parsed = parseInstant(value.trim());
-  if (parsed === undefined) {
-    throw new ArchiverError(
-      'ERR_ARCHIVE_USAGE',
-      `--as-of ${JSON.stringify(value)} is not a date (YYYY-MM-DD) or a date-time with a zone (YYYY-MM-DDThh:mm:ssZ)`,
-      {
-        hint: 'for example --as-of 2024-01-31 or --as-of 2024-01-31T12:00:00Z',
-      },
-    );
-  }
-  return parsed.day ? parsed.seconds + DAY_SECONDS - 1 : parsed.seconds;
+  const date = parseCommandLineDate(value, '--as-of');
+  return Math.floor((date.day ? date.end : date.start) / 1000);
 }
 
 /** Seconds since the epoch as `YYYY-MM-DDThh:mm:ssZ`. */
 export function formatInstant(seconds: number): string {
   return `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
-}
-
-function parseInstant(text: string): { seconds: number; day: boolean } | undefined {
-  const day = DATE.exec(text);
-  const time = day === null ? DATE_TIME.exec(text) : null;
-  const parts = day ?? time;
-  if (parts === null) return undefined;
-  const [year, month, date] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];
-  const [hour, minute, second] = time ? [Number(time[4]), Number(time[5]), Number(time[6] ?? 0)] : [0, 0, 0];
-  if (month < 1 || month > 12 || date < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
-  const ms = Date.UTC(year, month - 1, date, hour, minute, second);
-  const check = new Date(ms);
-  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== date) return undefined;
-  let seconds = ms / 1000;
-  const zone = time?.[8];
-  if (zone !== undefined && zone !== 'Z') {
-    const [zh, zm] = [Number(zone.slice(1, 3)), Number(zone.slice(4, 6))];
-    if (zh > 23 || zm > 59) return undefined;
-    seconds -= (zone[0] === '-' ? -1 : 1) * (zh * 3600 + zm * 60);
-  }
-  return { seconds, day: day !== null };
 }
 
 /**

@@ -4,6 +4,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDidlError, type ReadRecord, readDidl } from '@oaibag/didl';
+import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError } from '../core/errors.js';
 import { dateAtGranularity, identifyRepository } from '../oai/identify.js';
 import { type Credentials, OaiClient } from '../oai/oai-client.js';
@@ -53,9 +54,6 @@ export interface ListChangedUrlsSummary {
   requests: number;
 }
 
-/** The two OAI-PMH date granularities. */
-const DATE = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}Z)?$/;
-
 /**
  * Lists what changed in the repository at `baseUrl` between `from` and `until` (optionally in
  * one set) with Identify, then ListIdentifiers page after page (resumption tokens followed, a
@@ -64,14 +62,9 @@ const DATE = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}Z)?$/;
  * date, ERR_HARVEST_* when the source is unreachable, not OAI-PMH, or the list fails.
  */
 export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<ListChangedUrlsSummary> {
-  for (const [name, value] of [
-    ['from', options.from],
-    ['until', options.until],
-  ] as const) {
-    if (value !== undefined && !DATE.test(value)) {
-      throw new ArchiverError('ERR_ARCHIVE_USAGE', `--${name} ${JSON.stringify(value)} is not YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ`);
-    }
-  }
+  // The one command-line grammar (core/command-line-date.ts), sent as OAI-PMH's UTC forms.
+  const userFrom = options.from === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.from, '--from'));
+  const userUntil = options.until === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.until, '--until'));
   const prefix = options.prefix ?? 'oai_didl';
   const log = options.log ?? (() => undefined);
   const policy = options.retry ?? DEFAULT_RETRY_POLICY;
@@ -82,8 +75,8 @@ export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<
   });
   try {
     const facts = await identifyRepository(client, prefix);
-    const from = options.from === undefined ? null : dateAtGranularity(options.from, facts.granularity);
-    const until = options.until === undefined ? null : dateAtGranularity(options.until, facts.granularity);
+    const from = userFrom === undefined ? null : dateAtGranularity(userFrom, facts.granularity);
+    const until = userUntil === undefined ? null : dateAtGranularity(userUntil, facts.granularity);
     let args: Record<string, string> = { verb: 'ListIdentifiers', metadataPrefix: prefix };
     if (from !== null) args.from = from;
     if (until !== null) args.until = until;
