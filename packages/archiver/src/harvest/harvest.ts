@@ -8,11 +8,12 @@ import { Catalog } from '../catalog/catalog.js';
 import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js';
 import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
-import { dateAtGranularity, identifyRepository } from '../oai/identify.js';
+import { identifyRepository } from '../oai/identify.js';
 import { type Credentials, OaiClient, type OaiHttpResponse } from '../oai/oai-client.js';
 import type { ResolveHost } from '../oai/origin-pools.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from '../oai/retry-policy.js';
 import { adoptPendingBags } from './adopt-pending-bags.js';
+import { planHarvest } from './harvest-plan.js';
 import { discardIncoming, harvestMemoryBudget, type IncomingFile, receiveIncoming } from './incoming-file.js';
 import { PageLedger, type PageTally } from './page-ledger.js';
 import { RecordRefused, type StoreContext, storeRecord } from './store-record.js';
@@ -106,9 +107,17 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
     const facts = await identifyRepository(client, prefix);
     const source = catalog.upsertSource(options.baseUrl, facts);
-    const from = userFrom ?? source.watermark ?? undefined;
-    const args = { from: from ?? null, until: userUntil ?? null, set: options.set ?? null, prefix };
-    const harvestId = catalog.startHarvest(source.id, args);
+    const plan = planHarvest({
+      prefix,
+      set: options.set,
+      from: userFrom,
+      until: userUntil,
+      watermark: source.watermark,
+      resume: source.resume,
+      granularity: facts.granularity,
+    });
+    const from = plan.from ?? undefined;
+    const harvestId = catalog.startHarvest(source.id, { from: plan.from, until: plan.until, set: options.set ?? null, prefix });
     const counts: HarvestCounts = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
     const context: StoreContext = {
       archiveDir: options.archiveDir,
@@ -123,14 +132,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       ...(options.signal ? { signal: options.signal } : {}),
     };
 
-    const firstArgs: Record<string, string> = { verb: 'ListRecords', metadataPrefix: prefix };
-    if (from) firstArgs.from = dateAtGranularity(from, facts.granularity);
-    if (userUntil) firstArgs.until = dateAtGranularity(userUntil, facts.granularity);
-    if (options.set) firstArgs.set = options.set;
-
-    const resume =
-      userFrom === undefined && source.resume && source.resume.prefix === prefix && source.resume.set === (options.set ?? null) ? source.resume : null;
-    let pageArgs: Record<string, string> = resume ? { verb: 'ListRecords', resumptionToken: resume.token } : firstArgs;
+    const { firstArgs, resume } = plan;
+    let pageArgs: Record<string, string> = plan.pageArgs;
     let listResponseDate: string | null = resume?.listResponseDate ?? null;
     if (resume) log(`resuming the interrupted list from its saved resumption token`);
     let listDateRecorded = false;
