@@ -40,7 +40,7 @@ export interface VerifyOptions {
   /** Skip checksums of payload files: completeness, sizes and Payload-Oxum only. */
   fast?: boolean;
   /**
-   * Filled in with what the bag holds and what was read, for an audit's totals (`oaibag
+   * Filled in with what the bag holds and what was read, for the totals of a fixity check (`oaibag
    * verify`). An out-parameter rather than more fields on {@link BagReport}, whose shape
    * callers compare whole.
    */

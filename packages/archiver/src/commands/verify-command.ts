@@ -3,10 +3,10 @@ import { formatVerifyReport, verifyArchive } from '../verify/verify-archive.js';
 import { EXIT_PROBLEMS } from './exit-codes.js';
 import { wholeNumber } from './option-parsers.js';
 
-/** `oaibag verify`: the fixity audit of an archive (docs/verify.md). */
+/** `oaibag verify`: the fixity check of an archive (docs/verify.md). */
 export function verifyCommand(): Command {
   return new Command('verify')
-    .description('audit the archive: every bag checked for completeness and (unless --fast) every checksum recomputed')
+    .description('check the fixity of the archive: every bag checked for completeness and (unless --fast) every checksum recomputed')
     .option('--archive <DIR>', 'the archive folder', './archive')
     .option('--fast', 'check completeness, sizes and Payload-Oxum only (no checksums)')
     .option('--jobs <N>', 'bags verified at once, one worker thread each (default: the number of cores)', wholeNumber)

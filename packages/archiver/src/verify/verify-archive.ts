@@ -1,4 +1,4 @@
-// `oaibag verify`: the fixity audit of a whole archive. It holds the archive lock (no harvest
+// `oaibag verify`: the fixity check of a whole archive. It holds the archive lock (no harvest
 // writes meanwhile) but changes nothing in the archive's files: it reads bags and writes
 // PREMIS-style events into the catalog, never into bags (a bag is immutable: editing a tag
 // file would break its tag manifest).
@@ -97,7 +97,7 @@ interface Known {
 }
 
 /**
- * Audits the archive at `archiveDir`: every catalogued and every found bag is verified (in
+ * Checks the fixity of the archive at `archiveDir`: every catalogued and every found bag is verified (in
  * full, or `fast`), missing and uncatalogued bags are reported, and one `fixity check` event
  * per bag checked (and per version whose bag is missing) is written to the catalog, 500 bags
  * per transaction. Throws ERR_ARCHIVE_CATALOG when there is no catalog, ERR_ARCHIVE_LOCKED
