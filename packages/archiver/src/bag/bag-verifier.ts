@@ -13,7 +13,8 @@ import { createHash, getHashes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeManifestPath, encodeManifestPath } from './bag-paths.js';
+import { encodeManifestPath } from './bag-paths.js';
+import { readManifestLines } from './manifest-lines.js';
 
 /** A path as shown in a message: manifest-encoded, so a name with a line break stays on one line. */
 const show = (path: string): string => encodeManifestPath(path);
@@ -202,38 +203,32 @@ async function readManifest(bagDir: string, name: string, algorithm: string, isT
     return undefined;
   }
   if (text.startsWith('\ufeff')) add({ kind: 'format', path: name, message: `${name} starts with a byte-order mark` });
-  const lines = text.replace(/^\ufeff/, '').split(/\r\n|\r|\n/);
-  if (lines.at(-1) === '') lines.pop();
   const manifest: Manifest = { name, algorithm, entries: new Map() };
-  lines.forEach((line, index) => {
-    const where = `${name} line ${index + 1}`;
-    const match = /^([0-9a-fA-F]+)[ \t]+(.*)$/.exec(line);
-    if (match === null || match[1]!.length !== length || match[2] === '') {
-      return add({ kind: 'format', path: name, algorithm, found: line.slice(0, 200), message: `${where} is not "<${algorithm} digest> <path>"` });
+  for (const entry of readManifestLines(text.replace(/^\ufeff/, ''), length)) {
+    const where = `${name} line ${entry.line}`;
+    if (entry.problem !== undefined) {
+      if (entry.problem === 'format')
+        add({ kind: 'format', path: name, algorithm, found: entry.text.slice(0, 200), message: `${where} is not "<${algorithm} digest> <path>"` });
+      else if (entry.problem === 'percent') add({ kind: 'format', path: name, found: entry.text, message: `${where} has a "%" that is not %25, %0D or %0A` });
+      else add({ kind: 'format', path: entry.text, message: `${where} names an unsafe path` });
+      continue;
     }
-    const path = decodeManifestPath(match[2]!);
-    if (path === undefined) return add({ kind: 'format', path: name, found: match[2]!, message: `${where} has a "%" that is not %25, %0D or %0A` });
-    const segments = path.split('/');
-    if (
-      path.startsWith('/') ||
-      path.includes('\0') ||
-      path.includes('\\') ||
-      segments.some((s) => s === '' || s === '.' || s === '..') ||
-      path.startsWith('~')
-    ) {
-      return add({ kind: 'format', path, message: `${where} names an unsafe path` });
-    }
-    if (isTag === (segments[0] === 'data')) {
-      return add({
+    const { path, digest } = entry;
+    if (isTag === (path.split('/')[0] === 'data')) {
+      add({
         kind: 'format',
         path,
         message: `${where}: ${isTag ? 'a tag manifest lists a payload file' : 'a payload manifest lists a file outside data/'}`,
       });
+      continue;
     }
     const key = path.normalize('NFC');
-    if (manifest.entries.has(key)) return add({ kind: 'format', path, algorithm, message: `${where} lists ${show(path)} a second time` });
-    manifest.entries.set(key, { digest: match[1]!.toLowerCase(), path });
-  });
+    if (manifest.entries.has(key)) {
+      add({ kind: 'format', path, algorithm, message: `${where} lists ${show(path)} a second time` });
+      continue;
+    }
+    manifest.entries.set(key, { digest, path });
+  }
   return manifest;
 }
 

@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeManifestPath, normalizePayloadPath, payloadBaseName, uniqueFileName } from '../bag/bag-paths.js';
+import { normalizePayloadPath, payloadBaseName, uniqueFileName } from '../bag/bag-paths.js';
+import { readManifestLines } from '../bag/manifest-lines.js';
 import type { PlanVersion } from './restore-plan.js';
 
 /** Opens a file of a bag for reading, never through a symbolic link. */
@@ -49,18 +50,18 @@ export async function readTag(bagDir: string, name: string): Promise<Buffer> {
 
 /** `<sha-256>  <path>` lines, in file order; a malformed line or unsafe path is damage. */
 export function parseManifest(bytes: Buffer, name: string): ManifestEntry[] {
-  const lines = bytes.toString('utf8').split(/\r\n|\r|\n/);
-  if (lines.at(-1) === '') lines.pop();
-  return lines.map((line, index) => {
-    const match = /^([0-9a-fA-F]{64})[ \t]+(.+)$/.exec(line);
-    const path = match && decodeManifestPath(match[2]!);
-    if (!match || path === undefined || path === null) throw new Damage(`${name} line ${index + 1} is not "<sha-256>  <path>"`);
-    try {
-      normalizePayloadPath(path);
-    } catch {
-      throw new Damage(`${name} line ${index + 1} names an unsafe path`);
+  return readManifestLines(bytes.toString('utf8'), 64).map((entry) => {
+    if (entry.problem !== undefined) {
+      throw new Damage(
+        entry.problem === 'unsafe' ? `${name} line ${entry.line} names an unsafe path` : `${name} line ${entry.line} is not "<sha-256>  <path>"`,
+      );
     }
-    return { digest: match[1]!.toLowerCase(), path };
+    try {
+      normalizePayloadPath(entry.path); // the writer's rules too: a bag we wrote never breaks them
+    } catch {
+      throw new Damage(`${name} line ${entry.line} names an unsafe path`);
+    }
+    return { digest: entry.digest, path: entry.path };
   });
 }
 
