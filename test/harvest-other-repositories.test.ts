@@ -435,3 +435,17 @@ test('harvest dates: the one command-line grammar, sent to the repository as OAI
   assert.equal(query.get('from'), '2008-03-05T12:00:00Z');
   assert.equal(query.get('until'), '2008-03-06');
 });
+
+test('a ListRecords answered with a bare DIDL document, not OAI-PMH, fails the list with ERR_HARVEST_NOT_OAI (the page check harvest and urls share)', async () => {
+  const repository = await startRepository(() => []);
+  const oai = repository.routes.get('/oai')!;
+  repository.routes.set('/oai', (req, res) => {
+    if (new URL(req.url!, 'http://x').searchParams.get('verb') !== 'ListRecords') return oai(req, res);
+    res.writeHead(200, { 'content-type': 'text/xml' });
+    res.end(dspaceDidl('1/1', [byValue('abc')]));
+  });
+  await assert.rejects(run(repository, archiveDir()), {
+    code: 'ERR_HARVEST_NOT_OAI',
+    message: /^ListRecords of http:\/\/127\.0\.0\.1:\d+\/oai did not answer with an OAI-PMH response$/,
+  });
+});

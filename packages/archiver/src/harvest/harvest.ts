@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type IncomingDatastream, isDidlError, type ReadRecord, readDidl } from '@oaibag/didl';
+import { type IncomingDatastream, isDidlError, type ReadRecord } from '@oaibag/didl';
 import { acquireArchiveLock } from '../archive/archive-lock.js';
 import { type DiskFlusher, defaultFlushMode, openDiskFlusher } from '../archive/flush-to-disk.js';
 import { cleanupLeftovers } from '../bag/bag-writer.js';
@@ -9,6 +9,7 @@ import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js'
 import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { identifyRepository } from '../oai/identify.js';
+import { type ListPage, readListPage } from '../oai/list-page.js';
 import { type Credentials, OaiClient, type OaiHttpResponse } from '../oai/oai-client.js';
 import type { ResolveHost } from '../oai/origin-pools.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from '../oai/retry-policy.js';
@@ -295,13 +296,9 @@ function release(prefetched: Promise<OaiHttpResponse> | undefined): void {
   );
 }
 
-interface PageResult {
-  /** The page's catalog rows, committed by the caller with the list state they lead to. */
+/** A page read and processed: its catalog rows (committed by the caller with the list state they lead to) and what it says about the list. */
+interface PageResult extends ListPage {
   ledger: PageLedger;
-  responseDate?: string;
-  completeListSize?: number;
-  token?: string;
-  errors: Array<{ code: string; message: string }>;
 }
 
 /**
@@ -327,9 +324,8 @@ async function readPage(
     let firstError: unknown;
     try {
       // The first attempt may have been asked for already; a retry always asks again.
-      const response = await (attempt === 0 && prefetched ? prefetched : client.oai(args));
-      const summary = await readDidl(response.body, {
-        recordErrors: 'report',
+      const response = attempt === 0 && prefetched ? prefetched : client.oai(args);
+      const page = await readListPage(response, `ListRecords of ${client.endpoint.href}`, {
         keepReceivedXml: true,
         lenientIdentifier: true,
         onDatastream: async (datastream: IncomingDatastream) => {
@@ -350,15 +346,7 @@ async function readPage(
       });
       await Promise.all(inFlight);
       if (firstError !== undefined) throw firstError;
-      const token = summary.page.resumptionToken?.value;
-      const size = summary.page.resumptionToken?.completeListSize;
-      return {
-        ledger,
-        ...(size !== undefined ? { completeListSize: size } : {}),
-        errors: summary.page.errors,
-        ...(summary.page.responseDate ? { responseDate: summary.page.responseDate } : {}),
-        ...(token ? { token } : {}),
-      };
+      return { ledger, ...page };
     } catch (error) {
       await Promise.all(inFlight);
       for (const file of pending) await discardIncoming(file);

@@ -3,10 +3,11 @@
 // No archive is involved.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isDidlError, type ReadRecord, readDidl } from '@oaibag/didl';
+import { isDidlError, type ReadRecord } from '@oaibag/didl';
 import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError } from '../core/errors.js';
 import { dateAtGranularity, identifyRepository } from '../oai/identify.js';
+import { type ListPage, readListPage } from '../oai/list-page.js';
 import { type Credentials, OaiClient } from '../oai/oai-client.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from '../oai/retry-policy.js';
 
@@ -140,11 +141,9 @@ export function formatUrlsSummary(summary: ListChangedUrlsSummary): string {
   return `${summary.listed} changed (${summary.deleted} deleted${notUrls}) from ${summary.from ?? 'the beginning'} until ${summary.until ?? 'now'}${next}`;
 }
 
-interface Page {
+/** A ListIdentifiers page: its entries and what it says about the list. */
+interface Page extends ListPage {
   entries: ChangedUrl[];
-  errors: Array<{ code: string; message: string }>;
-  responseDate?: string;
-  token?: string;
 }
 
 /** One ListIdentifiers page, read whole; asked for again when it breaks off or is not well-formed. */
@@ -152,9 +151,7 @@ async function readPage(client: OaiClient, args: Record<string, string>, policy:
   for (let attempt = 0; ; attempt++) {
     const entries: ChangedUrl[] = [];
     try {
-      const response = await client.oai(args);
-      const summary = await readDidl(response.body, {
-        recordErrors: 'report',
+      const page = await readListPage(client.oai(args), `ListIdentifiers of ${client.endpoint.href}`, {
         onRecord: (record: ReadRecord) => {
           const header = record.header;
           if (header === undefined || header.identifier === '') return;
@@ -167,15 +164,7 @@ async function readPage(client: OaiClient, args: Record<string, string>, policy:
           });
         },
       });
-      if (summary.kind !== 'oai-pmh')
-        throw new ArchiverError('ERR_HARVEST_NOT_OAI', `ListIdentifiers of ${client.endpoint.href} did not answer with an OAI-PMH response`);
-      const token = summary.page.resumptionToken?.value;
-      return {
-        entries,
-        errors: summary.page.errors,
-        ...(summary.page.responseDate !== undefined ? { responseDate: summary.page.responseDate } : {}),
-        ...(token ? { token } : {}),
-      };
+      return { entries, ...page };
     } catch (error) {
       if (error instanceof ArchiverError) throw error;
       if (attempt >= policy.retries) {
