@@ -156,3 +156,48 @@ export function findCollisions(paths: readonly string[]): Map<number, number> {
   });
   return lost;
 }
+
+/** A resource with its place below the restore folder. */
+export interface PlacedResource<T> {
+  item: T;
+  /** The segments joined with `/`. */
+  path: string;
+  segments: string[];
+}
+
+/** A resource without a place: its URL is refused, or another resource took its path. */
+export interface UnplacedResource {
+  kind: 'path' | 'collision';
+  identifier: string;
+  reason: string;
+}
+
+/**
+ * Where each resource of a restore goes, decided for the whole plan before anything is written:
+ * its URL's path ({@link restorePathFor}; refused ones first, in the order given), then, in path
+ * order, the collisions ({@link findCollisions}: the first to claim a place keeps it). Returns the
+ * placed resources in path order.
+ */
+export function placeResources<T extends { identifier: string }>(
+  items: readonly T[],
+  options: RestorePathOptions = {},
+): { placed: Array<PlacedResource<T>>; unplaced: UnplacedResource[] } {
+  const unplaced: UnplacedResource[] = [];
+  const mapped: Array<PlacedResource<T>> = [];
+  for (const item of items) {
+    const target = restorePathFor(item.identifier, options);
+    if (target.ok) mapped.push({ item, path: target.path, segments: target.segments });
+    else unplaced.push({ kind: 'path', identifier: item.identifier, reason: `the URL ${target.reason}` });
+  }
+  mapped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const lost = findCollisions(mapped.map((entry) => entry.path));
+  for (const [index, winner] of lost) {
+    const { item, path } = mapped[index]!;
+    unplaced.push({
+      kind: 'collision',
+      identifier: item.identifier,
+      reason: `its path ${path} is taken by ${mapped[winner]!.item.identifier} (${mapped[winner]!.path})`,
+    });
+  }
+  return { placed: mapped.filter((_, index) => !lost.has(index)), unplaced };
+}

@@ -1,0 +1,125 @@
+// What `oaibag restore` reports: the options it takes, the summary it returns (and `--json`
+// prints), and RestoreReport, which fills the summary and logs each problem as it is found.
+import { isStorageExhausted, noRoomError } from '../core/errors.js';
+import type { PlanVersion } from './restore-plan.js';
+
+export interface RestoreOptions {
+  archiveDir: string;
+  /** The folder the site is rebuilt in (created when missing). */
+  to: string;
+  /** Restore only this source (its OAI-PMH base URL, as harvested); default: every source. */
+  source?: string;
+  /** `YYYY-MM-DD` (end of that day, UTC) or a date-time with a zone; default: the latest state. */
+  asOf?: string;
+  /** Decide and report what would be written, write nothing. */
+  dryRun?: boolean;
+  /** Each problem, one line, as it is found (the command prints them on stderr). */
+  log?: (line: string) => void;
+  /** After each file, with the totals planned (bytes as the catalog records them). */
+  progress?: (done: RestoreCounts, total: RestoreCounts) => void;
+}
+
+export interface RestoreCounts {
+  files: number;
+  bytes: number;
+}
+
+/** A file written (or, with `dryRun`, that would be written). */
+export interface RestoredFile {
+  /** Relative to the restore folder, `/`-separated. */
+  path: string;
+  identifier: string;
+  /** Bytes (dry run: the catalog's size of the version, for a compound object all its parts). */
+  size: number;
+  datestamp: string;
+}
+
+/** A resource not restored, and why. `kind`: the URL is refused, or two resources claim one path, or something in the folder is in the way. */
+export interface RefusedResource {
+  kind: 'path' | 'collision' | 'in-the-way';
+  identifier: string;
+  reason: string;
+}
+
+/** A bag whose bytes or tag files fail verification: nothing of it is written. */
+export interface DamagedBag {
+  identifier: string;
+  /** The bag folder, as a path the user can hand to `oaibag verify`. */
+  bag: string;
+  problem: string;
+  expected?: string;
+  found?: string;
+}
+
+/** What `oaibag restore` did; `--json` prints this. */
+export interface RestoreSummary {
+  archive: string;
+  to: string;
+  /** The instant restored (`YYYY-MM-DDThh:mm:ssZ`), null for the latest state. */
+  asOf: string | null;
+  dryRun: boolean;
+  sources: string[];
+  /** Files written (dry run: that would be written). */
+  restored: number;
+  bytes: number;
+  /** Resources that had a version but are deleted at the instant. */
+  deleted: number;
+  /** Resources live at the instant whose record carried no datastream (metadata only): nothing to write. */
+  metadataOnly: number;
+  refused: RefusedResource[];
+  damaged: DamagedBag[];
+  /** Resources whose file could not be written (I/O errors), with the message. */
+  failed: Array<{ identifier: string; path: string; message: string }>;
+  /** Compound objects: the first part is restored at the URL's path, these parts are not. */
+  extraParts: Array<{ identifier: string; bag: string; parts: string[] }>;
+  /** Dry run only: every file that would be written, in path order. */
+  planned: RestoredFile[];
+  /** refused + damaged + failed (+ unreadable datestamps): the command exits 1 when > 0. */
+  problems: number;
+}
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+/** Text from a remote repository shown on one line, control characters escaped. */
+const show = (text: string): string => text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** The restore's summary as it fills, each problem logged on one line when it is found. */
+export class RestoreReport {
+  constructor(
+    readonly summary: RestoreSummary,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** A line of news that is not a problem. */
+  note(line: string): void {
+    this.log(line);
+  }
+
+  refuse(kind: RefusedResource['kind'], identifier: string, reason: string): void {
+    this.summary.refused.push({ kind, identifier, reason });
+    this.log(`${kind === 'path' ? 'refused' : kind} ${show(identifier)}: ${show(reason)}`);
+  }
+
+  damaged(version: PlanVersion, bag: string, problem: string, expected?: string, found?: string): void {
+    this.summary.damaged.push({
+      identifier: version.identifier,
+      bag,
+      problem,
+      ...(expected !== undefined ? { expected } : {}),
+      ...(found !== undefined ? { found } : {}),
+    });
+    this.log(`damaged bag ${show(bag)} (${show(version.identifier)}): ${show(problem)}`);
+  }
+
+  /**
+   * A file that could not be written. No room left below `root` would fail every file after
+   * this one too: the restore stops instead, with one line (ERR_ARCHIVE_FULL).
+   */
+  failed(identifier: string, path: string, error: unknown, root?: string): void {
+    if (root !== undefined && isStorageExhausted(error)) {
+      throw noRoomError(`the restore folder ${root}`, root, error, 'free space there, then run the same restore again');
+    }
+    const message = (error as Error).message;
+    this.summary.failed.push({ identifier, path, message });
+    this.log(`failed ${show(identifier)}: ${path === '' ? '' : `cannot write ${show(path)}: `}${show(message)}`);
+  }
+}
