@@ -109,18 +109,7 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
   const jobs = options.jobs ?? availableParallelism();
   if (!Number.isSafeInteger(jobs) || jobs < 1) throw new ArchiverError('ERR_ARCHIVE_USAGE', `jobs must be a whole number of at least 1, not ${jobs}`);
   const archiveDir = options.archiveDir;
-  const catalogFile = join(archiveDir, CATALOG_FILE_NAME);
-  if (
-    !(await stat(catalogFile).then(
-      (info) => info.isFile(),
-      () => false,
-    ))
-  ) {
-    throw new ArchiverError('ERR_ARCHIVE_CATALOG', `no catalog at ${catalogFile}`, {
-      path: catalogFile,
-      hint: 'check --archive names an archive made by oaibag harvest',
-    });
-  }
+  await requireCatalogFile(archiveDir);
   const lock = await acquireArchiveLock(archiveDir, 'verify');
   let catalog: Catalog | undefined;
   try {
@@ -131,69 +120,13 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
     const notes: string[] = [];
 
     const onDisk = await findBags(archiveDir, known, complain);
-    const toCheck = [...onDisk].sort(byCodeUnit);
-    const missing = [...known]
-      .filter(([path, entry]) => !entry.pending && !onDisk.has(path))
-      .map(([path]) => path)
-      .sort(byCodeUnit);
-    for (const path of missing) {
-      const entry = known.get(path)!;
-      complain({
-        kind: 'missing-bag',
-        bagPath: path,
-        message: `${path}: missing-bag: the catalog lists it (version ${entry.versionId} of ${entry.identifier}) but it is not on disk`,
-      });
-    }
-    let uncatalogued = 0;
-    let pending = 0;
-    for (const path of toCheck) {
-      const entry = known.get(path);
-      if (entry === undefined) {
-        uncatalogued++;
-        complain({ kind: 'uncatalogued-bag', bagPath: path, message: `${path}: uncatalogued-bag: a bag on disk that the catalog does not list` });
-      } else if (entry.pending) {
-        pending++;
-        notes.push(`${path}: pending: noted by an interrupted harvest (${entry.identifier}); the next harvest records it`);
-      }
-    }
+    const { toCheck, missing, uncatalogued, pending } = takeInventory(known, onDisk, complain, notes);
     const tmpLeftovers = (await readdir(join(archiveDir, TEMP_DIRECTORY)).catch(() => [])).length;
     if (tmpLeftovers > 0) notes.push(`${TEMP_DIRECTORY}/: ${tmpLeftovers} leftover(s) of an interrupted harvest; the next harvest removes them`);
 
     // Verify, writing the events in batches as results come in.
-    const events: NewEvent[] = [];
-    let eventCount = 0;
-    let unrecorded = 0;
-    const flush = (): void => {
-      const batch = events.splice(0);
-      if (batch.length === 0) return;
-      // A full disk must not stop the check itself: the bags are still verified and reported,
-      // only the record of it in the catalog is missing (and said so in the notes).
-      if (unrecorded > 0) {
-        unrecorded += batch.length;
-        return;
-      }
-      try {
-        catalog!.transaction(() => batch.forEach((event) => catalog!.addEvent(event)));
-        eventCount += batch.length;
-      } catch (error) {
-        if (!isStorageExhausted(error)) throw error;
-        unrecorded += batch.length;
-      }
-    };
-    const mode = fast ? 'fast' : 'full';
-    const event = (path: string, outcome: 'success' | 'failure', detail: string): void => {
-      const entry = known.get(path);
-      events.push({
-        sourceId: entry?.sourceId ?? null,
-        resourceId: entry?.resourceId ?? null,
-        versionId: entry?.versionId ?? null,
-        type: 'fixity check',
-        outcome,
-        detail: `oaibag verify (${mode}): ${path}: ${detail}`,
-      });
-      if (events.length >= VERIFY_EVENT_BATCH) flush();
-    };
-    for (const path of missing) event(path, 'failure', 'the bag is missing');
+    const events = new EventRecorder(catalog, known, fast ? 'fast' : 'full');
+    for (const path of missing) events.add(path, 'failure', 'the bag is missing');
 
     let bytes = 0;
     let hashedBytes = 0;
@@ -205,29 +138,15 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
       (result) => {
         const path = toCheck[result.id]!;
         const entry = known.get(path);
-        const found: ArchiveProblem[] = [];
-        if (result.error !== undefined) {
-          found.push({ kind: 'unreadable', bagPath: path, message: `${path}: cannot be read: ${result.error}` });
-        } else {
-          for (const problem of result.report!.problems) found.push({ ...problem, bagPath: path, message: `${path}: ${problem.message}` });
-          const size = result.tally!.payloadBytes;
-          if (entry?.size != null && entry.size !== size) {
-            const expected = String(entry.size);
-            found.push({
-              kind: 'size',
-              bagPath: path,
-              expected,
-              found: String(size),
-              message: `${path}: payload is ${size} bytes on disk, the catalog records ${expected}`,
-            });
-          }
-          bytes += size;
-          hashedBytes += result.tally!.hashedBytes;
+        const found = problemsOf(path, entry, result);
+        if (result.tally) {
+          bytes += result.tally.payloadBytes;
+          hashedBytes += result.tally.hashedBytes;
         }
         found.forEach(complain);
         if (found.length > 0) damagedBags.push({ bagPath: path, identifier: entry?.identifier ?? null, problems: found.length });
         const shown = found.slice(0, 20).map((problem) => problem.message.slice(path.length + 2));
-        event(
+        events.add(
           path,
           found.length === 0 ? 'success' : 'failure',
           found.length === 0 ? 'intact' : `${found.length} problem(s): ${shown.join('; ')}${found.length > shown.length ? '; …' : ''}`,
@@ -235,9 +154,12 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
         options.progress?.(++done, toCheck.length, bytes);
       },
     );
-    flush();
-    if (unrecorded > 0)
-      notes.push(`catalog: no room left on its file system: ${unrecorded} fixity-check event(s) not recorded; free space and verify again to record them`);
+    events.flush();
+    if (events.unrecorded > 0) {
+      notes.push(
+        `catalog: no room left on its file system: ${events.unrecorded} fixity-check event(s) not recorded; free space and verify again to record them`,
+      );
+    }
 
     damagedBags.sort((a, b) => byCodeUnit(a.bagPath, b.bagPath));
     const all = [...problems.keys()].sort(byCodeUnit).flatMap((path) => problems.get(path)!);
@@ -256,13 +178,133 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
       notes,
       bytes,
       hashedBytes,
-      events: eventCount,
+      events: events.recorded,
       seconds: (Date.now() - started) / 1000,
       ok: all.length === 0,
     };
   } finally {
     catalog?.close();
     await lock.release();
+  }
+}
+
+/** ERR_ARCHIVE_CATALOG unless the archive has a catalog: verify never creates one. */
+async function requireCatalogFile(archiveDir: string): Promise<void> {
+  const catalogFile = join(archiveDir, CATALOG_FILE_NAME);
+  const isFile = await stat(catalogFile).then(
+    (info) => info.isFile(),
+    () => false,
+  );
+  if (!isFile) {
+    throw new ArchiverError('ERR_ARCHIVE_CATALOG', `no catalog at ${catalogFile}`, {
+      path: catalogFile,
+      hint: 'check --archive names an archive made by oaibag harvest',
+    });
+  }
+}
+
+/**
+ * The catalog against the disk: the bags to check (every bag found, in code-unit order), the
+ * catalogued ones missing from disk, and the found ones the catalog does not list (problems)
+ * or noted as pending (a note).
+ */
+function takeInventory(
+  known: Map<string, Known>,
+  onDisk: Set<string>,
+  complain: (problem: ArchiveProblem) => void,
+  notes: string[],
+): { toCheck: string[]; missing: string[]; uncatalogued: number; pending: number } {
+  const toCheck = [...onDisk].sort(byCodeUnit);
+  const missing = [...known]
+    .filter(([path, entry]) => !entry.pending && !onDisk.has(path))
+    .map(([path]) => path)
+    .sort(byCodeUnit);
+  for (const path of missing) {
+    const entry = known.get(path)!;
+    complain({
+      kind: 'missing-bag',
+      bagPath: path,
+      message: `${path}: missing-bag: the catalog lists it (version ${entry.versionId} of ${entry.identifier}) but it is not on disk`,
+    });
+  }
+  let uncatalogued = 0;
+  let pending = 0;
+  for (const path of toCheck) {
+    const entry = known.get(path);
+    if (entry === undefined) {
+      uncatalogued++;
+      complain({ kind: 'uncatalogued-bag', bagPath: path, message: `${path}: uncatalogued-bag: a bag on disk that the catalog does not list` });
+    } else if (entry.pending) {
+      pending++;
+      notes.push(`${path}: pending: noted by an interrupted harvest (${entry.identifier}); the next harvest records it`);
+    }
+  }
+  return { toCheck, missing, uncatalogued, pending };
+}
+
+/** The problems of one bag's result: the verifier's, an unreadable bag, or a payload size other than the catalog's. */
+function problemsOf(path: string, entry: Known | undefined, result: VerifyJobResult): ArchiveProblem[] {
+  if (result.error !== undefined) return [{ kind: 'unreadable', bagPath: path, message: `${path}: cannot be read: ${result.error}` }];
+  const found: ArchiveProblem[] = result.report!.problems.map((problem) => ({ ...problem, bagPath: path, message: `${path}: ${problem.message}` }));
+  const size = result.tally!.payloadBytes;
+  if (entry?.size != null && entry.size !== size) {
+    const expected = String(entry.size);
+    found.push({
+      kind: 'size',
+      bagPath: path,
+      expected,
+      found: String(size),
+      message: `${path}: payload is ${size} bytes on disk, the catalog records ${expected}`,
+    });
+  }
+  return found;
+}
+
+/**
+ * The fixity-check events of a verify, written to the catalog in batches as results come in. A
+ * full disk must not stop the check itself: the bags are still verified and reported, only the
+ * record of it in the catalog is missing (counted in `unrecorded`, said in the notes).
+ */
+class EventRecorder {
+  private readonly events: NewEvent[] = [];
+  recorded = 0;
+  unrecorded = 0;
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly known: Map<string, Known>,
+    private readonly mode: 'fast' | 'full',
+  ) {}
+
+  add(path: string, outcome: 'success' | 'failure', detail: string): void {
+    const entry = this.known.get(path);
+    this.events.push({
+      sourceId: entry?.sourceId ?? null,
+      resourceId: entry?.resourceId ?? null,
+      versionId: entry?.versionId ?? null,
+      type: 'fixity check',
+      outcome,
+      detail: `oaibag verify (${this.mode}): ${path}: ${detail}`,
+    });
+    if (this.events.length >= VERIFY_EVENT_BATCH) this.flush();
+  }
+
+  flush(): void {
+    const batch = this.events.splice(0);
+    if (batch.length === 0) return;
+    if (this.unrecorded > 0) {
+      this.unrecorded += batch.length;
+      return;
+    }
+    try {
+      this.catalog.transaction(() => {
+        for (const event of batch) this.catalog.addEvent(event);
+      });
+      this.recorded += batch.length;
+    } catch (error) {
+      if (!isStorageExhausted(error)) throw error;
+      this.unrecorded += batch.length;
+    }
   }
 }
 
