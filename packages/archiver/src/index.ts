@@ -67,7 +67,7 @@ export { type Credentials, type DatastreamResponse, MAX_REDIRECTS, OaiClient, ty
 export { OriginPools, type OriginPoolsOptions, type ResolveHost } from './oai/origin-pools.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './oai/retry-policy.js';
 export {
-  type DamagedBag,
+  type DamageFound,
   type RefusedResource,
   type RestoreCounts,
   type RestoredFile,
@@ -88,7 +88,7 @@ export {
 export {
   type ArchiveProblem,
   type ArchiveProblemKind,
-  type DamagedBag as VerifyDamagedBag,
+  type DamagedBag,
   formatVerifyReport,
   type VerifyArchiveOptions,
   type VerifyReport,

@@ -41,8 +41,11 @@ export interface RefusedResource {
   reason: string;
 }
 
-/** A bag whose bytes or tag files fail verification: nothing of it is written. */
-export interface DamagedBag {
+/**
+ * What restore found wrong in a bag it was to write from (bytes or tag files that fail their
+ * check): nothing of that bag is written. `oaibag verify` reports the whole bag (DamagedBag).
+ */
+export interface DamageFound {
   identifier: string;
   /** The bag folder, as a path the user can hand to `oaibag verify`. */
   bag: string;
@@ -67,7 +70,7 @@ export interface RestoreSummary {
   /** Resources live at the instant whose record carried no datastream (metadata only): nothing to write. */
   metadataOnly: number;
   refused: RefusedResource[];
-  damaged: DamagedBag[];
+  damaged: DamageFound[];
   /** Resources whose file could not be written (I/O errors), with the message. */
   failed: Array<{ identifier: string; path: string; message: string }>;
   /** Compound objects: the first part is restored at the URL's path, these parts are not. */

@@ -17,7 +17,7 @@ import { formatInstant, type PlanDeletion, type PlanVersion, parseAsOf, planRest
 import { type RestoreOptions, RestoreReport, type RestoreSummary } from './restore-summary.js';
 import { type PlannedFile, SiteWriter } from './site-writer.js';
 
-export type { DamagedBag, RefusedResource, RestoreCounts, RestoredFile, RestoreOptions, RestoreSummary } from './restore-summary.js';
+export type { DamageFound, RefusedResource, RestoreCounts, RestoredFile, RestoreOptions, RestoreSummary } from './restore-summary.js';
 export { RESTORE_TEMP_PREFIX } from './stage-version.js';
 
 /** What a restore reads from the catalog: the sources restored, their versions and deletions. */
