@@ -95,7 +95,7 @@ if (has('scan') || has('list')) {
 
 if (has('million')) {
   log(`\n(3) first page of ListIdentifiers with ${millionRows} items in the index`);
-  const { FileIndex } = await loadRepository('file-index.js');
+  const { FileIndex } = await loadRepository('site/file-index.js');
   fixtures.million = ensureMillionIndex({
     dir: join(workDir, 'million'),
     rows: millionRows,

@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
-import { loadAuthFile } from './auth-file.js';
-import { RepositoryError } from './errors.js';
-import { DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS } from './export-policy.js';
-import { hashPassword } from './password-hash.js';
-import { readPassword } from './read-password.js';
+import { loadAuthFile } from './access/auth-file.js';
+import { hashPassword } from './access/password-hash.js';
+import { readPassword } from './access/read-password.js';
+import { RepositoryError } from './core/errors.js';
+import { REPOSITORY_VERSION } from './core/version.js';
 import { createRepository } from './repository.js';
 import { DEFAULTS } from './repository-options.js';
+import { DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS } from './site/export-policy.js';
 import { parseByteSize, parseCount } from './size-argument.js';
-import { REPOSITORY_VERSION } from './version.js';
 
 /** Exit codes (docs/repository.md): 0 stopped cleanly; 1 could not run; 2 usage. */
 const EXIT_FAILURE = 1;

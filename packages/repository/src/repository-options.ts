@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { AuthConfig } from './auth-file.js';
+import type { AuthConfig } from './access/auth-file.js';
 
 /** Everything `createRepository` accepts; the command's options map onto these one to one. */
 export interface RepositoryOptions {

@@ -2,17 +2,17 @@ import { realpath, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { AccessControl, linkKeepsProtection } from './access-control.js';
-import { emptyAuthConfig } from './auth-file.js';
-import { RepositoryError } from './errors.js';
-import { createExportPolicy } from './export-policy.js';
-import { FileIndex } from './file-index.js';
-import { metadataFormats } from './metadata-formats.js';
-import { OaiProvider } from './oai-provider.js';
+import { AccessControl, linkKeepsProtection } from './access/access-control.js';
+import { emptyAuthConfig } from './access/auth-file.js';
+import { RepositoryError } from './core/errors.js';
+import { handleRequest, type RequestHandlerContext } from './http/request-handler.js';
+import { clfDate, logRequest } from './http/request-log.js';
+import { metadataFormats } from './oai/metadata-formats.js';
+import { OaiProvider } from './oai/oai-provider.js';
 import { DEFAULTS, defaultIndexPath, type RepositoryOptions } from './repository-options.js';
-import { handleRequest, type RequestHandlerContext } from './request-handler.js';
-import { clfDate, logRequest } from './request-log.js';
-import { type ScanSummary, SiteIndexer } from './site-indexer.js';
+import { createExportPolicy } from './site/export-policy.js';
+import { FileIndex } from './site/file-index.js';
+import { type ScanSummary, SiteIndexer } from './site/site-indexer.js';
 
 /** A running repository: an HTTP server (not yet listening), its index and its scanner. */
 export interface Repository {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { AccessControl, challengeHeader, isUnderPrefix, parseBasicCredentials, type Viewer } from '../src/access-control.ts';
-import { type AuthConfig, parseAuthFile } from '../src/auth-file.ts';
-import { hashPassword, isPasswordHash, verifyPassword } from '../src/password-hash.ts';
+import { AccessControl, challengeHeader, isUnderPrefix, parseBasicCredentials, type Viewer } from '../src/access/access-control.ts';
+import { type AuthConfig, parseAuthFile } from '../src/access/auth-file.ts';
+import { hashPassword, isPasswordHash, verifyPassword } from '../src/access/password-hash.ts';
 
 // Three real scrypt hashes for the whole file (about 100 ms each).
 const PASSWORDS = { alice: 'correct horse', bob: 'b:o:b', 'zo\u00eb': 'cr\u00e8me br\u00fbl\u00e9e' } as const;

@@ -12,9 +12,9 @@ import assert from 'node:assert/strict';
 import { rmSync, symlinkSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { parseAuthFile } from '../src/auth-file.ts';
-import { hashPassword } from '../src/password-hash.ts';
-import { identifierForPath } from '../src/url-path.ts';
+import { parseAuthFile } from '../src/access/auth-file.ts';
+import { hashPassword } from '../src/access/password-hash.ts';
+import { identifierForPath } from '../src/site/url-path.ts';
 import {
   basicAuth,
   errorCodes,

@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { loadAuthFile, parseAuthFile } from '../src/auth-file.ts';
-import { isRepositoryError } from '../src/errors.ts';
+import { loadAuthFile, parseAuthFile } from '../src/access/auth-file.ts';
+import { isRepositoryError } from '../src/core/errors.ts';
 
 // Syntactically valid hashes; parsing never runs scrypt, so these need no real password.
 const HASH_A = '$scrypt$ln=15,r=8,p=1$c2FsdHNhbHRzYWx0c2FsdA$a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2U';

@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { verifyPassword } from '../src/password-hash.ts';
+import { verifyPassword } from '../src/access/password-hash.ts';
 import { headers, httpRequest, oai, tempDir, writeTree } from './repository-helpers.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -12,8 +12,8 @@ import { pipeline } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
-import { createAdaptiveCompressor, isBase64Text } from '../src/adaptive-compressor.ts';
-import { type ContentEncoding, encodeResponse, negotiateContentEncoding } from '../src/content-encoding.ts';
+import { createAdaptiveCompressor, isBase64Text } from '../src/http/adaptive-compressor.ts';
+import { type ContentEncoding, encodeResponse, negotiateContentEncoding } from '../src/http/content-encoding.ts';
 
 test('negotiateContentEncoding', () => {
   const table: Array<[string | undefined, ContentEncoding]> = [

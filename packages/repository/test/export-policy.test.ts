@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isRepositoryError } from '../src/errors.ts';
-import { createExportPolicy, DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS, type ExclusionReason } from '../src/export-policy.ts';
-import { compileGlob } from '../src/glob.ts';
+import { isRepositoryError } from '../src/core/errors.ts';
+import { createExportPolicy, DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS, type ExclusionReason } from '../src/site/export-policy.ts';
+import { compileGlob } from '../src/site/glob.ts';
 
 test('compileGlob: each construct, matched against the whole subject', () => {
   const table: [pattern: string, subject: string, matches: boolean][] = [

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isRepositoryError } from '../src/errors.ts';
-import { mimeTypeForPath } from '../src/mime-type.ts';
-import { isValidSetSpec, mimeTypeForSetSpec, setNameFor, setSpecAncestors, setSpecForMimeType } from '../src/set-spec.ts';
+import { isRepositoryError } from '../src/core/errors.ts';
+import { mimeTypeForPath } from '../src/site/mime-type.ts';
+import { isValidSetSpec, mimeTypeForSetSpec, setNameFor, setSpecAncestors, setSpecForMimeType } from '../src/site/set-spec.ts';
 
 /** The setSpecType pattern exactly as the OAI-PMH 2.0 schema writes it, anchored. */
 const SCHEMA_PATTERN = /^([A-Za-z0-9\-_.!~*'()])+(:[A-Za-z0-9\-_.!~*'()]+)*$/;

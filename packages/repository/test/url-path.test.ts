@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isRepositoryError } from '../src/errors.ts';
-import { encodeUrlPath, identifierForPath, isAddressablePath, pathForIdentifier, pathForUrlPath } from '../src/url-path.ts';
+import { isRepositoryError } from '../src/core/errors.ts';
+import { encodeUrlPath, identifierForPath, isAddressablePath, pathForIdentifier, pathForUrlPath } from '../src/site/url-path.ts';
 
 const BASE = 'http://example.org/site';
 

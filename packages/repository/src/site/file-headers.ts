@@ -1,4 +1,4 @@
-import type { HeaderField, IndexedFile } from './model.js';
+import type { HeaderField, IndexedFile } from '../core/model.js';
 
 /**
  * The headers a GET of the file returns, in order. One function for both the static file

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { RepositoryError } from './errors.js';
-import type { IndexedFile } from './model.js';
+import { RepositoryError } from '../core/errors.js';
+import type { IndexedFile } from '../core/model.js';
 
 /** What the scanner learnt about one exported file (everything but the id and datestamp). */
 export type FileFacts = Omit<IndexedFile, 'id' | 'datestamp' | 'deleted'>;

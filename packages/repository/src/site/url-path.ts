@@ -1,4 +1,4 @@
-import { RepositoryError } from './errors.js';
+import { RepositoryError } from '../core/errors.js';
 
 /** Longest segment (file or directory name) we map, in UTF-8 bytes: NAME_MAX on common file systems. */
 export const MAX_SEGMENT_BYTES = 255;

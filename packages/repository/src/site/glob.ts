@@ -1,4 +1,4 @@
-import { RepositoryError } from './errors.js';
+import { RepositoryError } from '../core/errors.js';
 
 /**
  * A predicate for a shell-style glob, matched against the whole subject, case-sensitively

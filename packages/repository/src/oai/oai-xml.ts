@@ -1,5 +1,5 @@
 import { escapeAttribute, escapeText, NS } from '@oaibag/didl';
-import type { IndexedFile } from './model.js';
+import type { IndexedFile } from '../core/model.js';
 import { formatDatestamp } from './oai-date.js';
 import type { OaiProtocolError } from './oai-errors.js';
 

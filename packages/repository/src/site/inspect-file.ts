@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { type BigIntStats, constants } from 'node:fs';
 import { type FileHandle, open, readlink, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import type { IndexedFile } from '../core/model.js';
 import type { ExportPolicy } from './export-policy.js';
 import type { FileFacts } from './file-index.js';
 import { mimeTypeForPath } from './mime-type.js';
-import type { IndexedFile } from './model.js';
 import { setSpecForMimeType } from './set-spec.js';
 import { isAddressablePath } from './url-path.js';
 

@@ -2,16 +2,16 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type AccessControl, challengeHeader, type Viewer } from './access-control.js';
+import { type AccessControl, challengeHeader, type Viewer } from '../access/access-control.js';
+import { HTTP_HEADER_SCHEMA_PATH } from '../oai/metadata-formats.js';
+import type { OaiProvider } from '../oai/oai-provider.js';
+import { entityTag, fileHeaders, lastModifiedSeconds } from '../site/file-headers.js';
+import type { FileIndex } from '../site/file-index.js';
+import { openIndexedFile } from '../site/open-indexed-file.js';
+import type { SiteIndexer } from '../site/site-indexer.js';
+import { pathForUrlPath } from '../site/url-path.js';
 import { encodeResponse, negotiateContentEncoding } from './content-encoding.js';
-import { entityTag, fileHeaders, lastModifiedSeconds } from './file-headers.js';
-import type { FileIndex } from './file-index.js';
-import { HTTP_HEADER_SCHEMA_PATH } from './metadata-formats.js';
-import type { OaiProvider } from './oai-provider.js';
-import { openIndexedFile } from './open-indexed-file.js';
 import { sendFile } from './send-file.js';
-import type { SiteIndexer } from './site-indexer.js';
-import { pathForUrlPath } from './url-path.js';
 
 export interface RequestHandlerContext {
   index: FileIndex;
@@ -24,7 +24,7 @@ export interface RequestHandlerContext {
 
 /** The largest form body accepted for an OAI-PMH POST. */
 const MAX_FORM_BYTES = 64 * 1024;
-const SCHEMA_FILE = new URL('../schemas/http_header.xsd', import.meta.url);
+const SCHEMA_FILE = new URL('../../schemas/http_header.xsd', import.meta.url);
 
 /**
  * Routes one request: `<base>/oai` is the OAI-PMH endpoint, `<base>/oai/schemas/…` our

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
+import type { IndexedFile } from '../core/model.js';
+import { openIndexedFile } from '../site/open-indexed-file.js';
+import type { SiteIndexer } from '../site/site-indexer.js';
 import type { MetadataFormat } from './metadata-formats.js';
-import type { IndexedFile } from './model.js';
 import { headerXml } from './oai-xml.js';
-import { openIndexedFile } from './open-indexed-file.js';
-import type { SiteIndexer } from './site-indexer.js';
 
 // A multiple of 57 bytes (one 76-column base64 line): the encoder then keeps no remainder
 // to copy between chunks.

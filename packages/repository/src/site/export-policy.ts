@@ -1,4 +1,4 @@
-import { RepositoryError } from './errors.js';
+import { RepositoryError } from '../core/errors.js';
 import { compileGlob } from './glob.js';
 
 /**

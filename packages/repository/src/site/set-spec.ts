@@ -1,4 +1,4 @@
-import { RepositoryError } from './errors.js';
+import { RepositoryError } from '../core/errors.js';
 
 /** The root of the set hierarchy: every item is in it. */
 export const MIME_SET_ROOT = 'mime';

@@ -1,13 +1,13 @@
-import type { Viewer } from './access-control.js';
-import type { FileIndex, ListQuery } from './file-index.js';
+import type { Viewer } from '../access/access-control.js';
+import type { FileIndex, ListQuery } from '../site/file-index.js';
+import type { SiteIndexer } from '../site/site-indexer.js';
+import { identifierForPath } from '../site/url-path.js';
 import type { MetadataFormat } from './metadata-formats.js';
 import { oaiError } from './oai-errors.js';
 import type { OaiRequest } from './oai-request.js';
 import { errorElements, headerXml, RESPONSE_END, type ResponseBody, resumptionTokenXml } from './oai-xml.js';
 import { writeRecord } from './record-xml.js';
 import { decodeResumptionToken, encodeResumptionToken, type ListState } from './resumption-token.js';
-import type { SiteIndexer } from './site-indexer.js';
-import { identifierForPath } from './url-path.js';
 
 export interface ListSettings {
   /** Records per ListRecords page (the mod_oai paper found ~50 the sweet spot). */

@@ -1,6 +1,6 @@
 import { escapeText, NS, writeDidl } from '@oaibag/didl';
-import { fileHeaders, lastModifiedSeconds } from './file-headers.js';
-import type { IndexedFile } from './model.js';
+import type { IndexedFile } from '../core/model.js';
+import { fileHeaders, lastModifiedSeconds } from '../site/file-headers.js';
 import { formatDatestamp } from './oai-date.js';
 
 /** What a format needs to write one record's metadata. */

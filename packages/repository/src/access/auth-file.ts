@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { RepositoryError } from './errors.js';
+import { RepositoryError } from '../core/errors.js';
 import { isPasswordHash } from './password-hash.js';
 
 /**

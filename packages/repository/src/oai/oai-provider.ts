@@ -1,17 +1,17 @@
 import { escapeText } from '@oaibag/didl';
-import type { Viewer } from './access-control.js';
-import type { FileIndex } from './file-index.js';
+import type { Viewer } from '../access/access-control.js';
+import type { IndexedFile } from '../core/model.js';
+import type { FileIndex } from '../site/file-index.js';
+import { setNameFor, setSpecAncestors } from '../site/set-spec.js';
+import type { SiteIndexer } from '../site/site-indexer.js';
+import { pathForIdentifier } from '../site/url-path.js';
 import { type ListSettings, listItems } from './list-items.js';
 import type { MetadataFormat } from './metadata-formats.js';
-import type { IndexedFile } from './model.js';
 import { formatDatestamp } from './oai-date.js';
 import { type OaiProtocolError, oaiError } from './oai-errors.js';
 import { isOaiRequestFailure, parseOaiRequest } from './oai-request.js';
 import { errorElements, RESPONSE_END, type ResponseBody, responseStart } from './oai-xml.js';
 import { writeRecord } from './record-xml.js';
-import { setNameFor, setSpecAncestors } from './set-spec.js';
-import type { SiteIndexer } from './site-indexer.js';
-import { pathForIdentifier } from './url-path.js';
 
 export interface ProviderSettings extends ListSettings {
   repositoryName: string;

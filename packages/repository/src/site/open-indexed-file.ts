@@ -1,8 +1,8 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { IndexedFile } from '../core/model.js';
 import { sameSignature, statSignature } from './inspect-file.js';
-import type { IndexedFile } from './model.js';
 import type { SiteIndexer } from './site-indexer.js';
 
 export interface OpenedFile {

@@ -1,6 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { HeaderField } from './model.js';
+import type { HeaderField } from '../core/model.js';
 
 /**
  * An open, already verified version of an indexed file, as the server hands it over:
