@@ -2,7 +2,7 @@ import { constants, readFileSync, type Stats, unlinkSync } from 'node:fs';
 import { type FileHandle, open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
+import { ArchiverError, archiveFullError, archiveIoError, isStorageExhausted } from '../core/errors.js';
 import { fsyncFolderIfPossible } from './flush-to-disk.js';
 
 /** The lock file's name inside an archive directory. */
@@ -223,8 +223,9 @@ function lockedError(file: string, state: LockState): ArchiverError {
   });
 }
 
+/** ERR_ARCHIVE_IO for the lock file (archiveIoError), or ERR_ARCHIVE_FULL when its disk is full. */
 function ioError(file: string, action: string, error: unknown): ArchiverError {
-  const failure = new ArchiverError('ERR_ARCHIVE_IO', `cannot ${action} the archive lock ${file}: ${(error as Error).message}`, { path: file, cause: error });
+  const failure = archiveIoError(error, `cannot ${action} the archive lock ${file}`, file);
   return isStorageExhausted(error) ? archiveFullError(dirname(file), failure) : failure;
 }
 
