@@ -7,6 +7,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { HarvestCounts, ResumeState } from '../catalog/catalog-schema.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { type ListPage, readListPage } from '../oai/list-page.js';
+import { walkList } from '../oai/list-walk.js';
 import type { OaiClient, OaiHttpResponse } from '../oai/oai-client.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from '../oai/retry-policy.js';
 import type { HarvestPlan } from './harvest-plan.js';
@@ -37,25 +38,21 @@ export interface HarvestListSetup {
 }
 
 /**
- * One harvest's list, page after page, from its plan to its end, and what a list carries from
- * one page to the next: the next request, the tokens seen (a loop is restarted, then refused),
- * the list's first responseDate (the watermark once it completes), the counts, and the next page
- * asked for while this one commits.
+ * One harvest's list, page after page, from its plan to its end (the tokens followed, restarted
+ * and refused by the one list loop, oai/list-walk.ts), and what a harvest carries from one page
+ * to the next: the list's first responseDate (the watermark once it completes), the counts, and
+ * the next page asked for while this one commits.
  */
 export class HarvestList {
   readonly counts: HarvestCounts = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
   /** The responseDate of the list's first page (of a resumed list: of its first harvest). */
   listResponseDate: string | null;
-  private pageArgs: Record<string, string>;
   private listDateRecorded = false;
-  private readonly seenTokens = new Set<string>();
-  private restarts = 0;
   private completeListSize: number | undefined;
   /** The next page, asked for while this one commits: the repository prepares it while the page's bags are flushed and recorded (the requests stay one after the other). */
   private prefetched: Promise<OaiHttpResponse> | undefined;
 
   constructor(private readonly setup: HarvestListSetup) {
-    this.pageArgs = setup.plan.pageArgs;
     this.listResponseDate = setup.plan.resume?.listResponseDate ?? null;
     if (setup.plan.resume) setup.log('resuming the interrupted list from its saved resumption token');
   }
@@ -66,60 +63,70 @@ export class HarvestList {
    * stopped on request, and the error of a page that kept failing.
    */
   async run(): Promise<'complete' | 'failed'> {
-    const { signal, set, sourceId, harvestId } = this.setup;
-    for (;;) {
-      if (signal?.aborted) throw new HarvestStopped();
-      const asked = this.prefetched;
-      this.prefetched = undefined;
-      const page = await this.readPage(this.pageArgs, asked);
+    const { signal, set, sourceId, harvestId, plan, prefix, client } = this.setup;
+    const steps = walkList<PageResult>({
+      verb: 'ListRecords',
+      first: plan.firstArgs,
+      start: plan.pageArgs,
+      maxRestarts: MAX_LIST_RESTARTS,
+      readPage: (args) => {
+        if (signal?.aborted) throw new HarvestStopped();
+        const asked = this.prefetched;
+        this.prefetched = undefined;
+        return this.readPage(args, asked);
+      },
+    });
+    for await (const step of steps) {
+      const { page } = step;
       this.completeListSize = page.completeListSize ?? this.completeListSize;
-      const errors = page.errors;
-      if (errors.some((error) => error.code === 'badResumptionToken') && this.restart('the repository refused the resumption token')) {
-        await this.commit(page.ledger);
-        continue;
-      }
-      if (errors.length > 0 && !(errors.length === 1 && errors[0]!.code === 'noRecordsMatch')) {
-        const message = errors.map((error) => `${error.code}: ${error.message}`).join('; ');
-        page.ledger.stageFailure({ sourceId, harvestId, stage: 'list', code: errors[0]!.code, message });
-        await this.commit(page.ledger);
-        return 'failed';
-      }
-      this.recordListDate(page.responseDate);
-      const token = page.token;
-      if (!token) {
-        // The list is complete: its last page and the end of the list state commit together.
-        await this.commit(page.ledger, null);
-        return 'complete';
-      }
-      if (this.seenTokens.has(token)) {
-        if (this.restart('a resumption token came back a second time')) {
+      switch (step.kind) {
+        case 'restart':
+          // The repository forgot the token (restart, expiry) or the tokens loop: the list starts
+          // again from the checkpoint; records already stored come again and cost nothing.
+          this.setup.log(`${step.why}; restarting the list from the checkpoint`);
+          this.listResponseDate = null;
           await this.commit(page.ledger);
-          continue;
+          break;
+        case 'failed': {
+          const message = step.errors.map((error) => `${error.code}: ${error.message}`).join('; ');
+          page.ledger.stageFailure({ sourceId, harvestId, stage: 'list', code: step.errors[0]!.code, message });
+          await this.commit(page.ledger);
+          return 'failed';
         }
-        page.ledger.stageFailure({
-          sourceId,
-          harvestId,
-          stage: 'list',
-          code: 'tokenLoop',
-          message: `the resumption token ${token.slice(0, 80)} came back a second time, also after ${MAX_LIST_RESTARTS} restarts of the list`,
-        });
-        await this.commit(page.ledger);
-        return 'failed';
+        case 'end':
+          this.recordListDate(page.responseDate);
+          // The list is complete: its last page and the end of the list state commit together.
+          await this.commit(page.ledger, null);
+          return 'complete';
+        case 'loop':
+          this.recordListDate(page.responseDate);
+          page.ledger.stageFailure({
+            sourceId,
+            harvestId,
+            stage: 'list',
+            code: 'tokenLoop',
+            message: `the resumption token ${step.token.slice(0, 80)} came back a second time, also after ${MAX_LIST_RESTARTS} restarts of the list`,
+          });
+          await this.commit(page.ledger);
+          return 'failed';
+        case 'next': {
+          this.recordListDate(page.responseDate);
+          // The next page, asked for while this one commits (see `prefetched`).
+          if (!signal?.aborted) this.prefetched = settledLater(client.oai(step.next));
+          await this.commit(page.ledger, {
+            token: step.next.resumptionToken!,
+            listFrom: plan.from,
+            listUntil: plan.until,
+            set: set ?? null,
+            prefix,
+            listResponseDate: this.listResponseDate,
+            harvestId,
+          });
+          break;
+        }
       }
-      this.seenTokens.add(token);
-      this.pageArgs = { verb: 'ListRecords', resumptionToken: token };
-      if (!signal?.aborted) this.prefetched = settledLater(this.setup.client.oai(this.pageArgs));
-      const { plan, prefix } = this.setup;
-      await this.commit(page.ledger, {
-        token,
-        listFrom: plan.from,
-        listUntil: plan.until,
-        set: set ?? null,
-        prefix,
-        listResponseDate: this.listResponseDate,
-        harvestId,
-      });
     }
+    throw new Error('the list ended without its last page'); // walkList always ends with end, failed or loop
   }
 
   /** Frees the connection of a prefetched page that will not be read. */
@@ -129,21 +136,6 @@ export class HarvestList {
       () => undefined,
     );
     this.prefetched = undefined;
-  }
-
-  /**
-   * The repository forgot the token (restart, expiry) or the tokens loop: start the list again
-   * from the checkpoint (records already stored come again and cost nothing), at most
-   * MAX_LIST_RESTARTS times; false when no restart is left.
-   */
-  private restart(why: string): boolean {
-    if (this.restarts >= MAX_LIST_RESTARTS) return false;
-    this.restarts++;
-    this.setup.log(`${why}; restarting the list from the checkpoint`);
-    this.pageArgs = this.setup.plan.firstArgs;
-    this.listResponseDate = null;
-    this.seenTokens.clear();
-    return true;
   }
 
   /** Records the list's first responseDate on the harvest's row, once. */

@@ -8,6 +8,7 @@ import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError } from '../core/errors.js';
 import { dateAtGranularity, identifyRepository } from '../oai/identify.js';
 import { type ListPage, readListPage } from '../oai/list-page.js';
+import { walkList } from '../oai/list-walk.js';
 import { type Credentials, OaiClient } from '../oai/oai-client.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from '../oai/retry-policy.js';
 
@@ -78,18 +79,17 @@ export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<
     const facts = await identifyRepository(client, prefix);
     const from = userFrom === undefined ? null : dateAtGranularity(userFrom, facts.granularity);
     const until = userUntil === undefined ? null : dateAtGranularity(userUntil, facts.granularity);
-    let args: Record<string, string> = { verb: 'ListIdentifiers', metadataPrefix: prefix };
-    if (from !== null) args.from = from;
-    if (until !== null) args.until = until;
-    if (options.set !== undefined) args.set = options.set;
+    const first: Record<string, string> = { verb: 'ListIdentifiers', metadataPrefix: prefix };
+    if (from !== null) first.from = from;
+    if (until !== null) first.until = until;
+    if (options.set !== undefined) first.set = options.set;
 
     const summary: ListChangedUrlsSummary = { responseDate: null, from, until, listed: 0, deleted: 0, notUrls: 0, pages: 0, requests: 0 };
-    const seenTokens = new Set<string>();
-    for (;;) {
-      const page = await readPage(client, args, policy, log);
+    // The one list loop (oai/list-walk.ts), never restarted: a listing is cheap to run again.
+    for await (const step of walkList({ verb: 'ListIdentifiers', first, maxRestarts: 0, readPage: (args) => readPage(client, args, policy, log) })) {
       summary.pages++;
-      const errors = page.errors.filter((error) => error.code !== 'noRecordsMatch');
-      if (errors.length > 0) {
+      if (step.kind === 'failed' || step.kind === 'restart') {
+        const errors = step.page.errors.filter((error) => error.code !== 'noRecordsMatch');
         const hint = errors.some((error) => error.code === 'badResumptionToken')
           ? 'list again with the same --from: the repository no longer accepts the token'
           : undefined;
@@ -99,6 +99,7 @@ export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<
           { hint },
         );
       }
+      const page = step.page;
       summary.responseDate ??= page.responseDate ?? null;
       for (const entry of page.entries) {
         summary.listed++;
@@ -106,12 +107,9 @@ export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<
         if (!entry.crawlable) summary.notUrls++;
       }
       if (page.entries.length > 0) await options.onPage(page.entries);
-      if (page.token === undefined) break;
-      if (seenTokens.has(page.token)) {
-        throw new ArchiverError('ERR_HARVEST_PROTOCOL', `the resumption token ${page.token.slice(0, 80)} of ${client.endpoint.href} came back a second time`);
+      if (step.kind === 'loop') {
+        throw new ArchiverError('ERR_HARVEST_PROTOCOL', `the resumption token ${step.token.slice(0, 80)} of ${client.endpoint.href} came back a second time`);
       }
-      seenTokens.add(page.token);
-      args = { verb: 'ListIdentifiers', resumptionToken: page.token };
     }
     summary.requests = client.requests;
     return summary;
