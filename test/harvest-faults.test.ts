@@ -217,6 +217,17 @@ function editRecord(body: string, path: string, edit: (record: string) => string
  * A cut half-way through a page's second record: the first record is complete before the
  * break, so it is delivered again when the page is asked again (and must not be stored twice).
  */
+/**
+ * Inside the page's first record. A cut at half the body fell on either side of the first
+ * record's end depending on a few bytes of the envelope (the token, the dates), so whether that
+ * record could be stored changed from run to run (seen once in 15 full runs).
+ */
+function insideFirstRecord(body: Buffer): number {
+  const firstEnd = body.indexOf('</record>');
+  assert.ok(firstEnd > 0, 'the page has a record');
+  return firstEnd - 1;
+}
+
 function midSecondRecord(body: Buffer): number {
   const firstEnd = body.indexOf('</record>');
   const secondEnd = body.indexOf('</record>', firstEnd + 1);
@@ -401,7 +412,7 @@ test('truncated XML once: the page is asked again rather than taken as a short l
 
 test('truncated XML every time: the harvest fails with a clear error, the watermark does not move', async () => {
   const archive = newArchive('truncated-always');
-  script(({ page }) => (page === 2 ? { kind: 'truncate' } : undefined));
+  script(({ page }) => (page === 2 ? { kind: 'truncate', at: insideFirstRecord } : undefined));
   const outcome = await run(archive).then(
     (summary) => summary,
     (error: unknown) => error,
