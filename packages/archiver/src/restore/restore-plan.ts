@@ -7,23 +7,11 @@
 // its day: the change happened some time that day, and a restore as of any moment of that day
 // shows it (see docs/restore.md).
 
+import type { VersionRecord } from '../catalog/restore-queries.js';
 import { parseCommandLineDate, readCommandLineDate } from '../core/command-line-date.js';
 
-/** One stored version as the plan needs it (a `versions` row with its resource). */
-export interface PlanVersion {
-  /** The version's row id: the tie-breaker between equal datestamps (later arrival wins). */
-  id: number;
-  resourceId: number;
-  sourceId: number;
-  identifier: string;
-  datestamp: string;
-  size: number;
-  sha256: string;
-  /** The bag's folder relative to the archive. */
-  bagPath: string;
-  /** Files in the payload; 0 for a record that carried no datastream (nothing to write). */
-  payloadFiles?: number;
-}
+/** One stored version as the plan needs it: the catalog's record of it (catalog/restore-queries.ts). */
+export type PlanVersion = VersionRecord;
 
 /** One recorded deletion (a `deletions` row). */
 export interface PlanDeletion {
