@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { formatAudit, writeAuditOutput } from '../packages/archiver/src/audit/audit-format.ts';
 import { type AuditReport, audit, openAudit } from '../packages/archiver/src/audit/audit-query.ts';
 import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import { storeVersion } from './catalog-fixture.ts';
 
 // The HTML report is checked in a real browser: Debian's `chromium`, which .ci/run installs
 // when absent. Where it cannot be installed, these tests are skipped with this message.
@@ -29,16 +30,14 @@ before(async () => {
   const catalog = Catalog.open(work);
   try {
     const source = catalog.upsertSource(BASE, {});
-    let bag = 0;
     const put = (harvestId: number, name: string, datestamp: string, sha: string, size: number, mimeType = 'text/html') =>
-      catalog.recordVersion({
+      storeVersion(catalog, {
         sourceId: source.id,
         identifier: name.startsWith('https:') ? name : `https://example.org/${name}`,
         datestamp,
         size,
         sha256: sha.repeat(64),
         mimeType,
-        bagPath: `b${bag++}`,
         harvestId,
       });
     const one = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
@@ -201,13 +200,12 @@ test('a large audit is drawn 1,000 rows a page; control characters show as escap
     catalog.transaction(() => {
       for (let n = 0; n < 2500; n++) {
         const identifier = n === 7 ? 'https://example.org/\x1b[2Jbell\x07' : `https://example.org/file-${String(n).padStart(4, '0')}`;
-        catalog.recordVersion({
+        storeVersion(catalog, {
           sourceId: source.id,
           identifier,
           datestamp: '2024-01-01T00:00:00Z',
           size: n,
           sha256: n.toString(16).padStart(64, '0'),
-          bagPath: `b${n}`,
           harvestId,
         });
       }

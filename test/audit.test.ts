@@ -11,6 +11,7 @@ import { auditCommand } from '../packages/archiver/src/commands/audit-command.ts
 import { ArchiverError } from '../packages/archiver/src/core/errors.ts';
 import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { storeVersion } from './catalog-fixture.ts';
 
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const FAST_RETRY = { retries: 2, baseDelayMs: 10, maxDelayMs: 100 };
@@ -281,46 +282,42 @@ test('a MIME type change of the same identifier is flagged (hand-made catalog: t
   try {
     const source = catalog.upsertSource('http://mime.example/oai', {});
     const one = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
-    catalog.recordVersion({
+    storeVersion(catalog, {
       sourceId: source.id,
       identifier: 'x',
       datestamp: '2024-01-01T00:00:00Z',
       size: 3,
       sha256: 'a'.repeat(64),
       mimeType: 'text/plain',
-      bagPath: 'b1',
       harvestId: one,
     });
-    catalog.recordVersion({
+    storeVersion(catalog, {
       sourceId: source.id,
       identifier: 'y',
       datestamp: '2024-01-01T00:00:00Z',
       size: 3,
       sha256: 'c'.repeat(64),
       mimeType: 'text/plain',
-      bagPath: 'b3',
       harvestId: one,
     });
     catalog.finishHarvest(one, 'complete');
     const two = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
-    catalog.recordVersion({
+    storeVersion(catalog, {
       sourceId: source.id,
       identifier: 'x',
       datestamp: '2024-02-01T00:00:00Z',
       size: 3,
       sha256: 'a'.repeat(64),
       mimeType: 'text/html',
-      bagPath: 'b2',
       harvestId: two,
     });
-    catalog.recordVersion({
+    storeVersion(catalog, {
       sourceId: source.id,
       identifier: 'y',
       datestamp: '2024-02-01T00:00:00Z',
       size: 4,
       sha256: 'd'.repeat(64),
       mimeType: 'text/plain',
-      bagPath: 'b4',
       harvestId: two,
     });
     catalog.finishHarvest(two, 'complete');
@@ -389,44 +386,40 @@ test('a version and a deletion of one resource in one harvest are ordered by dat
   try {
     const source = catalog.upsertSource('http://order.example/oai', {});
     const one = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
-    catalog.recordVersion({
+    storeVersion(catalog, {
       sourceId: source.id,
       identifier: 'late-deletion',
       datestamp: '2024-01-01T00:00:00Z',
       size: 1,
       sha256: 'a'.repeat(64),
-      bagPath: 'b1',
       harvestId: one,
     });
-    catalog.recordVersion({
+    storeVersion(catalog, {
       sourceId: source.id,
       identifier: 'early-deletion',
       datestamp: '2024-01-01T00:00:00Z',
       size: 1,
       sha256: 'b'.repeat(64),
-      bagPath: 'b2',
       harvestId: one,
     });
     catalog.finishHarvest(one, 'complete');
     const two = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
     // Recorded out of order (a concurrent harvest stores records as they complete).
     catalog.recordDeletion(source.id, 'late-deletion', '2024-02-02T00:00:00Z', two);
-    catalog.recordVersion({
+    storeVersion(catalog, {
       sourceId: source.id,
       identifier: 'late-deletion',
       datestamp: '2024-02-01T00:00:00Z',
       size: 2,
       sha256: 'c'.repeat(64),
-      bagPath: 'b3',
       harvestId: two,
     });
-    catalog.recordVersion({
+    storeVersion(catalog, {
       sourceId: source.id,
       identifier: 'early-deletion',
       datestamp: '2024-02-02T00:00:00Z',
       size: 2,
       sha256: 'd'.repeat(64),
-      bagPath: 'b4',
       harvestId: two,
     });
     catalog.recordDeletion(source.id, 'early-deletion', '2024-02-01T00:00:00Z', two);

@@ -16,7 +16,7 @@ import { Agent, createServer, type IncomingMessage, request, type Server, type S
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,7 @@ import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
 import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
 import type { CatalogHarvest } from '../packages/archiver/src/catalog/catalog-schema.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { payloadOf, recordsXml } from './batch-bags.ts';
 
 const BIN = fileURLToPath(new URL('../packages/archiver/bin/oaibag.js', import.meta.url));
 
@@ -195,7 +196,10 @@ interface Running {
 /** Starts `oaibag harvest <endpoint> --archive <archive> --json` as a child process. */
 function startHarvest(archive: string): Running {
   proxy.beforeList = undefined;
-  const child = spawn(process.execPath, [BIN, 'harvest', endpoint, '--archive', archive, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // A batch bag per page (5 records), so that a harvest writes 8 bags to be killed between.
+  const child = spawn(process.execPath, [BIN, 'harvest', endpoint, '--archive', archive, '--json', '--batch-records', String(PAGE_RECORDS)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (text: string) => (stdout += text));
@@ -254,14 +258,15 @@ function bagsOnDisk(archive: string): string[] {
   return found.sort();
 }
 
-/** The bag paths the catalog records (every version of every file). */
+/** The bag paths the catalog records. */
 function recordedBags(archive: string): string[] {
   if (!existsSync(join(archive, 'catalog.sqlite'))) return [];
   const catalog = Catalog.open(archive);
   try {
-    const source = catalog.source(endpoint);
-    if (!source) return [];
-    return FILES.flatMap((path) => catalog.versions(source.id, identifierOf(path)).map((version) => version.bagPath)).sort();
+    return catalog
+      .bags()
+      .map((bag) => bag.bagPath)
+      .sort();
   } finally {
     catalog.close();
   }
@@ -290,30 +295,32 @@ function assertStaleLock(archive: string, pid: number): void {
 }
 
 /**
- * After a harvest that completed: every exported file has exactly one version whose bag
- * verifies and holds the site's bytes; the bags on disk are exactly the recorded ones; tmp/ is
+ * After a harvest that completed: every exported file has exactly one version, its bytes held
+ * once and equal to the site's, its bag valid; the bags on disk are exactly the recorded ones; tmp/ is
  * empty; the lock is released; the last harvest is complete and every earlier one is
  * `earlier` (interrupted: it was killed); the watermark is set. Returns the harvests, oldest first.
  */
 async function checkArchive(archive: string, earlier: 'interrupted' | 'complete' = 'interrupted'): Promise<CatalogHarvest[]> {
   const catalog = Catalog.open(archive);
-  const recorded: string[] = [];
+  let recorded: string[] = [];
   const harvests: CatalogHarvest[] = [];
   try {
     const source = catalog.source(endpoint);
     assert.ok(source, 'the source is recorded');
     assert.ok(source.watermark, 'the watermark is set');
-    const verifying: Array<Promise<void>> = [];
+    const held = new Set<string>();
     for (const path of FILES) {
       const versions = catalog.versions(source.id, identifierOf(path));
       assert.equal(versions.length, 1, `${path} has ${versions.length} versions`);
-      const bag = join(archive, versions[0]!.bagPath);
-      recorded.push(versions[0]!.bagPath);
-      assert.deepEqual(readdirSync(join(bag, 'data')), [basename(path)]);
-      assert.ok(readFileSync(join(bag, 'data', basename(path))).equals(readFileSync(join(site, path))), `${path}: the payload is the site's file`);
-      verifying.push(verifyBag(bag).then((report) => assert.equal(report.valid, true, `${versions[0]!.bagPath}: ${JSON.stringify(report.problems)}`)));
+      const parts = catalog.versionParts(versions[0]!.id);
+      assert.equal(parts.length, 1);
+      assert.ok(!held.has(`${parts[0]!.bagPath}/${parts[0]!.path}`), `${path}: a payload file held twice`);
+      held.add(`${parts[0]!.bagPath}/${parts[0]!.path}`);
+      assert.ok(readFileSync(payloadOf(archive, catalog, versions[0]!.id)).equals(readFileSync(join(site, path))), `${path}: the payload is the site's file`);
     }
-    await Promise.all(verifying);
+    recorded = catalog.bags().map((bag) => bag.bagPath);
+    const reports = await Promise.all(recorded.map((bag) => verifyBag(join(archive, bag))));
+    reports.forEach((report, i) => assert.equal(report.valid, true, `${recorded[i]}: ${JSON.stringify(report.problems)}`));
     for (let id = 1; ; id++) {
       const harvest = catalog.harvest(id);
       if (!harvest) break;
@@ -322,7 +329,7 @@ async function checkArchive(archive: string, earlier: 'interrupted' | 'complete'
   } finally {
     catalog.close();
   }
-  assert.deepEqual(bagsOnDisk(archive), recorded.sort(), 'the bags on disk are exactly the recorded versions');
+  assert.deepEqual(bagsOnDisk(archive), recorded.sort(), 'the bags on disk are exactly the recorded bags');
   const tmp = join(archive, 'tmp');
   assert.deepEqual(existsSync(tmp) ? readdirSync(tmp) : [], [], 'nothing is left in tmp/');
   assert.equal(existsSync(join(archive, 'lock')), false, 'the lock is released');
@@ -354,7 +361,7 @@ test('killed as soon as the catalog exists: the next harvest completes the archi
 test('killed after some bags exist: resumed, no missing and no duplicate AIP', async () => {
   const archive = newArchive('some-bags');
   const running = startHarvest(archive);
-  await until(() => bagsOnDisk(archive).length >= 7, running, 'seven bags existed');
+  await until(() => bagsOnDisk(archive).length >= 3, running, 'three bags existed');
   await kill(running);
   await checkAfterKill(archive);
   assertStaleLock(archive, running.pid);
@@ -424,7 +431,7 @@ test('killed at moments spread over a whole harvest: every trial ends complete, 
 /**
  * Kills a harvest at the one moment a timed kill rarely hits: bags renamed into place, their
  * catalog rows not yet written. A page's bags are noted as pending, renamed, flushed, and only
- * then recorded (PageLedger). The test watches for pending notes and then holds the catalog's
+ * then recorded (HarvestBatch). The test watches for pending notes and then holds the catalog's
  * write lock (BEGIN IMMEDIATE), so the child's page commit waits (busy_timeout) while its
  * renames go on; once a bag is on disk without its row, SIGKILL. A page whose commit came
  * before the lock is let go, and the next page is tried. Returns the bag paths left without a row.
@@ -436,7 +443,7 @@ async function killBetweenBagAndRow(archive: string): Promise<string[]> {
   const db = new Sqlite(join(archive, 'catalog.sqlite'));
   db.pragma('busy_timeout = 5000');
   const pending = db.prepare('SELECT count(*) AS n FROM pending_bags');
-  const rows = db.prepare('SELECT bag_path FROM versions');
+  const rows = db.prepare('SELECT bag_path FROM bags');
   let orphans: string[] = [];
   try {
     for (;;) {
@@ -513,7 +520,7 @@ async function killAtPage3(archive: string): Promise<{ token: string; running: R
     catalog.close();
   }
   assert.equal(await checkAfterKill(archive), 0);
-  assert.equal(bagsOnDisk(archive).length, 2 * PAGE_RECORDS, 'the records of pages 1 and 2 are stored');
+  assert.equal(bagsOnDisk(archive).length, 2, 'the records of pages 1 and 2 are stored, a bag each');
   return { token, running };
 }
 
@@ -588,9 +595,8 @@ test('killed after page 2, then the repository restarts with a new index: its to
 test('a bag left without its row, then its file changes before the next harvest: the old bag is not left uncatalogued', async () => {
   const archive = newArchive('bag-no-row-changed');
   const orphans = await killBetweenBagAndRow(archive);
-  // Which file's bag it is: bag-info.txt says.
-  const info = readFileSync(join(archive, orphans[0]!, 'bag-info.txt'), 'utf8');
-  const identifier = /^OAI-Identifier: (.*)$/m.exec(info)?.[1];
+  // Which files it holds: its records.xml says; the first one changes.
+  const identifier = /<record n="1" identifier="([^"]*)"/.exec(recordsXml(archive, orphans[0]!))?.[1];
   const path = FILES.find((candidate) => identifierOf(candidate) === identifier);
   assert.ok(path, `the orphan bag ${orphans[0]} belongs to a site file (${identifier})`);
   const before = readFileSync(join(site, path));
@@ -601,15 +607,13 @@ test('a bag left without its row, then its file changes before the next harvest:
   // The orphan is a version that was really harvested: recorded (two versions of the file,
   // the latest the changed bytes) or removed, but never left on disk without a catalog row.
   const recorded = recordedBags(archive);
-  assert.deepEqual(bagsOnDisk(archive), recorded, 'the bags on disk are exactly the recorded versions');
+  assert.deepEqual(bagsOnDisk(archive), recorded, 'the bags on disk are exactly the recorded bags');
   const catalog = Catalog.open(archive);
   try {
-    const latest = catalog.latestVersion(catalog.source(endpoint)!.id, identifierOf(path));
-    assert.ok(latest);
-    assert.ok(
-      readFileSync(join(archive, latest.bagPath, 'data', basename(path))).equals(readFileSync(join(site, path))),
-      'the latest version is the changed file',
-    );
+    const versions = catalog.versions(catalog.source(endpoint)!.id, identifierOf(path));
+    assert.equal(versions.length, 2, "the orphan bag's version, then the changed file");
+    assert.equal(versions[0]!.bagPath, orphans[0], 'the orphan bag was recorded from its own files');
+    assert.ok(readFileSync(payloadOf(archive, catalog, versions[1]!.id)).equals(readFileSync(join(site, path))), 'the latest version is the changed file');
   } finally {
     catalog.close();
   }

@@ -17,6 +17,7 @@ import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
 import { type HarvestOptions, harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { restoreSite } from '../packages/archiver/src/restore/restore.ts';
 import { verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
+import { premisXml, recordElement, recordsXml } from './batch-bags.ts';
 
 const FAST_RETRY = { retries: 1, baseDelayMs: 5, maxDelayMs: 20 };
 const USER = 'harvester';
@@ -151,9 +152,9 @@ async function run(repository: TestServer, archive: string, extra: Partial<Harve
 function catalogRows(archive: string) {
   const catalog = Catalog.open(archive, { create: false });
   try {
-    const versions = catalog.statement('SELECT v.*, r.identifier FROM versions v JOIN resources r ON r.id = v.resource_id ORDER BY v.id').all() as Array<
-      Record<string, unknown>
-    >;
+    const versions = catalog
+      .statement('SELECT v.*, r.identifier, b.bag_path FROM versions v JOIN resources r ON r.id = v.resource_id JOIN bags b ON b.id = v.bag_id ORDER BY v.id')
+      .all() as Array<Record<string, unknown>>;
     const failures = catalog.statement('SELECT * FROM failures WHERE resolved_at IS NULL ORDER BY id').all() as Array<Record<string, unknown>>;
     const fetches = new Map(versions.map((version) => [String(version.identifier), catalog.versionFetches(Number(version.id))]));
     return { versions, failures, fetches };
@@ -243,11 +244,12 @@ test('DSpace, aDORe and DARE-shaped records: redirects to other hosts followed, 
   // The item without bitstreams: an AIP with an empty payload and its metadata as received.
   assert.equal(byId('oai:dspace.test:123456789/7').payload_files, 0);
   assert.equal(byId('oai:dspace.test:123456789/7').size, 0);
-  const empty = bagOf(archive, versions, 'oai:dspace.test:123456789/7');
-  assert.deepEqual(readdirSync(join(empty, 'data')), []);
-  assert.match(readFileSync(join(empty, 'bag-info.txt'), 'utf8'), /^Payload-Oxum: 0\.0$/m);
-  assert.match(readFileSync(join(empty, 'metadata/didl.xml'), 'utf8'), /<P>There are no files associated with this item\.<\/P>/);
-  assert.equal((await verifyBag(empty)).valid, true);
+  const bag = bagOf(archive, versions, 'oai:dspace.test:123456789/7');
+  assert.equal((await verifyBag(bag)).valid, true);
+  const records = recordsXml(archive, String(byId('oai:dspace.test:123456789/7').bag_path));
+  const empty = recordElement(records, 'oai:dspace.test:123456789/7');
+  assert.doesNotMatch(empty, /<payload |<revisit /, 'no payload file for an item without bitstreams');
+  assert.match(empty, /<P>There are no files associated with this item\.<\/P>/);
 
   // The DSpace bitstream: fetched from the file server after two redirects, named in the catalog and in PREMIS.
   assert.equal(byId('oai:dspace.test:123456789/8').payload_files, 2);
@@ -256,27 +258,29 @@ test('DSpace, aDORe and DARE-shaped records: redirects to other hosts followed, 
   assert.equal(dspaceFetch[0]!.url, `${files.origin}/store/ab/cd/abcd.pdf`);
   assert.deepEqual(dspaceFetch[0]!.redirects, [`${repository.origin}/handle/123456789/8/file`, `${files.origin}/store/ab/cd/abcd.pdf`]);
   assert.equal(dspaceFetch[0]!.ref, `${repository.origin}/bitstream/123456789/8/1/my%20paper%20(final).pdf`);
-  const dspaceBag = bagOf(archive, versions, 'oai:dspace.test:123456789/8');
-  const premis = readFileSync(join(dspaceBag, 'metadata/premis.xml'), 'utf8');
+  const premis = premisXml(archive, String(byId('oai:dspace.test:123456789/8').bag_path));
   assert.ok(
-    premis.includes(
-      `redirected 2 time(s): ${dspaceFetch[0]!.ref} -&gt; ${repository.origin}/handle/123456789/8/file -&gt; ${files.origin}/store/ab/cd/abcd.pdf; fetched from ${files.origin}/store/ab/cd/abcd.pdf`,
-    ),
+    premis.includes(`part 1 by-reference ${dspaceFetch[0]!.ref} -&gt; ${repository.origin}/handle/123456789/8/file -&gt; ${files.origin}/store/ab/cd/abcd.pdf`),
     premis,
   );
-  const manifest = readFileSync(join(dspaceBag, 'manifest-sha256.txt'), 'utf8');
+  const manifest = readFileSync(join(bag, 'manifest-sha256.txt'), 'utf8');
   assert.ok(manifest.includes(sha256(pdf)) && manifest.includes(sha256('license text')));
+  // A bitstream named by its own URL in the bag, as the repository serves it.
+  const repositoryHost = new URL(repository.origin).host.replace(':', '_');
+  assert.ok(manifest.includes(`  data/${repositoryHost}/bitstream/123456789/8/1/my paper (final).pdf\n`), manifest);
 
   // aDORe: identified by its DIDLDocumentId, the resolver's 307 to a host name followed.
   assert.equal(fetches.get('info:lanl-repo/i/1')![0]!.url, `http://localhost:${files.port}/datastreams/5`);
-  assert.match(readFileSync(join(bagOf(archive, versions, 'info:lanl-repo/i/1'), 'bag-info.txt'), 'utf8'), /^External-Identifier: info:lanl-repo\/i\/1$/m);
-  // DARE: the first of its two identifiers; the object file checked against its digest.
-  assert.match(readFileSync(join(bagOf(archive, versions, 'oai:dare.test:548'), 'bag-info.txt'), 'utf8'), /^External-Identifier: URN:NBN:NL:UI:17-548$/m);
+  assert.match(recordElement(records, 'info:lanl-repo/i/1'), /DIDLDocumentId="info:lanl-repo\/i\/1"/);
+  // DARE: its two identifiers kept as received; the object file checked against its digest and
+  // named by its URL.
+  assert.match(recordElement(records, 'oai:dare.test:548'), /<dii:Identifier>URN:NBN:NL:UI:17-548<\/dii:Identifier>/);
   assert.equal(byId('oai:dare.test:548').sha256, sha256(thesis));
+  assert.ok(manifest.includes(`${sha256(thesis)}  data/${repositoryHost}/548/thesis.pdf\n`), manifest);
 
   const report = await verifyArchive({ archiveDir: archive, jobs: 1 });
   assert.equal(report.damaged, 0);
-  assert.equal(report.valid, 4);
+  assert.equal(report.valid, 1, 'the four records are one batch bag');
 });
 
 test('a redirect loop, 11 hops and a wrong digest behind a redirect fail their record with a coded reason; 10 hops are followed', async () => {

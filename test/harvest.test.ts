@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -8,6 +8,7 @@ import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
 import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
 import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { batchBags, payloadOf, premisXml, recordElement, recordsXml } from './batch-bags.ts';
 import { checkWellFormed, validateXmlSchema } from './xml-schema.ts';
 
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
@@ -45,23 +46,24 @@ after(async () => {
 });
 
 /**
- * What metadata/oai-header.xml and didl.xml must hold for a file: the header and DIDL elements of
- * its record as the repository sends them, byte for byte, with the namespaces they inherit from
- * the OAI-PMH envelope declared on them and the base64 of the By-Value Resource replaced by a
- * pointer to the payload file.
+ * What a record of records.xml must hold for a file: the header and DIDL elements of its record
+ * as the repository sends them, byte for byte, with the namespaces they inherit from the OAI-PMH
+ * envelope declared on them and the base64 of the By-Value Resource replaced by a pointer to the
+ * payload file.
  */
-async function asKept(identifier: string, name: string, bytes: Buffer): Promise<{ header: string; didl: string }> {
+async function asKept(identifier: string, payloadPath: string, bytes: Buffer): Promise<{ header: string; didl: string }> {
   const page = await (await fetch(`${endpoint}?verb=GetRecord&metadataPrefix=oai_didl&identifier=${encodeURIComponent(identifier)}`)).text();
   const didl = /<didl:DIDL[\s\S]*<\/didl:DIDL>/.exec(page)![0];
   const envelope = ' xmlns="http://www.openarchives.org/OAI/2.0/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"';
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const pointer = `<oaibag:byValue xmlns:oaibag="urn:oaibag:aip:1" payload="data/${name.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')}" size="${bytes.length}" sha256="${sha256}"/>`;
+  const escaped = payloadPath.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  const pointer = `<oaibag:byValue xmlns:oaibag="urn:oaibag:aip:2" path="${escaped}" size="${bytes.length}" sha256="${sha256}"/>`;
   const kept = didl.replace(/^<didl:DIDL[^>]*/, (start) => start + envelope).replace(/(encoding="base64">)[^<]*(<\/didl:Resource>)/, `$1${pointer}$2`);
   const header = /<header>[\s\S]*?<\/header>/.exec(page)![0].replace('<header>', `<header${envelope}>`);
-  return { header: `<?xml version="1.0" encoding="UTF-8"?>\n${header}\n`, didl: `<?xml version="1.0" encoding="UTF-8"?>\n${kept}\n` };
+  return { header, didl: kept };
 }
 
-test('a first harvest stores one valid bag per exported file, with identical bytes', async () => {
+test('a first harvest stores one valid batch bag holding every exported file at its URL path, with identical bytes', async () => {
   const archive = join(work, 'archive');
   const seen: Array<[number, number | undefined]> = [];
   const summary = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, progress: (counts, total) => seen.push([counts.records, total]) });
@@ -70,29 +72,47 @@ test('a first harvest stores one valid bag per exported file, with identical byt
   assert.deepEqual(seen.at(-1), [5, 5], 'progress knows the list size once the repository gave it');
   assert.equal(summary.failed, 0);
   assert.ok(summary.watermark, 'the watermark is set after a complete list');
+  const bags = batchBags(archive);
+  assert.deepEqual(bags, ['aips/harvest-000001/batch-00001'], 'one bag for the whole batch of three pages');
+  const bag = join(archive, bags[0]!);
+  const report = await verifyBag(bag);
+  assert.equal(report.valid, true, JSON.stringify(report.problems));
+  const info = readFileSync(join(bag, 'bag-info.txt'), 'utf8');
+  for (const line of [
+    'Oaibag-Format: 2',
+    `OAI-Base-URL: ${endpoint}`,
+    'Harvest-Id: 1',
+    'Batch-Pages: 1-3',
+    'List-End: complete',
+    'Records: 5',
+    'New-Payloads: 5',
+    'Revisits: 0',
+  ]) {
+    assert.ok(info.includes(`${line}\n`), `bag-info.txt lacks ${line}:\n${info}`);
+  }
+  const records = recordsXml(archive, bags[0]!);
+  assert.ok(checkWellFormed(records, 'records.xml').ok);
+  const premis = checkWellFormed(premisXml(archive, bags[0]!), 'premis.xml');
+  assert.ok(premis.ok, premis.output);
+  const host = new URL(endpoint).host.replace(':', '_');
   const catalog = Catalog.open(archive);
   try {
     for (const path of ['index.html', 'papers/a b.txt', 'big/large.bin', 'img/logo.png', ODD]) {
       const identifier = `${endpoint.slice(0, -4)}/${path.split('/').map(encodeURIComponent).join('/')}`;
       const version = catalog.latestVersion(catalog.source(endpoint)!.id, identifier);
       assert.ok(version, `no version of ${identifier}`);
-      const report = await verifyBag(join(archive, version.bagPath));
-      assert.equal(report.valid, true, JSON.stringify(report.problems));
-      const name = decodeURIComponent(identifier.split('/').pop()!);
-      assert.deepEqual(readFileSync(join(archive, version.bagPath, 'data', name)), readFileSync(join(site, path)));
-      const bag = join(archive, version.bagPath);
-      for (const tag of ['oai-header.xml', 'didl.xml', 'http-headers.txt', 'premis.xml']) assert.ok(statSync(join(bag, 'metadata', tag)).size > 0, tag);
-      const didl = validateXmlSchema('didl.xsd', { file: join(bag, 'metadata/didl.xml') });
-      assert.ok(didl.ok, didl.output);
-      const premis = checkWellFormed({ file: join(bag, 'metadata/premis.xml') });
-      assert.ok(premis.ok, premis.output);
-      const kept = await asKept(identifier, name, readFileSync(join(site, path)));
-      assert.equal(readFileSync(join(bag, 'metadata/oai-header.xml'), 'utf8'), kept.header, 'oai-header.xml is the header as received');
-      assert.equal(readFileSync(join(bag, 'metadata/didl.xml'), 'utf8'), kept.didl, 'didl.xml is the record as received');
-      assert.match(
-        readFileSync(join(archive, version.bagPath, 'bag-info.txt'), 'utf8'),
-        new RegExp(`External-Identifier: ${identifier.replace(/[.?*+()]/g, '\\$&')}`),
-      );
+      assert.equal(version.bagPath, bags[0]);
+      const [part] = catalog.versionParts(version.id);
+      assert.equal(part!.path, `data/${host}/${path}`, "a person opening the bag sees the site's files");
+      assert.deepEqual(readFileSync(payloadOf(archive, catalog, version.id)), readFileSync(join(site, path)));
+      const element = recordElement(records, identifier);
+      const didl = /<didl:DIDL[\s\S]*<\/didl:DIDL>/.exec(element)![0];
+      const valid = validateXmlSchema('didl.xsd', didl, `DIDL of ${path}`);
+      assert.ok(valid.ok, valid.output);
+      if (path === 'big/large.bin') continue; // By-Reference: no base64 in the record
+      const kept = await asKept(identifier, part!.path, readFileSync(join(site, path)));
+      assert.ok(element.includes(`\n${kept.header}\n`), `the header as received:\n${element}`);
+      assert.ok(element.includes(`\n${kept.didl}\n`), `the DIDL as received:\n${element}`);
     }
   } finally {
     catalog.close();
@@ -119,10 +139,19 @@ test('an incremental harvest records exactly the changes: added, modified, touch
     const sourceId = catalog.source(endpoint)!.id;
     const logo = catalog.versions(sourceId, `${endpoint.slice(0, -4)}/img/logo.png`);
     assert.equal(logo.length, 2);
-    // A touched version hard-links the previous payload: no new bytes on disk.
-    const first = statSync(join(archive, logo[0]!.bagPath, 'data', 'logo.png'));
-    const second = statSync(join(archive, logo[1]!.bagPath, 'data', 'logo.png'));
-    assert.equal(second.ino, first.ino);
+    // A touched version is a revisit of the bytes the first bag holds: no new file.
+    assert.deepEqual(catalog.versionParts(logo[1]!.id), catalog.versionParts(logo[0]!.id));
+    const bags = batchBags(archive);
+    assert.equal(bags.length, 2);
+    assert.equal(logo[1]!.bagPath, bags[1]);
+    const record = recordElement(recordsXml(archive, bags[1]!), `${endpoint.slice(0, -4)}/img/logo.png`);
+    assert.match(record, new RegExp(`<revisit part="1" bag="${bags[0]}" path="data/[^"]+/img/logo.png"`));
+    const manifest = readFileSync(join(archive, bags[1]!, 'manifest-sha256.txt'), 'utf8')
+      .trim()
+      .split('\n');
+    assert.deepEqual(manifest.map((line) => line.split('/').pop()).sort(), ['index.html', 'new.txt'], 'the second bag holds only the new bytes');
+    const deleted = recordElement(recordsXml(archive, bags[1]!), `${endpoint.slice(0, -4)}/papers/a%20b.txt`);
+    assert.match(deleted, /^<deleted [^>]*><header [^>]*status="deleted"/, 'the deletion is kept as a tombstone');
   } finally {
     catalog.close();
   }

@@ -21,6 +21,7 @@ const ARCHIVER_LAYERS: Record<string, number> = {
   restore: 4,
   verify: 4,
   audit: 4,
+  reindex: 4,
   mirror: 5,
   commands: 6,
   '.': 7, // cli.ts and index.ts

@@ -1,6 +1,7 @@
 // oaibag restore, end to end: a real site served by the real repository, real harvests into a
 // real archive, then restores compared with the site byte for byte and mtime for mtime, at the
-// latest state and at an earlier --as-of; damaged bags; hand-made AIPs with hostile URLs.
+// latest state and at an earlier --as-of; damaged payload files (one shared by two versions);
+// hand-made AIPs with hostile URLs.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -9,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { bagDirectoryFor } from '../packages/archiver/src/archive/storage-path.ts';
 import { createBagBuilder } from '../packages/archiver/src/bag/bag-writer.ts';
 import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
 import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
@@ -205,61 +205,138 @@ test('temporary files a killed restore left are removed by the next one, never t
   assert.deepEqual(readdirSync(outside), [`${RESTORE_TEMP_PREFIX}${dead}-00000000000000ff`], 'nothing removed through the link');
 });
 
-test('damaged bags are reported by their path, nothing unverified is written, the rest is restored', async () => {
-  const copy = join(work, 'archive-damaged');
-  cpSync(archive, copy, { recursive: true }); // copies, so hard-linked payloads of the original stay intact
-  const catalog = Catalog.open(copy, { create: false });
-  const bagOf = (path: string): string => {
+/** Where the archive holds the bytes of the latest (or `n`th) version of a file of the site: the payload file's archive path and its bag. */
+function payloadOf(archiveDir: string, path: string, n?: number): { bag: string; file: string; name: string; recordBag: string } {
+  const catalog = Catalog.open(archiveDir, { create: false });
+  try {
     const identifier = `${endpoint.slice(0, -4)}/${path.split('/').map(encodeURIComponent).join('/')}`;
-    return join(copy, catalog.latestVersion(catalog.source(endpoint)!.id, identifier)!.bagPath);
-  };
-  const flipped = bagOf('papers/a b.txt');
-  const missing = bagOf('empty.txt');
-  const forged = bagOf('nested/deeper/deepest/leaf.txt');
-  catalog.close();
+    const sourceId = catalog.source(endpoint)!.id;
+    const version = n === undefined ? catalog.latestVersion(sourceId, identifier)! : catalog.versions(sourceId, identifier)[n]!;
+    const [part] = catalog.versionParts(version.id);
+    assert.ok(part !== undefined, `${path} has a payload file`);
+    const name = `${part.bagPath}/${part.path}`;
+    return { bag: join(archiveDir, part.bagPath), file: join(archiveDir, ...name.split('/')), name, recordBag: join(archiveDir, version.bagPath) };
+  } finally {
+    catalog.close();
+  }
+}
+
+const identifierOf = (path: string): string => `${endpoint.slice(0, -4)}/${path.split('/').map(encodeURIComponent).join('/')}`;
+
+test('damaged payload files are reported by their path, nothing unverified is written, the rest is restored', async () => {
+  const copy = join(work, 'archive-damaged');
+  cpSync(archive, copy, { recursive: true }); // the original archive stays intact for the other tests
+  const flipped = payloadOf(copy, 'papers/a b.txt');
+  const missing = payloadOf(copy, 'empty.txt');
+  const forged = payloadOf(copy, 'nested/deeper/deepest/leaf.txt');
   // One byte of a payload flipped.
-  const payload = join(flipped, 'data', 'a b.txt');
-  const bytes = readFileSync(payload);
+  const bytes = readFileSync(flipped.file);
   bytes[0] = bytes[0]! ^ 1;
-  writeFileSync(payload, bytes);
+  writeFileSync(flipped.file, bytes);
   // A payload file gone.
-  rmSync(join(missing, 'data', 'empty.txt'));
-  // Payload and manifest changed together: the tag manifest (and the catalog) still know better.
-  writeFileSync(join(forged, 'data', 'leaf.txt'), 'forged');
+  rmSync(missing.file);
+  // Payload and manifest changed together: the catalog's digest still knows better.
+  writeFileSync(forged.file, 'forged');
   const forgedDigest = createHash('sha256').update('forged').digest('hex');
-  writeFileSync(join(forged, 'manifest-sha256.txt'), `${forgedDigest}  data/leaf.txt\n`);
+  const manifest = join(forged.bag, 'manifest-sha256.txt');
+  const leafLine = new RegExp(`^[0-9a-f]{64}  ${forged.name.slice(forged.name.indexOf('/data/') + 1)}$`, 'm');
+  assert.match(readFileSync(manifest, 'utf8'), leafLine);
+  writeFileSync(
+    manifest,
+    readFileSync(manifest, 'utf8').replace(leafLine, (line) => `${forgedDigest}${line.slice(64)}`),
+  );
 
   const to = join(work, 'restore-damaged');
   const lines: string[] = [];
   const summary = await restoreSite({ archiveDir: copy, to, log: (line) => lines.push(line) });
-  const problems = new Map(summary.damaged.map((damage) => [damage.bag, damage.problem]));
+  const damaged = new Map(summary.damaged.map((damage) => [damage.identifier, damage]));
   assert.equal(summary.damaged.length, 3);
-  assert.match(problems.get(flipped) ?? '', /^data\/a b\.txt does not match manifest-sha256\.txt$/);
-  assert.match(problems.get(missing) ?? '', /^data\/empty\.txt is missing$/);
-  assert.match(problems.get(forged) ?? '', /^manifest-sha256\.txt does not match tagmanifest-sha256\.txt$/);
-  for (const bag of [flipped, missing, forged])
+  const expect = (path: string, where: { bag: string; name: string }, problem: string): void => {
+    const damage = damaged.get(identifierOf(path));
+    assert.ok(damage, `${path} is reported damaged: ${JSON.stringify(summary.damaged)}`);
+    assert.equal(damage.bag, where.bag, 'the bag holding the bytes');
+    assert.equal(damage.problem, `${where.name} ${problem}`);
     assert.ok(
-      lines.some((line) => line.startsWith(`damaged bag ${bag} (`)),
+      lines.some((line) => line === `damaged bag ${where.bag} (${identifierOf(path)}): ${where.name} ${problem}`),
       lines.join('\n'),
     );
-  const flippedDamage = summary.damaged.find((damage) => damage.bag === flipped)!;
+  };
+  expect('papers/a b.txt', flipped, 'does not match its sha-256');
+  expect('empty.txt', missing, 'is missing');
+  expect('nested/deeper/deepest/leaf.txt', forged, 'does not match its sha-256');
+  const flippedDamage = damaged.get(identifierOf('papers/a b.txt'))!;
+  assert.equal(flippedDamage.expected, createHash('sha256').update('a paper with a space in its name').digest('hex'));
   assert.equal(flippedDamage.found, createHash('sha256').update(bytes).digest('hex'));
+  assert.equal(damaged.get(identifierOf('nested/deeper/deepest/leaf.txt'))!.found, forgedDigest);
   assert.equal(summary.problems, 3);
   const restored = snapshot(to);
   for (const path of ['papers/a b.txt', 'empty.txt', 'nested/deeper/deepest/leaf.txt'])
     assert.equal(restored.has(path), false, `no unverified byte of ${path} is written`);
-  assert.equal(restored.size, latestState.size - 3);
+  const rest = new Map([...latestState].filter(([path]) => !['papers/a b.txt', 'empty.txt', 'nested/deeper/deepest/leaf.txt'].includes(path)));
+  assert.deepEqual(restored, rest, 'every other file restored as on the site');
   assert.ok(![...restored.keys()].some((path) => path.includes('.oaibag-restore-')), 'no temporary file left');
 
-  // The command: the damaged bags on stderr, exit code 1.
+  // The command: the damaged payload files on stderr, exit code 1.
   const cli = spawnSync(
     process.execPath,
     ['--import', 'tsx', '--input-type=module', '-e', COMMAND_HARNESS, 'restore', '--archive', copy, '--to', join(work, 'restore-damaged-cli')],
     { cwd: join(ROOT, 'packages/archiver'), encoding: 'utf8' },
   );
   assert.equal(cli.status, 1, cli.stderr);
-  for (const bag of [flipped, missing, forged]) assert.ok(cli.stderr.includes(`oaibag: damaged bag ${bag} (`), cli.stderr);
-  assert.match(cli.stdout, new RegExp(`^restored ${latestState.size - 3} files .* 3 damaged bags`));
+  for (const where of [flipped, missing, forged])
+    assert.ok(cli.stderr.includes(`oaibag: damaged bag ${where.bag} (`) && cli.stderr.includes(where.name), cli.stderr);
+  assert.match(cli.stdout, new RegExp(`^restored ${latestState.size - 3} files .* 3 damaged`));
+});
+
+test('a payload file shared by two versions (a touch): damaged, both are refused, naming the file', async () => {
+  // img/logo.png was touched between the harvests: same bytes, new datestamp. The second
+  // version's record is in the second harvest's bag, its bytes are the first version's file.
+  const first = payloadOf(archive, 'img/logo.png', 0);
+  const second = payloadOf(archive, 'img/logo.png', 1);
+  assert.equal(second.name, first.name, 'the touch stores no new payload: both versions rely on one file');
+  assert.notEqual(second.recordBag, first.recordBag, "the second version's record is in a later bag (a revisit)");
+
+  const copy = join(work, 'archive-shared-damaged');
+  cpSync(archive, copy, { recursive: true });
+  const shared = payloadOf(copy, 'img/logo.png');
+  const bytes = readFileSync(shared.file);
+  bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+  writeFileSync(shared.file, bytes);
+  const expected = createHash('sha256')
+    .update(Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]))
+    .digest('hex');
+
+  for (const [label, asOf, state] of [
+    ['latest', undefined, latestState],
+    ['as of the first state', between, firstState],
+  ] as const) {
+    const to = join(work, `restore-shared-${asOf === undefined ? 'latest' : 'first'}`);
+    // A file of an earlier restore at that path is left as it was, never replaced by unverified bytes.
+    mkdirSync(join(to, 'img'), { recursive: true });
+    writeFileSync(join(to, 'img/logo.png'), 'from an earlier restore');
+    const lines: string[] = [];
+    const summary = await restoreSite({ archiveDir: copy, to, ...(asOf === undefined ? {} : { asOf }), log: (line) => lines.push(line) });
+    assert.deepEqual(
+      summary.damaged,
+      [
+        {
+          identifier: identifierOf('img/logo.png'),
+          bag: shared.bag,
+          problem: `${shared.name} does not match its sha-256`,
+          expected,
+          found: createHash('sha256').update(bytes).digest('hex'),
+        },
+      ],
+      label,
+    );
+    assert.ok(lines.includes(`damaged bag ${shared.bag} (${identifierOf('img/logo.png')}): ${shared.name} does not match its sha-256`), lines.join('\n'));
+    assert.equal(summary.problems, 1, label);
+    const restored = snapshot(to);
+    assert.equal(readFileSync(join(to, 'img/logo.png'), 'utf8'), 'from an earlier restore', `${label}: nothing wrong written`);
+    restored.delete('img/logo.png');
+    const rest = new Map([...state].filter(([path]) => path !== 'img/logo.png'));
+    assert.deepEqual(restored, rest, `${label}: the rest is restored`);
+  }
 });
 
 /** Runs restoreCommand() as the `oaibag` program would (until the lead wires it into cli.ts). */
@@ -310,23 +387,54 @@ test('hostile URLs in hand-made AIPs cannot escape the restore folder and are ea
   const other = catalog.upsertSource('http://other:8080/oai', {});
   const datestamp = '2024-01-01T00:00:00Z';
   const lastModified = 'Sat, 01 Jan 2000 00:00:00 GMT';
-  const store = async (sourceId: number, identifier: string, parts: string[]): Promise<void> => {
+  /** A record as the harvest files it: its payload files in the record's order, each a name in data/ and its bytes. */
+  type HandRecord = { identifier: string; parts: Array<[name: string, text: string]> };
+  /**
+   * One real batch bag in aips/ (written by the bag writer) holding the records' payload files
+   * (bytes already in the bag are not stored twice: later records revisit them), recorded in
+   * the catalog as the harvest records a batch: recordBag, then recordVersion for each record.
+   */
+  const storeBatch = async (sourceId: number, bagPath: string, records: HandRecord[], unsafe: Array<{ sha256: string; size: number; path: string }> = []) => {
     const builder = await createBagBuilder(handMade);
-    const digests: string[] = [];
-    for (const [index, text] of parts.entries()) {
-      const file = await builder.addPayload(index === 0 ? 'doc.pdf' : `doc-${index + 1}.pdf`, chunks(Buffer.from(text)));
-      digests.push(file.sha256);
+    const held = new Map<string, { sha256: string; size: number; path: string }>();
+    const digestsOf: string[][] = [];
+    for (const record of records) {
+      const digests: string[] = [];
+      for (const [name, text] of record.parts) {
+        const sha256 = createHash('sha256').update(text).digest('hex');
+        if (!held.has(sha256)) {
+          const file = await builder.addPayload(name, chunks(Buffer.from(text)));
+          held.set(sha256, { sha256: file.sha256, size: file.size, path: file.path });
+        }
+        digests.push(sha256);
+      }
+      digestsOf.push(digests);
     }
-    await builder.addTagFile('http-headers.txt', `Content-Type: text/plain\nLast-Modified: ${lastModified}\n`);
-    const sha256 =
-      digests.length === 1
-        ? digests[0]!
-        : createHash('sha256')
-            .update(digests.map((d) => `${d}\n`).join(''))
-            .digest('hex');
-    const destination = bagDirectoryFor(identifier, datestamp, sha256);
-    await builder.finish({ destination, bagInfo: [['External-Identifier', identifier]] });
-    catalog.recordVersion({ sourceId, identifier, datestamp, size: parts.join('').length, sha256, bagPath: destination });
+    await builder.finish({ destination: bagPath, bagInfo: [['Oaibag-Format', '2']] });
+    const payloads = [...held.values(), ...unsafe];
+    const parts = digestsOf.flat();
+    catalog.recordBag({
+      bagPath,
+      sourceId,
+      harvestId: null,
+      records: records.length,
+      newPayloads: payloads.length,
+      revisits: parts.length - new Set(parts).size,
+      deletions: 0,
+      payloadBytes: payloads.reduce((sum, file) => sum + file.size, 0),
+      payloads,
+    });
+    records.forEach((record, n) => {
+      const digests = digestsOf[n]!;
+      const sha256 =
+        digests.length === 1
+          ? digests[0]!
+          : createHash('sha256')
+              .update(digests.map((d) => `${d}\n`).join(''))
+              .digest('hex');
+      const size = record.parts.reduce((sum, [, text]) => sum + Buffer.byteLength(text), 0);
+      catalog.recordVersion({ sourceId, identifier: record.identifier, datestamp, size, sha256, bagPath, record: n + 1, parts: digests, lastModified });
+    });
   };
   const hostile = [
     'http://h/../../etc/x',
@@ -342,12 +450,41 @@ test('hostile URLs in hand-made AIPs cannot escape the restore folder and are ea
     '/etc/passwd',
     'oai:h:1',
   ];
-  for (const identifier of hostile) await store(h.id, identifier, ['escaped!']);
-  await store(h.id, 'http://h/ok.txt', ['fine']);
-  await store(h.id, 'http://h/dir', ['a file named dir']);
-  await store(h.id, 'http://h/dir/inside.txt', ['needs dir to be a folder']);
-  await store(h.id, 'http://h/doc.pdf', ['part one', 'part two']);
-  await store(other.id, 'http://other:8080/y.txt', ['from another source']);
+  const hBag = 'aips/harvest-000001/batch-00001';
+  // A catalog whose payload index points out of the archive (written by hand, not by oaibag): refused as damage, never read.
+  writeFileSync(join(work, 'outside-the-archive.txt'), 'never restored');
+  const escaping = { sha256: createHash('sha256').update('never restored').digest('hex'), size: 14, path: 'data/../../../outside-the-archive.txt' };
+  await storeBatch(
+    h.id,
+    hBag,
+    [
+      ...hostile.map((identifier, n) => ({ identifier, parts: [[`_by-digest/escaped-${n}`, 'escaped!']] as Array<[string, string]> })),
+      { identifier: 'http://h/ok.txt', parts: [['h/ok.txt', 'fine']] },
+      { identifier: 'http://h/dir', parts: [['h/dir', 'a file named dir']] },
+      { identifier: 'http://h/dir/inside.txt', parts: [['h/dir-inside.txt', 'needs dir to be a folder']] },
+      {
+        identifier: 'http://h/doc.pdf',
+        parts: [
+          ['h/doc.pdf', 'part one'],
+          ['h/doc.pdf.part-2', 'part two'],
+        ],
+      },
+    ],
+    [escaping],
+  );
+  catalog.recordVersion({
+    sourceId: h.id,
+    identifier: 'http://h/escape.txt',
+    datestamp,
+    size: escaping.size,
+    sha256: escaping.sha256,
+    bagPath: hBag,
+    record: 17,
+    parts: [escaping.sha256],
+  });
+  await storeBatch(other.id, 'aips/harvest-000002/batch-00001', [
+    { identifier: 'http://other:8080/y.txt', parts: [['other_8080/y.txt', 'from another source']] },
+  ]);
   catalog.close();
 
   const to = join(sandbox, 'a', 'b', 'c', 'out');
@@ -369,21 +506,27 @@ test('hostile URLs in hand-made AIPs cannot escape the restore folder and are ea
     summary.refused.filter((r) => r.kind === 'collision').map((r) => r.identifier),
     ['http://h/dir/inside.txt'],
   );
-  assert.equal(summary.problems, hostile.length + 1);
+  assert.deepEqual(
+    summary.damaged.map((d) => [d.identifier, d.bag, d.problem.replace(/: .*/s, '')]),
+    [['http://h/escape.txt', join(handMade, hBag), `the catalog's payload path ${hBag}/data/../../../outside-the-archive.txt is unsafe`]],
+  );
+  assert.equal(summary.problems, hostile.length + 2);
   const files = snapshot(sandbox);
   assert.deepEqual([...files.keys()], ['a/b/c/out/dir', 'a/b/c/out/doc.pdf', 'a/b/c/out/ok.txt'], 'nothing outside the restore folder');
   const ok = files.get('a/b/c/out/ok.txt');
   assert.ok(ok !== undefined && ok !== 'symlink');
-  assert.equal(ok.mtime, Date.parse(lastModified) / 1000, "mtime from the bag's Last-Modified");
-  // A compound object: its first part at the URL's path, the rest named in the summary.
+  assert.equal(ok.mtime, Date.parse(lastModified) / 1000, "mtime from the record's Last-Modified");
+  // A compound object: its first part at the URL's path, the rest named in the summary by their archive paths.
   assert.equal(readFileSync(join(to, 'doc.pdf'), 'utf8'), 'part one');
   assert.deepEqual(
-    summary.extraParts.map((e) => [e.identifier, e.parts]),
-    [['http://h/doc.pdf', ['data/doc-2.pdf']]],
+    summary.extraParts.map((e) => [e.identifier, e.bag, e.parts]),
+    [['http://h/doc.pdf', join(handMade, hBag), [`${hBag}/data/h/doc.pdf.part-2`]]],
   );
 
   // Several sources: each below a folder named after its host (and port).
   const all = await restoreSite({ archiveDir: handMade, to: join(work, 'restore-all') });
   assert.deepEqual([...snapshot(join(work, 'restore-all')).keys()], ['h/dir', 'h/doc.pdf', 'h/ok.txt', 'other_8080/y.txt']);
+  assert.equal(readFileSync(join(work, 'restore-all/other_8080/y.txt'), 'utf8'), 'from another source');
   assert.equal(all.refused.length, hostile.length + 1);
+  assert.equal(all.damaged.length, 1);
 });

@@ -6,6 +6,7 @@ import { auditCommand } from './commands/audit-command.js';
 import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE, EXIT_USAGE } from './commands/exit-codes.js';
 import { harvestCommand } from './commands/harvest-command.js';
 import { mirrorCommand } from './commands/mirror-command.js';
+import { reindexCommand } from './commands/reindex-command.js';
 import { restoreCommand } from './commands/restore-command.js';
 import { statusCommand } from './commands/status-command.js';
 import { urlsCommand } from './commands/urls-command.js';
@@ -19,7 +20,16 @@ const program = new Command('oaibag')
   .showHelpAfterError()
   .exitOverride();
 
-for (const command of [harvestCommand(), mirrorCommand(), restoreCommand(), auditCommand(), verifyCommand(), urlsCommand(), statusCommand()]) {
+for (const command of [
+  harvestCommand(),
+  mirrorCommand(),
+  restoreCommand(),
+  auditCommand(),
+  verifyCommand(),
+  reindexCommand(),
+  urlsCommand(),
+  statusCommand(),
+]) {
   program.addCommand(command.showHelpAfterError().exitOverride());
 }
 

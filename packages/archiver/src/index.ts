@@ -31,6 +31,7 @@ export { decodeManifestPath, encodeManifestPath, safeFileName, uniqueFileName } 
 export { type Placement, type PlaceOptions, placeSealedBags } from './bag/bag-placement.js';
 export { type BagProblem, type BagProblemKind, type BagReport, type BagTally, type VerifyOptions, verifyBag } from './bag/bag-verifier.js';
 export { type BagBuilder, cleanupLeftovers, createBagBuilder } from './bag/bag-writer.js';
+export { type RestorePath, type RestorePathOptions, restorePathFor } from './bag/restore-path.js';
 export type { FinishedBag, PayloadFile, SealedBag } from './bag/sealed-bag.js';
 export { CATALOG_FILE_NAME, Catalog, type CatalogOpenOptions } from './catalog/catalog.js';
 export {
@@ -58,7 +59,6 @@ export {
 export { formatDuration, parseDuration } from './core/duration.js';
 export { ArchiverError, type ArchiverErrorCode, isArchiverError } from './core/errors.js';
 export { type HarvestOptions, type HarvestSummary, harvest } from './harvest/harvest.js';
-export { PageLedger, type PageTally } from './harvest/page-ledger.js';
 export { type MirrorOptions, type MirrorRun, type MirrorSource, mirror } from './mirror/mirror.js';
 export { type MirrorConfig, readMirrorConfig } from './mirror/mirror-config.js';
 export { type MirrorSchedule, type NextRun, nextRun } from './mirror/mirror-schedule.js';
@@ -66,6 +66,7 @@ export { type AddressKind, type AddressPolicy, addressKind, refusalOf } from './
 export { type Credentials, type DatastreamResponse, MAX_REDIRECTS, OaiClient, type OaiClientOptions } from './oai/oai-client.js';
 export { OriginPools, type OriginPoolsOptions, type ResolveHost } from './oai/origin-pools.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './oai/retry-policy.js';
+export { listBatchBags, type ReindexOptions, type ReindexSummary, reindexArchive } from './reindex/reindex.js';
 export {
   type DamageFound,
   type RefusedResource,
@@ -75,7 +76,6 @@ export {
   type RestoreSummary,
   restoreSite,
 } from './restore/restore.js';
-export { type RestorePath, type RestorePathOptions, restorePathFor } from './restore/restore-path.js';
 export { parseAsOf, planRestore, type ResourceState, type RestorePlan, resourceStateAt } from './restore/restore-plan.js';
 export {
   type ChangedUrl,

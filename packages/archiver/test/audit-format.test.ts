@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { storeVersion } from '../../../test/catalog-fixture.ts';
 import { AUDIT_CSV_HEADER, auditCsv, auditJson, auditText, csvField, formatAudit, writeAuditOutput } from '../src/audit/audit-format.ts';
 import { escapeHtml, scriptJson } from '../src/audit/audit-html.ts';
 import { type AuditReport, audit, auditRunOf, openAudit } from '../src/audit/audit-query.ts';
@@ -33,9 +34,9 @@ async function hostileCatalog(t: TestContext): Promise<Catalog> {
   const catalog = Catalog.open(await folder(t));
   t.after(() => catalog.close());
   const source = catalog.upsertSource(BASE, {});
-  let bag = 0;
+  let n = 0;
   const put = (harvestId: number, identifier: string, datestamp: string, sha: string, mimeType = 'text/plain') =>
-    catalog.recordVersion({ sourceId: source.id, identifier, datestamp, size: 10 + bag, sha256: sha.repeat(64), mimeType, bagPath: `b${bag++}`, harvestId });
+    storeVersion(catalog, { sourceId: source.id, identifier, datestamp, size: 10 + n++, sha256: sha.repeat(64), mimeType, harvestId });
   const one = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
   put(one, HOSTILE.quotes, '2024-01-01T00:00:00Z', 'a');
   put(one, HOSTILE.lines, '2024-01-01T00:00:00Z', 'b');
@@ -191,13 +192,12 @@ test('the formats stream: a large audit comes in many chunks', async (t) => {
   const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
   catalog.transaction(() => {
     for (let n = 0; n < 3000; n++) {
-      catalog.recordVersion({
+      storeVersion(catalog, {
         sourceId: source.id,
         identifier: `https://example.org/${n}`,
         datestamp: '2024-01-01T00:00:00Z',
         size: n,
         sha256: n.toString(16).padStart(64, '0'),
-        bagPath: `b${n}`,
         harvestId,
       });
     }

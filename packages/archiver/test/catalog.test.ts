@@ -4,13 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { byDigestPath, type HandMadeVersion, storeVersion } from '../../../test/catalog-fixture.ts';
 import { CATALOG_FILE_NAME, Catalog } from '../src/catalog/catalog.ts';
-import { CATALOG_MIGRATIONS, CATALOG_SCHEMA_VERSION, migrateCatalog, type NewVersion } from '../src/catalog/catalog-schema.ts';
+import { ARCHIVE_FORMAT, CATALOG_MIGRATIONS, CATALOG_SCHEMA_VERSION, migrateCatalog } from '../src/catalog/catalog-schema.ts';
 import { isArchiverError } from '../src/core/errors.ts';
 
 const BASE = 'https://example.org/oai';
 const SHA_A = 'a'.repeat(64);
 const SHA_B = 'b'.repeat(64);
+const SHA_C = 'c'.repeat(64);
 
 async function archive(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'oaibag-catalog-'));
@@ -25,14 +27,13 @@ async function harvesting(t: TestContext) {
   t.after(() => catalog.close());
   const source = catalog.upsertSource(BASE, { repositoryName: 'Example', granularity: 'YYYY-MM-DDThh:mm:ssZ' });
   const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
-  const version = (identifier: string, datestamp: string, sha256: string): NewVersion => ({
+  const version = (identifier: string, datestamp: string, sha256: string): HandMadeVersion => ({
     sourceId: source.id,
     identifier,
     datestamp,
     sha256,
     size: 10,
     mimeType: 'text/plain',
-    bagPath: `bags/${encodeURIComponent(identifier)}/${datestamp}-${sha256.slice(0, 8)}`,
     harvestId,
   });
   return { dir, catalog, source, harvestId, version };
@@ -129,7 +130,7 @@ test('reopening keeps sources, harvests, versions, watermark and resume state', 
   });
   const harvestId = first.startHarvest(source.id, { from: '2024-01-01', set: 'mime:image', prefix: 'oai_didl' });
   first.setListResponseDate(harvestId, '2024-02-01T10:00:00Z');
-  first.recordVersion({ sourceId: source.id, identifier: 'oai:x:1', datestamp: '2024-01-02', size: 3, sha256: SHA_A, bagPath: 'b/1', harvestId });
+  const stored = storeVersion(first, { sourceId: source.id, identifier: 'oai:x:1', datestamp: '2024-01-02', size: 3, sha256: SHA_A, harvestId });
   first.setWatermark(source.id, '2024-02-01');
   first.saveResumeState(source.id, {
     token: 'tok',
@@ -160,7 +161,9 @@ test('reopening keeps sources, harvests, versions, watermark and resume state', 
   assert.deepEqual(harvest.arguments, { from: '2024-01-01', until: null, set: 'mime:image', prefix: 'oai_didl' });
   assert.equal(harvest.listResponseDate, '2024-02-01T10:00:00Z');
   assert.deepEqual(harvest.counts, { records: 1, added: 1, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 3, requests: 2 });
-  assert.equal(again.latestVersion(source.id, 'oai:x:1')?.bagPath, 'b/1');
+  assert.deepEqual(again.latestVersion(source.id, 'oai:x:1'), stored.version);
+  assert.equal(stored.version.bagPath, 'aips/harvest-000001/batch-00001');
+  assert.deepEqual(again.payload(SHA_A), { sha256: SHA_A, size: 3, bagPath: 'aips/harvest-000001/batch-00001', path: byDigestPath(SHA_A) });
 });
 
 test('upsertSource refreshes the Identify facts of a known base URL', async (t) => {
@@ -175,12 +178,12 @@ test('upsertSource refreshes the Identify facts of a known base URL', async (t) 
 test('versions are added, touched, modified, and restored after a deletion', async (t) => {
   const { catalog, source, version } = await harvesting(t);
   const id = 'oai:example.org:/a.txt';
-  assert.equal(catalog.recordVersion(version(id, '2024-01-01T00:00:00Z', SHA_A)).change, 'added');
-  assert.equal(catalog.recordVersion(version(id, '2024-01-02T00:00:00Z', SHA_A)).change, 'touched');
-  assert.equal(catalog.recordVersion(version(id, '2024-01-03T00:00:00Z', SHA_B)).change, 'modified');
+  assert.equal(storeVersion(catalog, version(id, '2024-01-01T00:00:00Z', SHA_A)).change, 'added');
+  assert.equal(storeVersion(catalog, version(id, '2024-01-02T00:00:00Z', SHA_A)).change, 'touched');
+  assert.equal(storeVersion(catalog, version(id, '2024-01-03T00:00:00Z', SHA_B)).change, 'modified');
   assert.equal(catalog.recordDeletion(source.id, id, '2024-01-04T00:00:00Z'), true);
   assert.equal(catalog.resource(source.id, id)?.deletedAt, '2024-01-04T00:00:00Z');
-  const restored = catalog.recordVersion(version(id, '2024-01-05T00:00:00Z', SHA_B));
+  const restored = storeVersion(catalog, version(id, '2024-01-05T00:00:00Z', SHA_B));
   assert.equal(restored.change, 'restored');
   assert.equal(restored.known, false);
   const resource = catalog.resource(source.id, id)!;
@@ -200,11 +203,12 @@ test('versions are added, touched, modified, and restored after a deletion', asy
 
 test('a record delivered twice is recognised and costs no new version', async (t) => {
   const { catalog, source, version } = await harvesting(t);
-  const first = catalog.recordVersion(version('oai:x:dup', '2024-01-01T00:00:00Z', SHA_A));
+  const first = storeVersion(catalog, version('oai:x:dup', '2024-01-01T00:00:00Z', SHA_A));
   assert.deepEqual(catalog.knownVersion(source.id, 'oai:x:dup', '2024-01-01T00:00:00Z', SHA_A), first.version);
   assert.equal(catalog.knownVersion(source.id, 'oai:x:dup', '2024-01-01T00:00:00Z', SHA_B), undefined);
   assert.equal(catalog.knownVersion(source.id, 'oai:x:other', '2024-01-01T00:00:00Z', SHA_A), undefined);
-  const second = catalog.recordVersion({ ...version('oai:x:dup', '2024-01-01T00:00:00Z', SHA_A), bagPath: 'elsewhere' });
+  // Known before its bag is looked at: a record delivered again in a later batch costs nothing.
+  const second = catalog.recordVersion({ ...version('oai:x:dup', '2024-01-01T00:00:00Z', SHA_A), bagPath: 'aips/elsewhere', record: 7, parts: [SHA_A] });
   assert.equal(second.known, true);
   assert.deepEqual(second.version, first.version);
   assert.equal(catalog.versions(source.id, 'oai:x:dup').length, 1);
@@ -212,7 +216,7 @@ test('a record delivered twice is recognised and costs no new version', async (t
 
 test('deletions are idempotent, and an unknown identifier is recorded deleted with no versions', async (t) => {
   const { catalog, source, harvestId, version } = await harvesting(t);
-  catalog.recordVersion(version('oai:x:gone', '2024-01-01T00:00:00Z', SHA_A));
+  storeVersion(catalog, version('oai:x:gone', '2024-01-01T00:00:00Z', SHA_A));
   assert.equal(catalog.recordDeletion(source.id, 'oai:x:gone', '2024-02-01T00:00:00Z', harvestId), true);
   assert.equal(catalog.recordDeletion(source.id, 'oai:x:gone', '2024-02-01T00:00:00Z', harvestId), false);
   assert.equal(catalog.recordDeletion(source.id, 'oai:x:never', '2024-02-01T00:00:00Z', harvestId), true);
@@ -223,7 +227,7 @@ test('deletions are idempotent, and an unknown identifier is recorded deleted wi
   // The deleted resource keeps its version (AIPs are never deleted).
   assert.equal(catalog.latestVersion(source.id, 'oai:x:gone')?.sha256, SHA_A);
   // A first version after a deletion-only record is an addition: nothing was held before.
-  assert.equal(catalog.recordVersion(version('oai:x:never', '2024-03-01T00:00:00Z', SHA_A)).change, 'added');
+  assert.equal(storeVersion(catalog, version('oai:x:never', '2024-03-01T00:00:00Z', SHA_A)).change, 'added');
   const status = catalog.status().sources[0]!;
   assert.equal(status.deletedResources, 1);
   assert.equal(status.liveResources, 1);
@@ -262,7 +266,7 @@ test('failures of a record are deduplicated, keep the latest reason, and are res
     ],
   );
 
-  catalog.recordVersion(version(id, '2024-01-01T00:00:00Z', SHA_A));
+  storeVersion(catalog, version(id, '2024-01-01T00:00:00Z', SHA_A));
   catalog.recordDeletion(source.id, 'oai:x:other', '2024-01-02T00:00:00Z');
   assert.equal(catalog.resolveListFailures(source.id), 1);
   assert.deepEqual(catalog.openFailures(source.id), []);
@@ -313,21 +317,23 @@ test('a transaction that throws records nothing', async (t) => {
   const { catalog, source, version } = await harvesting(t);
   assert.throws(() =>
     catalog.transaction(() => {
-      catalog.recordVersion(version('oai:x:page', '2024-01-01T00:00:00Z', SHA_A));
+      storeVersion(catalog, version('oai:x:page', '2024-01-01T00:00:00Z', SHA_A));
       catalog.setWatermark(source.id, '2024-01-01T00:00:00Z');
       throw new Error('crash mid-page');
     }),
   );
   assert.equal(catalog.resource(source.id, 'oai:x:page'), undefined);
   assert.equal(catalog.source(BASE)?.watermark, null);
+  assert.deepEqual(catalog.bags(), [], 'the batch bag is not recorded either');
+  assert.equal(catalog.payload(SHA_A), undefined);
 });
 
 test('status counts sources, last harvest, live and deleted resources, versions, bytes and open failures', async (t) => {
   const { catalog, source, harvestId, version } = await harvesting(t);
-  catalog.recordVersion(version('oai:x:1', '2024-01-01T00:00:00Z', SHA_A));
-  catalog.recordVersion({ ...version('oai:x:1', '2024-01-02T00:00:00Z', SHA_B), size: 32 });
-  catalog.recordVersion(version('oai:x:2', '2024-01-01T00:00:00Z', SHA_A));
-  catalog.recordVersion(version('oai:x:3', '2024-01-01T00:00:00Z', SHA_B));
+  storeVersion(catalog, version('oai:x:1', '2024-01-01T00:00:00Z', SHA_A));
+  storeVersion(catalog, { ...version('oai:x:1', '2024-01-02T00:00:00Z', SHA_B), size: 32 });
+  storeVersion(catalog, version('oai:x:2', '2024-01-01T00:00:00Z', SHA_A)); // a revisit: no new payload
+  storeVersion(catalog, version('oai:x:3', '2024-01-01T00:00:00Z', SHA_C));
   catalog.recordDeletion(source.id, 'oai:x:3', '2024-01-03T00:00:00Z', harvestId);
   catalog.recordFailure({ sourceId: source.id, harvestId, identifier: 'oai:x:4', stage: 'verify', code: 'ERR_HARVEST_VERIFY', message: 'digest mismatch' });
   catalog.finishHarvest(harvestId, 'partial', { records: 5, added: 3, modified: 1, deleted: 1, failed: 1, bytes: 62, requests: 1 });
@@ -345,16 +351,18 @@ test('status counts sources, last harvest, live and deleted resources, versions,
   assert.equal(first?.deletedResources, 1);
   assert.equal(first?.versions, 4);
   assert.equal(first?.payloadBytes, 10 + 32 + 10 + 10);
+  assert.equal(first?.storedBytes, 10 + 32 + 10, 'bytes held once whatever the versions relying on them');
+  assert.equal(first?.bags, 4);
   assert.equal(first?.openFailures, 1);
   assert.deepEqual(
     { ...second, source: second?.source.id },
-    { source: other.id, lastHarvest: undefined, liveResources: 0, deletedResources: 0, versions: 0, payloadBytes: 0, openFailures: 0 },
+    { source: other.id, lastHarvest: undefined, liveResources: 0, deletedResources: 0, versions: 0, payloadBytes: 0, storedBytes: 0, bags: 0, openFailures: 0 },
   );
 });
 
 test('events are appended with their subjects', async (t) => {
   const { dir, catalog, source, harvestId, version } = await harvesting(t);
-  const stored = catalog.recordVersion(version('oai:x:1', '2024-01-01T00:00:00Z', SHA_A));
+  const stored = storeVersion(catalog, version('oai:x:1', '2024-01-01T00:00:00Z', SHA_A));
   const id = catalog.addEvent({
     sourceId: source.id,
     resourceId: stored.version.resourceId,
@@ -372,4 +380,229 @@ test('events are appended with their subjects', async (t) => {
   assert.equal(row.outcome, 'success');
   assert.equal(row.detail, 'bag stored');
   assert.ok(typeof row.at === 'string');
+});
+
+/** A batch bag of `harvestId` bringing these payload files (path `data/<name>`). */
+function batch(bagPath: string, sourceId: number, harvestId: number, files: Array<[name: string, sha256: string, size: number]>, records = files.length) {
+  return {
+    bagPath,
+    sourceId,
+    harvestId,
+    records,
+    newPayloads: files.length,
+    revisits: 0,
+    deletions: 0,
+    payloadBytes: files.reduce((sum, [, , size]) => sum + size, 0),
+    payloads: files.map(([name, sha256, size]) => ({ sha256, size, path: `data/${name}` })),
+  };
+}
+
+test('a batch bag is recorded once with its payload files; bytes already held keep their first place', async (t) => {
+  const { catalog, source, harvestId } = await harvesting(t);
+  const first = 'aips/harvest-000001/batch-00001';
+  const second = 'aips/harvest-000001/batch-00002';
+  catalog.addPendingBag(first, harvestId);
+  const id = catalog.recordBag(
+    batch(first, source.id, harvestId, [
+      ['example.org/a.txt', SHA_A, 3],
+      ['example.org/b.txt', SHA_B, 5],
+    ]),
+  );
+  assert.deepEqual(catalog.pendingBags(), [], 'recording the bag removes its pending note');
+  assert.equal(catalog.recordBag(batch(first, source.id, harvestId, [['example.org/other', SHA_C, 1]])), id, 'a bag recorded again is the same row');
+  assert.equal(catalog.payload(SHA_C), undefined, 'and brings nothing more');
+  // A second bag that (wrongly) brings bytes held already: the first place stays the one.
+  catalog.recordBag(
+    batch(second, source.id, harvestId, [
+      ['copy/a.txt', SHA_A, 3],
+      ['example.org/c.txt', SHA_C, 7],
+    ]),
+  );
+  assert.deepEqual(catalog.payload(SHA_A), { sha256: SHA_A, size: 3, bagPath: first, path: 'data/example.org/a.txt' });
+  assert.deepEqual(catalog.payload(SHA_C), { sha256: SHA_C, size: 7, bagPath: second, path: 'data/example.org/c.txt' });
+  assert.equal(catalog.payload('d'.repeat(64)), undefined);
+  const bag = catalog.bag(first)!;
+  assert.deepEqual(
+    { ...bag, placedAt: undefined },
+    {
+      id,
+      bagPath: first,
+      sourceId: source.id,
+      harvestId,
+      records: 2,
+      newPayloads: 2,
+      revisits: 0,
+      deletions: 0,
+      payloadBytes: 8,
+      placedAt: undefined,
+    },
+  );
+  assert.ok(!Number.isNaN(Date.parse(bag.placedAt)));
+  assert.deepEqual(
+    catalog.bags().map((b) => b.bagPath),
+    [first, second],
+  );
+  assert.equal(catalog.bag('aips/harvest-000001/batch-00003'), undefined);
+});
+
+test('a version names its bag, its record there, its payload files in order (revisits included) and its fetches', async (t) => {
+  const { catalog, source, harvestId } = await harvesting(t);
+  const first = 'aips/harvest-000001/batch-00001';
+  const second = 'aips/harvest-000001/batch-00002';
+  catalog.recordBag(batch(first, source.id, harvestId, [['example.org/a.txt', SHA_A, 3]]));
+  catalog.recordBag(batch(second, source.id, harvestId, [['example.org/page.html.part-2', SHA_B, 5]], 2));
+  // Record 2 of the second bag: part 1 revisits the bytes of the first bag, part 2 is new.
+  const recorded = catalog.recordVersion({
+    sourceId: source.id,
+    identifier: 'https://example.org/page.html',
+    datestamp: '2024-01-01T00:00:00Z',
+    size: 8,
+    sha256: SHA_C,
+    mimeType: 'text/html',
+    bagPath: second,
+    record: 2,
+    harvestId,
+    parts: [SHA_A, SHA_B],
+    lastModified: 'Mon, 01 Jan 2024 00:00:00 GMT',
+    fetches: [{ part: 2, ref: 'http://example.org/p2', url: 'https://example.org/p2', redirects: ['https://example.org/p2'] }],
+    storedAt: '2024-01-01T00:00:01.000Z',
+  });
+  assert.equal(recorded.known, false);
+  assert.deepEqual(
+    { ...recorded.version, id: undefined, resourceId: undefined },
+    {
+      id: undefined,
+      resourceId: undefined,
+      identifier: 'https://example.org/page.html',
+      datestamp: '2024-01-01T00:00:00Z',
+      size: 8,
+      sha256: SHA_C,
+      mimeType: 'text/html',
+      bagPath: second,
+      record: 2,
+      harvestId,
+      storedAt: '2024-01-01T00:00:01.000Z',
+      change: 'added',
+      payloadFiles: 2,
+      lastModified: 'Mon, 01 Jan 2024 00:00:00 GMT',
+    },
+  );
+  assert.deepEqual(catalog.versionParts(recorded.version.id), [
+    { sha256: SHA_A, size: 3, bagPath: first, path: 'data/example.org/a.txt' },
+    { sha256: SHA_B, size: 5, bagPath: second, path: 'data/example.org/page.html.part-2' },
+  ]);
+  assert.deepEqual(catalog.versionFetches(recorded.version.id), [
+    { part: 2, ref: 'http://example.org/p2', url: 'https://example.org/p2', redirects: ['https://example.org/p2'] },
+  ]);
+  // A record without datastream (metadata only) has no payload file.
+  const bare = catalog.recordVersion({
+    sourceId: source.id,
+    identifier: 'oai:x:metadata-only',
+    datestamp: '2024-01-01T00:00:00Z',
+    size: 0,
+    sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    bagPath: second,
+    record: 1,
+    harvestId,
+    parts: [],
+  });
+  assert.equal(bare.version.payloadFiles, 0);
+  assert.equal(bare.version.lastModified, null);
+  assert.deepEqual(catalog.versionParts(bare.version.id), []);
+  assert.deepEqual(catalog.versionFetches(bare.version.id), []);
+});
+
+test('a version whose bag or payload file is not recorded is refused, and nothing of it is kept', async (t) => {
+  const { catalog, source, harvestId, version } = await harvesting(t);
+  assert.throws(
+    () =>
+      catalog.recordVersion({ ...version('oai:x:1', '2024-01-01T00:00:00Z', SHA_A), bagPath: 'aips/harvest-000001/batch-00001', record: 1, parts: [SHA_A] }),
+    (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_CATALOG' && error.message.includes('aips/harvest-000001/batch-00001'),
+  );
+  catalog.recordBag(batch('aips/harvest-000001/batch-00001', source.id, harvestId, [['example.org/a', SHA_A, 10]]));
+  // Part 2 names bytes no bag holds: the version would point at nothing.
+  assert.throws(() =>
+    catalog.recordVersion({
+      ...version('oai:x:1', '2024-01-01T00:00:00Z', SHA_C),
+      bagPath: 'aips/harvest-000001/batch-00001',
+      record: 1,
+      parts: [SHA_A, SHA_B],
+    }),
+  );
+  assert.equal(catalog.resource(source.id, 'oai:x:1'), undefined);
+  assert.deepEqual(catalog.versions(source.id, 'oai:x:1'), []);
+});
+
+test('pending bags are noted and listed until recorded or removed', async (t) => {
+  const { catalog, harvestId } = await harvesting(t);
+  catalog.addPendingBag('aips/harvest-000001/batch-00001', harvestId);
+  catalog.addPendingBag('aips/harvest-000001/batch-00002', null);
+  catalog.addPendingBag('aips/harvest-000001/batch-00001', harvestId); // noted twice: listed once
+  const byPath = (a: { bagPath: string }, b: { bagPath: string }) => a.bagPath.localeCompare(b.bagPath);
+  assert.deepEqual(catalog.pendingBags().sort(byPath), [
+    { bagPath: 'aips/harvest-000001/batch-00001', harvestId },
+    { bagPath: 'aips/harvest-000001/batch-00002', harvestId: null },
+  ]);
+  catalog.removePendingBag('aips/harvest-000001/batch-00002');
+  assert.deepEqual(catalog.pendingBags(), [{ bagPath: 'aips/harvest-000001/batch-00001', harvestId }]);
+});
+
+test('a deletion names the bag that keeps its tombstone', async (t) => {
+  const { dir, catalog, source, harvestId } = await harvesting(t);
+  const bagPath = 'aips/harvest-000001/batch-00001';
+  const id = catalog.recordBag({ ...batch(bagPath, source.id, harvestId, []), records: 1, deletions: 1 });
+  assert.equal(catalog.recordDeletion(source.id, 'oai:x:gone', '2024-02-01T00:00:00Z', harvestId, bagPath, '2024-02-02T00:00:00.000Z'), true);
+  assert.equal(catalog.knownDeletion(source.id, 'oai:x:gone', '2024-02-01T00:00:00Z'), true);
+  assert.equal(catalog.knownDeletion(source.id, 'oai:x:gone', '2024-03-01T00:00:00Z'), false);
+  const db = new Database(join(dir, CATALOG_FILE_NAME), { readonly: true });
+  t.after(() => db.close());
+  assert.deepEqual(db.prepare('SELECT datestamp, harvest_id, recorded_at, bag_id FROM deletions').all(), [
+    { datestamp: '2024-02-01T00:00:00Z', harvest_id: harvestId, recorded_at: '2024-02-02T00:00:00.000Z', bag_id: id },
+  ]);
+});
+
+test('a new catalog is of archive format 2; a catalog holding format-1 versions is refused with ERR_ARCHIVE_FORMAT and left as it was', async (t) => {
+  const fresh = await archive(t);
+  Catalog.open(fresh).close();
+  const check = new Database(join(fresh, CATALOG_FILE_NAME), { readonly: true });
+  assert.deepEqual(check.prepare('SELECT format FROM archive').all(), [{ format: ARCHIVE_FORMAT }]);
+  check.close();
+  assert.equal(ARCHIVE_FORMAT, 2);
+
+  // A format-1 catalog: the schema before migration 5, with a version in its own bag.
+  const dir = await archive(t);
+  const file = join(dir, CATALOG_FILE_NAME);
+  const before = CATALOG_MIGRATIONS.filter((migration) => migration.version < 5);
+  const old = new Database(file);
+  migrateCatalog(old, file, before);
+  old.prepare("INSERT INTO sources (base_url, created_at) VALUES (?, '2024-01-01T00:00:00Z')").run(BASE);
+  old.prepare("INSERT INTO resources (source_id, identifier) VALUES (1, 'oai:x:1')").run();
+  old
+    .prepare(`INSERT INTO versions (resource_id, datestamp, size, sha256, bag_path, stored_at, change, payload_files)
+      VALUES (1, '2024-01-01', 3, ?, 'aips/ab/cd/x/20240101-aaaaaaaaaaaa', '2024-01-01T00:00:00Z', 'added', 1)`)
+    .run(SHA_A);
+  old.close();
+  assert.throws(
+    () => Catalog.open(dir),
+    (error: unknown) =>
+      isArchiverError(error) &&
+      error.code === 'ERR_ARCHIVE_FORMAT' &&
+      /format 1/.test(error.message) &&
+      error.message.includes(`format ${ARCHIVE_FORMAT}`) &&
+      error.path === file,
+  );
+  const after = new Database(file, { readonly: true });
+  t.after(() => after.close());
+  assert.equal((after.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v, 4, 'not migrated');
+  assert.equal((after.prepare('SELECT COUNT(*) AS n FROM versions').get() as { n: number }).n, 1, 'its versions are kept');
+
+  // A catalog of that schema that holds no version yet has nothing of format 1: it is migrated.
+  const empty = await archive(t);
+  const emptyFile = join(empty, CATALOG_FILE_NAME);
+  const blank = new Database(emptyFile);
+  migrateCatalog(blank, emptyFile, before);
+  blank.close();
+  const migrated = Catalog.open(empty);
+  assert.equal(migrated.schemaVersion(), CATALOG_SCHEMA_VERSION);
+  migrated.close();
 });

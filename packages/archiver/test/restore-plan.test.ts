@@ -14,6 +14,8 @@ const version = (resourceId: number, datestamp: string, identifier = `http://h/r
   size: 1,
   sha256: '0'.repeat(64),
   bagPath: `aips/x/${nextId}`,
+  payloadFiles: 1,
+  parts: [],
 });
 const deletion = (resourceId: number, datestamp: string): PlanDeletion => ({ resourceId, datestamp });
 

@@ -44,6 +44,14 @@ export interface FinishOptions {
   destination: string;
 }
 
+/** A tag file being written piece by piece; see {@link BagBuilder.openTagFile}. */
+export interface TagFileWriter {
+  readonly path: string;
+  write(bytes: Uint8Array): Promise<void>;
+  /** Closes the file; the bag's tag manifest then lists it. */
+  close(): Promise<void>;
+}
+
 /** A bag under construction; see {@link createBagBuilder}. */
 export interface BagBuilder {
   /** Absolute path of the temporary directory the bag is built in. */
@@ -64,6 +72,13 @@ export interface BagBuilder {
   addPayloadBytes(relName: string, bytes: Uint8Array, digests: KnownDigests): PayloadFile;
   /** Writes a tag file at `metadata/<relPath>`; returns its bag-relative path. */
   addTagFile(relPath: string, content: string | Uint8Array): Promise<string>;
+  /**
+   * Opens a tag file at `metadata/<relPath>` written piece by piece (hashed on the way), for
+   * tag files that grow with the bag: a batch's records and PREMIS events.
+   */
+  openTagFile(relPath: string): Promise<TagFileWriter>;
+  /** Whether a payload file is at `data/<relName>` (or being written there). */
+  hasPayload(relName: string): boolean;
   /**
    * Writes the BagIt tag files (bagit.txt, bag-info.txt, the manifests): the bag is complete in
    * tmp/, not yet durable nor placed; see `placeSealedBags`. On failure the bag is removed.
@@ -189,6 +204,35 @@ class TempBag implements BagBuilder {
       throw error;
     }
     return path;
+  }
+
+  async openTagFile(relPath: string): Promise<TagFileWriter> {
+    this.ensureOpen();
+    const path = `metadata/${normalizePayloadPath(relPath)}`;
+    if (this.tagFiles.has(path)) throw new ArchiverError('ERR_ARCHIVE_BAG', `tag file ${JSON.stringify(path)} added twice`, { path });
+    const target = join(this.tempDir, ...path.split('/'));
+    this.ensureFolder(dirname(target));
+    const handle = await open(target, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644).catch((error: unknown) => {
+      throw archiveIoError(error, `cannot write ${path} in ${this.tempDir}`);
+    });
+    this.tagFiles.set(path, '');
+    const hash = createHash('sha256');
+    const tagFiles = this.tagFiles;
+    return {
+      path,
+      async write(bytes: Uint8Array): Promise<void> {
+        hash.update(bytes);
+        await writeFully(handle, bytes);
+      },
+      async close(): Promise<void> {
+        await handle.close();
+        tagFiles.set(path, hash.digest('hex'));
+      },
+    };
+  }
+
+  hasPayload(relName: string): boolean {
+    return this.payload.has(`data/${relName}`);
   }
 
   async seal({ bagInfo, destination }: FinishOptions): Promise<SealedBag> {

@@ -201,7 +201,114 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
       `);
     },
   },
+  {
+    version: 5,
+    name: 'archive format 2: batch bags',
+    up(db) {
+      // Format 2 (docs/aip-profile.md): one bag per ingest batch, payloads stored once
+      // archive-wide and found by sha-256, versions pointing at their record in a batch bag.
+      // A catalog that already holds versions belongs to a format-1 archive (one bag per
+      // version): there is nothing to migrate it to, so it is refused and left as it is.
+      const held = (db.prepare('SELECT COUNT(*) AS n FROM versions').get() as { n: number }).n;
+      if (held > 0) throw formatOneArchive(db.name);
+      db.exec(`
+        DROP TABLE fetches;
+        DROP TABLE pending_bags;
+        DROP TABLE versions;
+
+        -- One row per batch bag in aips/.
+        CREATE TABLE bags (
+          id INTEGER PRIMARY KEY,
+          bag_path TEXT NOT NULL UNIQUE,
+          source_id INTEGER NOT NULL REFERENCES sources (id),
+          harvest_id INTEGER REFERENCES harvests (id),
+          records INTEGER NOT NULL,
+          new_payloads INTEGER NOT NULL,
+          revisits INTEGER NOT NULL,
+          deletions INTEGER NOT NULL,
+          payload_bytes INTEGER NOT NULL,
+          placed_at TEXT NOT NULL
+        );
+
+        -- Every payload file, once: the bag and path that hold the bytes with this sha-256.
+        CREATE TABLE payloads (
+          sha256 TEXT PRIMARY KEY,
+          size INTEGER NOT NULL,
+          bag_id INTEGER NOT NULL REFERENCES bags (id),
+          path TEXT NOT NULL,
+          UNIQUE (bag_id, path)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE versions (
+          id INTEGER PRIMARY KEY,
+          resource_id INTEGER NOT NULL REFERENCES resources (id),
+          datestamp TEXT NOT NULL,
+          size INTEGER NOT NULL,
+          sha256 TEXT NOT NULL,
+          mime_type TEXT,
+          -- The batch bag whose metadata/records.xml.gz holds the record, and its place there (1-based).
+          bag_id INTEGER NOT NULL REFERENCES bags (id),
+          record INTEGER NOT NULL,
+          harvest_id INTEGER REFERENCES harvests (id),
+          stored_at TEXT NOT NULL,
+          change TEXT NOT NULL CHECK (change IN ('added', 'modified', 'touched', 'restored')),
+          payload_files INTEGER NOT NULL,
+          -- The record's Last-Modified header as sent (a restored file's mtime), or NULL.
+          last_modified TEXT,
+          UNIQUE (resource_id, datestamp, sha256)
+        );
+        CREATE INDEX versions_by_harvest ON versions (harvest_id);
+        CREATE INDEX versions_by_bag ON versions (bag_id);
+
+        -- The payload files of a version, in the record's order (part 1 is the file restored).
+        CREATE TABLE version_parts (
+          version_id INTEGER NOT NULL REFERENCES versions (id),
+          part INTEGER NOT NULL,
+          sha256 TEXT NOT NULL REFERENCES payloads (sha256),
+          PRIMARY KEY (version_id, part)
+        ) WITHOUT ROWID;
+        CREATE INDEX version_parts_by_payload ON version_parts (sha256);
+
+        CREATE TABLE fetches (
+          id INTEGER PRIMARY KEY,
+          version_id INTEGER NOT NULL REFERENCES versions (id),
+          part INTEGER NOT NULL,
+          ref TEXT NOT NULL,
+          url TEXT NOT NULL,
+          redirects TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX fetches_by_version ON fetches (version_id);
+
+        -- A batch bag about to be renamed into aips/, noted durably first: the next start
+        -- indexes it from its own files if it is there and complete, and drops the note if not.
+        CREATE TABLE pending_bags (
+          bag_path TEXT PRIMARY KEY,
+          harvest_id INTEGER REFERENCES harvests (id),
+          created_at TEXT NOT NULL
+        );
+
+        -- Where a deletion's tombstone is kept.
+        ALTER TABLE deletions ADD COLUMN bag_id INTEGER REFERENCES bags (id);
+
+        -- The archive's format (docs/aip-profile.md), also in every bag's bag-info.txt.
+        CREATE TABLE archive (format INTEGER NOT NULL);
+      `);
+      db.prepare('INSERT INTO archive (format) VALUES (?)').run(ARCHIVE_FORMAT);
+    },
+  },
 ];
+
+/** The archive format this program reads and writes (docs/aip-profile.md). */
+export const ARCHIVE_FORMAT = 2;
+
+/** A catalog of a format-1 archive: refused with both formats named. */
+export function formatOneArchive(file: string): ArchiverError {
+  return new ArchiverError(
+    'ERR_ARCHIVE_FORMAT',
+    `${file} is the catalog of an archive in format 1 (one bag per version); this oaibag reads and writes format ${ARCHIVE_FORMAT} (one bag per ingest batch)`,
+    { path: file, hint: 'harvest into a new archive directory: a format-1 archive is read by the oaibag release that wrote it' },
+  );
+}
 
 /** The schema version this program writes: the last migration's. */
 export const CATALOG_SCHEMA_VERSION: number = CATALOG_MIGRATIONS[CATALOG_MIGRATIONS.length - 1]?.version ?? 0;
@@ -329,7 +436,7 @@ export interface CatalogResource {
 /** How a version differs from the resource's state before it. */
 export type VersionChange = 'added' | 'modified' | 'touched' | 'restored';
 
-/** One stored AIP: a state of a resource (identifier + datestamp + content). */
+/** One stored state of a resource (identifier + datestamp + content), recorded in a batch bag. */
 export interface CatalogVersion {
   id: number;
   resourceId: number;
@@ -337,28 +444,41 @@ export interface CatalogVersion {
   datestamp: string;
   /** Payload bytes (all components of a compound object). */
   size: number;
-  /** Lowercase hex sha-256 identifying the payload (for a compound object, a digest of all its components chosen by the caller). */
+  /** Lowercase hex sha-256 identifying the payload (for a compound object, of its parts' digests, one a line). */
   sha256: string;
   mimeType: string | null;
-  /** The bag's directory, relative to the archive, `/`-separated. */
+  /** The batch bag holding the record (its metadata/records.xml.gz), relative to the archive, `/`-separated. */
   bagPath: string;
+  /** The record's place in that bag's records.xml.gz, from 1. */
+  record: number;
   harvestId: number | null;
   storedAt: string;
   change: VersionChange;
-  /** Files in the bag's payload: 0 for a record without datastream; null when recorded before they were counted (at least 1). */
-  payloadFiles: number | null;
+  /** Payload files: 0 for a record without datastream. */
+  payloadFiles: number;
+  /** The record's Last-Modified header as sent, or null. */
+  lastModified: string | null;
 }
 
-/** Where a By-Reference datastream's bytes came from (see migration 4). */
+/** Where a By-Reference datastream's bytes came from. */
 export interface VersionFetch {
-  /** The file's name in the bag's data/. */
-  payload: string;
+  /** The part of the record (1: the first datastream). */
+  part: number;
   /** The record's `ref`. */
   ref: string;
   /** The URL that answered with the bytes: `ref`, or the last redirect's target. */
   url: string;
   /** Each redirect's target, in order. */
   redirects: string[];
+}
+
+/** A payload file of the archive: the bytes with this sha-256 are at `path` in `bagPath`. */
+export interface PayloadLocation {
+  sha256: string;
+  size: number;
+  bagPath: string;
+  /** `data/…`, as in the bag's manifests. */
+  path: string;
 }
 
 /** What {@link Catalog.recordVersion} needs. */
@@ -369,18 +489,52 @@ export interface NewVersion {
   size: number;
   sha256: string;
   mimeType?: string | null;
+  /** The batch bag holding the record (recorded with {@link Catalog.recordBag} first). */
   bagPath: string;
+  /** The record's place in the bag's records.xml.gz, from 1. */
+  record: number;
   harvestId?: number | null;
-  /** Files in the payload (0: the record carried no datastream). */
-  payloadFiles?: number;
+  /** The sha-256 of each payload file, in the record's order (each already in `payloads`). */
+  parts: string[];
+  lastModified?: string | null;
   /** The By-Reference datastreams' fetches. */
   fetches?: VersionFetch[];
+  /** When it was stored: its bag's Bagged-At (default now). */
+  storedAt?: string;
 }
 
-/** The outcome of {@link Catalog.recordVersion}; `known` when this state was already stored. */
-/** A bag about to be renamed into place, recorded first (see migration 2). */
-export interface PendingBag extends NewVersion {
+/** A batch bag placed in aips/, with the payload files it holds (see {@link Catalog.recordBag}). */
+export interface NewBag {
+  bagPath: string;
+  sourceId: number;
+  harvestId: number | null;
+  records: number;
+  newPayloads: number;
+  revisits: number;
+  deletions: number;
+  payloadBytes: number;
+  /** The payload files it brings to the archive. */
+  payloads: Array<{ sha256: string; size: number; path: string }>;
+}
+
+/** A batch bag of the catalog. */
+export interface CatalogBag {
   id: number;
+  bagPath: string;
+  sourceId: number;
+  harvestId: number | null;
+  records: number;
+  newPayloads: number;
+  revisits: number;
+  deletions: number;
+  payloadBytes: number;
+  placedAt: string;
+}
+
+/** A bag noted before its rename into place (see migration 5). */
+export interface PendingBag {
+  bagPath: string;
+  harvestId: number | null;
 }
 
 export interface RecordedVersion {
@@ -446,8 +600,11 @@ export interface SourceStatus {
   liveResources: number;
   deletedResources: number;
   versions: number;
-  /** Sum of version sizes; touched versions share hard-linked payloads, so disk use is lower. */
+  /** Sum of version sizes (what a full restore of every version would write). */
   payloadBytes: number;
+  /** Bytes of the payload files the source brought to the archive (each stored once). */
+  storedBytes: number;
+  bags: number;
   openFailures: number;
 }
 
@@ -525,7 +682,7 @@ export function toResource(row: Row): CatalogResource {
   };
 }
 
-/** Maps a `versions` row joined with its resource's `identifier`. */
+/** Maps a `versions` row joined with its resource's `identifier` and its bag's `bag_path`. */
 export function toVersion(row: Row): CatalogVersion {
   return {
     id: Number(row.id),
@@ -536,10 +693,27 @@ export function toVersion(row: Row): CatalogVersion {
     sha256: String(row.sha256),
     mimeType: text(row.mime_type),
     bagPath: String(row.bag_path),
+    record: Number(row.record),
     harvestId: int(row.harvest_id),
     storedAt: String(row.stored_at),
     change: String(row.change) as VersionChange,
-    payloadFiles: int(row.payload_files),
+    payloadFiles: Number(row.payload_files),
+    lastModified: text(row.last_modified),
+  };
+}
+
+export function toBag(row: Row): CatalogBag {
+  return {
+    id: Number(row.id),
+    bagPath: String(row.bag_path),
+    sourceId: Number(row.source_id),
+    harvestId: int(row.harvest_id),
+    records: Number(row.records),
+    newPayloads: Number(row.new_payloads),
+    revisits: Number(row.revisits),
+    deletions: Number(row.deletions),
+    payloadBytes: Number(row.payload_bytes),
+    placedAt: String(row.placed_at),
   };
 }
 

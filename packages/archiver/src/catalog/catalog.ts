@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ArchiverError } from '../core/errors.js';
 import {
+  type CatalogBag,
   type CatalogFailure,
   type CatalogHarvest,
   type CatalogResource,
@@ -14,14 +15,17 @@ import {
   type HarvestStatus,
   type IdentifyFacts,
   migrateCatalog,
+  type NewBag,
   type NewEvent,
   type NewFailure,
   type NewVersion,
+  type PayloadLocation,
   type PendingBag,
   type RecordedVersion,
   type ResumeState,
   type Row,
   type SourceStatus,
+  toBag,
   toFailure,
   toHarvest,
   toResource,
@@ -38,6 +42,8 @@ export const CATALOG_FILE_NAME = 'catalog.sqlite';
 export interface CatalogOpenOptions {
   /** Create the catalog when absent (default true). `oaibag status` passes false. */
   create?: boolean;
+  /** The file's name inside the archive directory (default CATALOG_FILE_NAME; reindex builds under another). */
+  fileName?: string;
 }
 
 /**
@@ -66,7 +72,7 @@ export class Catalog {
 
   /** Opens (creating unless told not to) and migrates `<archiveDir>/catalog.sqlite`. */
   static open(archiveDir: string, options: CatalogOpenOptions = {}): Catalog {
-    const file = join(archiveDir, CATALOG_FILE_NAME);
+    const file = join(archiveDir, options.fileName ?? CATALOG_FILE_NAME);
     let db: Database.Database | undefined;
     try {
       db = new Database(file, { fileMustExist: options.create === false });
@@ -113,47 +119,77 @@ export class Catalog {
     return this.db.transaction(fn)();
   }
 
-  /** Notes, durably, a bag about to be renamed into place; `recordVersion` removes the note. */
-  addPendingBag(version: NewVersion): void {
+  /** Notes, durably, a batch bag about to be renamed into place; `recordBag` removes the note. */
+  addPendingBag(bagPath: string, harvestId: number | null): void {
     this.durably(() => {
-      this.sql(`INSERT OR REPLACE INTO pending_bags (bag_path, source_id, identifier, datestamp, sha256, size, mime_type, harvest_id, created_at,
-          payload_files, fetches)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-        version.bagPath,
-        version.sourceId,
-        version.identifier,
-        version.datestamp,
-        version.sha256,
-        version.size,
-        version.mimeType ?? null,
-        version.harvestId ?? null,
-        stamp(),
-        version.payloadFiles ?? null,
-        version.fetches === undefined ? null : JSON.stringify(version.fetches),
-      );
+      this.sql('INSERT OR REPLACE INTO pending_bags (bag_path, harvest_id, created_at) VALUES (?, ?, ?)').run(bagPath, harvestId, stamp());
     });
   }
 
-  /** Bags noted by `addPendingBag` whose version was never recorded (a crash in between). */
+  /** Bags noted by `addPendingBag` that were never recorded (a crash in between). */
   pendingBags(): PendingBag[] {
-    const rows = this.sql('SELECT * FROM pending_bags ORDER BY id').all() as Array<Record<string, unknown>>;
-    return rows.map((row) => ({
-      id: row.id as number,
-      bagPath: row.bag_path as string,
-      sourceId: row.source_id as number,
-      identifier: row.identifier as string,
-      datestamp: row.datestamp as string,
-      sha256: row.sha256 as string,
-      size: row.size as number,
-      mimeType: (row.mime_type as string | null) ?? null,
-      harvestId: (row.harvest_id as number | null) ?? null,
-      ...(row.payload_files !== null && row.payload_files !== undefined ? { payloadFiles: Number(row.payload_files) } : {}),
-      ...(typeof row.fetches === 'string' ? { fetches: JSON.parse(row.fetches) as VersionFetch[] } : {}),
-    }));
+    const rows = this.sql('SELECT bag_path, harvest_id FROM pending_bags ORDER BY created_at, bag_path').all() as Row[];
+    return rows.map((row) => ({ bagPath: String(row.bag_path), harvestId: row.harvest_id === null ? null : Number(row.harvest_id) }));
   }
 
   removePendingBag(bagPath: string): void {
     this.sql('DELETE FROM pending_bags WHERE bag_path = ?').run(bagPath);
+  }
+
+  /**
+   * Records a batch bag placed in aips/ and the payload files it brings (a payload already held
+   * under the same sha-256 keeps its first place); removes its pending note. Returns the bag's
+   * row id; a bag recorded before is not recorded again.
+   */
+  recordBag(bag: NewBag): number {
+    return this.durably(() => {
+      this.removePendingBag(bag.bagPath);
+      const existing = this.sql('SELECT id FROM bags WHERE bag_path = ?').get(bag.bagPath) as { id: number } | undefined;
+      if (existing) return existing.id;
+      const id = Number(
+        this.sql(`INSERT INTO bags (bag_path, source_id, harvest_id, records, new_payloads, revisits, deletions, payload_bytes, placed_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+          bag.bagPath,
+          bag.sourceId,
+          bag.harvestId,
+          bag.records,
+          bag.newPayloads,
+          bag.revisits,
+          bag.deletions,
+          bag.payloadBytes,
+          stamp(),
+        ).lastInsertRowid,
+      );
+      const payload = this.sql('INSERT OR IGNORE INTO payloads (sha256, size, bag_id, path) VALUES (?, ?, ?, ?)');
+      for (const file of bag.payloads) payload.run(file.sha256, file.size, id, file.path);
+      return id;
+    });
+  }
+
+  /** The batch bag recorded at `bagPath`. */
+  bag(bagPath: string): CatalogBag | undefined {
+    const row = this.sql('SELECT * FROM bags WHERE bag_path = ?').get(bagPath) as Row | undefined;
+    return row && toBag(row);
+  }
+
+  /** Every batch bag, in the order they were placed. */
+  bags(): CatalogBag[] {
+    return (this.sql('SELECT * FROM bags ORDER BY id').all() as Row[]).map(toBag);
+  }
+
+  /** Where the archive holds the bytes with this sha-256, if it does. */
+  payload(sha256: string): PayloadLocation | undefined {
+    const row = this.sql('SELECT p.sha256, p.size, p.path, b.bag_path FROM payloads p JOIN bags b ON b.id = p.bag_id WHERE p.sha256 = ?').get(sha256) as
+      | Row
+      | undefined;
+    return row && { sha256: String(row.sha256), size: Number(row.size), bagPath: String(row.bag_path), path: String(row.path) };
+  }
+
+  /** The payload files of a version, in the record's order. */
+  versionParts(versionId: number): PayloadLocation[] {
+    const rows = this.sql(`SELECT p.sha256, p.size, p.path, b.bag_path FROM version_parts vp JOIN payloads p ON p.sha256 = vp.sha256
+      JOIN bags b ON b.id = p.bag_id WHERE vp.version_id = ? ORDER BY vp.part`).all(versionId) as Row[];
+    return rows.map((row) => ({ sha256: String(row.sha256), size: Number(row.size), bagPath: String(row.bag_path), path: String(row.path) }));
   }
 
   /** Records or refreshes a source and what its Identify said; returns it. */
@@ -173,6 +209,39 @@ export class Catalog {
       now,
     });
     return this.source(baseUrl)!;
+  }
+
+  /** The source harvested from `baseUrl`, created with only its name when absent (reindex). */
+  ensureSource(baseUrl: string, repositoryName: string | null): CatalogSource {
+    this.sql('INSERT OR IGNORE INTO sources (base_url, repository_name, created_at) VALUES (?, ?, ?)').run(baseUrl, repositoryName, stamp());
+    return this.source(baseUrl)!;
+  }
+
+  /**
+   * A harvest row with this id, created when absent (reindex brings back the harvests that wrote
+   * bags, with their ids, so bag names and catalog agree); closed by `closeRebuiltHarvest`.
+   */
+  ensureHarvest(id: number, sourceId: number, args: HarvestArguments, startedAt: string): void {
+    this.sql(`INSERT OR IGNORE INTO harvests (id, source_id, started_at, status, arguments) VALUES (?, ?, ?, 'interrupted', ?)`).run(
+      id,
+      sourceId,
+      startedAt,
+      JSON.stringify({ from: args.from ?? null, until: args.until ?? null, set: args.set ?? null, prefix: args.prefix }),
+    );
+  }
+
+  /** Closes a harvest row rebuilt by reindex: its status, counts and end (its last bag's time). */
+  closeRebuiltHarvest(
+    harvestId: number,
+    status: Exclude<HarvestStatus, 'running'>,
+    counts: HarvestCounts,
+    endedAt: string,
+    listResponseDate: string | null,
+  ): void {
+    this.durably(() => {
+      this.sql('UPDATE harvests SET status = ?, ended_at = ?, list_response_date = ? WHERE id = ?').run(status, endedAt, listResponseDate, harvestId);
+      this.updateHarvestCounts(harvestId, counts);
+    });
   }
 
   /** The source harvested from `baseUrl`, or undefined if never harvested. */
@@ -223,10 +292,18 @@ export class Catalog {
     this.writeCounts(harvestId, counts, 'UPDATE harvests SET %COUNTS% WHERE id = @id');
   }
 
-  /** Closes a harvest with its final status and counts. */
+  /**
+   * Notes when a harvest's list ended: the instant its last batch was stored (its bag's
+   * Bagged-At), so that a catalog rebuilt from the bags says the same.
+   */
+  setListEnded(harvestId: number, at: string): void {
+    this.sql('UPDATE harvests SET ended_at = ? WHERE id = ?').run(at, harvestId);
+  }
+
+  /** Closes a harvest with its final status and counts (its end: when its list ended, else now). */
   finishHarvest(harvestId: number, status: Exclude<HarvestStatus, 'running'>, counts: Partial<HarvestCounts> = {}): void {
     this.durably(() => {
-      this.sql('UPDATE harvests SET status = ?, ended_at = ? WHERE id = ?').run(status, stamp(), harvestId);
+      this.sql('UPDATE harvests SET status = ?, ended_at = COALESCE(ended_at, ?) WHERE id = ?').run(status, stamp(), harvestId);
       this.updateHarvestCounts(harvestId, counts);
     });
   }
@@ -260,23 +337,31 @@ export class Catalog {
    * twice (overlapping windows, retries, a list restarted) is recognised and costs no new AIP.
    */
   knownVersion(sourceId: number, identifier: string, datestamp: string, sha256: string): CatalogVersion | undefined {
-    const row = this.sql(`SELECT v.*, r.identifier FROM versions v JOIN resources r ON r.id = v.resource_id
+    const row = this.sql(`SELECT ${VERSION_COLUMNS} FROM versions v JOIN resources r ON r.id = v.resource_id JOIN bags b ON b.id = v.bag_id
       WHERE r.source_id = ? AND r.identifier = ? AND v.datestamp = ? AND v.sha256 = ?`).get(sourceId, identifier, datestamp, sha256) as Row | undefined;
     return row && toVersion(row);
   }
 
-  /** The current version of a resource (even when it is deleted now), for hard-linking an unchanged payload. */
+  /** Whether this deletion (identifier and datestamp) is recorded already. */
+  knownDeletion(sourceId: number, identifier: string, datestamp: string): boolean {
+    return (
+      this.sql(`SELECT 1 FROM deletions d JOIN resources r ON r.id = d.resource_id
+      WHERE r.source_id = ? AND r.identifier = ? AND d.datestamp = ?`).get(sourceId, identifier, datestamp) !== undefined
+    );
+  }
+
+  /** The current version of a resource (even when it is deleted now). */
   latestVersion(sourceId: number, identifier: string): CatalogVersion | undefined {
-    const row = this.sql(`SELECT v.*, r.identifier FROM resources r JOIN versions v ON v.id = r.current_version_id
+    const row = this.sql(`SELECT ${VERSION_COLUMNS} FROM resources r JOIN versions v ON v.id = r.current_version_id JOIN bags b ON b.id = v.bag_id
       WHERE r.source_id = ? AND r.identifier = ?`).get(sourceId, identifier) as Row | undefined;
     return row && toVersion(row);
   }
 
   /** Where the By-Reference datastreams of a version came from, in payload order. */
   versionFetches(versionId: number): VersionFetch[] {
-    const rows = this.sql('SELECT payload, ref, url, redirects FROM fetches WHERE version_id = ? ORDER BY id').all(versionId) as Row[];
+    const rows = this.sql('SELECT part, ref, url, redirects FROM fetches WHERE version_id = ? ORDER BY id').all(versionId) as Row[];
     return rows.map((row) => ({
-      payload: String(row.payload),
+      part: Number(row.part),
       ref: String(row.ref),
       url: String(row.url),
       redirects: JSON.parse(String(row.redirects)) as string[],
@@ -285,26 +370,28 @@ export class Catalog {
 
   /** All versions of a resource, oldest first. */
   versions(sourceId: number, identifier: string): CatalogVersion[] {
-    const rows = this.sql(`SELECT v.*, r.identifier FROM versions v JOIN resources r ON r.id = v.resource_id
+    const rows = this.sql(`SELECT ${VERSION_COLUMNS} FROM versions v JOIN resources r ON r.id = v.resource_id JOIN bags b ON b.id = v.bag_id
       WHERE r.source_id = ? AND r.identifier = ? ORDER BY v.id`).all(sourceId, identifier) as Row[];
     return rows.map(toVersion);
   }
 
   /**
-   * Records a stored AIP (call after its bag is in place) and makes it the resource's current
-   * version. The change kind compares with the current state in arrival order: `added` (no
-   * earlier version), `restored` (the resource was deleted), `modified` (other sha-256),
-   * `touched` (same sha-256, new datestamp). The same state recorded again changes nothing and
-   * returns the stored version with `known: true`. Open failures of the record are resolved.
+   * Records a version (call after its batch bag is recorded with `recordBag`) and makes it the
+   * resource's current version. The change kind compares with the current state in arrival
+   * order: `added` (no earlier version), `restored` (the resource was deleted), `modified`
+   * (other sha-256), `touched` (same sha-256, new datestamp). The same state recorded again
+   * changes nothing and returns the stored version with `known: true`. Open failures of the
+   * record are resolved.
    */
   recordVersion(version: NewVersion): RecordedVersion {
     return this.durably(() => {
-      this.removePendingBag(version.bagPath);
       const known = this.knownVersion(version.sourceId, version.identifier, version.datestamp, version.sha256);
       if (known) {
         this.resolveFailures(version.sourceId, version.identifier);
         return { version: known, change: known.change, known: true };
       }
+      const bag = this.sql('SELECT id FROM bags WHERE bag_path = ?').get(version.bagPath) as { id: number } | undefined;
+      if (!bag) throw new ArchiverError('ERR_ARCHIVE_CATALOG', `version of ${version.identifier} names the bag ${version.bagPath}, which is not recorded`);
       const resource = this.resource(version.sourceId, version.identifier);
       const previous = this.latestVersion(version.sourceId, version.identifier);
       const change: VersionChange = !previous
@@ -315,46 +402,54 @@ export class Catalog {
             ? 'touched'
             : 'modified';
       const resourceId = resource?.id ?? this.insertResource(version.sourceId, version.identifier);
-      const result = this.sql(`INSERT INTO versions (resource_id, datestamp, size, sha256, mime_type, bag_path, harvest_id, stored_at, change, payload_files)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+      const result = this.sql(`INSERT INTO versions (resource_id, datestamp, size, sha256, mime_type, bag_id, record, harvest_id, stored_at, change,
+          payload_files, last_modified)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
         resourceId,
         version.datestamp,
         version.size,
         version.sha256,
         version.mimeType ?? null,
-        version.bagPath,
+        bag.id,
+        version.record,
         version.harvestId ?? null,
-        stamp(),
+        version.storedAt ?? stamp(),
         change,
-        version.payloadFiles ?? null,
+        version.parts.length,
+        version.lastModified ?? null,
       );
       const versionId = Number(result.lastInsertRowid);
-      const fetch = this.sql('INSERT INTO fetches (version_id, payload, ref, url, redirects) VALUES (?, ?, ?, ?, ?)');
-      for (const done of version.fetches ?? []) fetch.run(versionId, done.payload, done.ref, done.url, JSON.stringify(done.redirects));
+      const part = this.sql('INSERT INTO version_parts (version_id, part, sha256) VALUES (?, ?, ?)');
+      version.parts.forEach((sha256, index) => part.run(versionId, index + 1, sha256));
+      const fetch = this.sql('INSERT INTO fetches (version_id, part, ref, url, redirects) VALUES (?, ?, ?, ?, ?)');
+      for (const done of version.fetches ?? []) fetch.run(versionId, done.part, done.ref, done.url, JSON.stringify(done.redirects));
       this.sql('UPDATE resources SET current_version_id = ?, deleted_at = NULL, mime_type = ? WHERE id = ?').run(
         versionId,
         version.mimeType ?? null,
         resourceId,
       );
       this.resolveFailures(version.sourceId, version.identifier);
-      const row = this.sql('SELECT v.*, r.identifier FROM versions v JOIN resources r ON r.id = v.resource_id WHERE v.id = ?').get(versionId) as Row;
+      const row = this.sql(`SELECT ${VERSION_COLUMNS} FROM versions v JOIN resources r ON r.id = v.resource_id JOIN bags b ON b.id = v.bag_id
+        WHERE v.id = ?`).get(versionId) as Row;
       return { version: toVersion(row), change, known: false };
     });
   }
 
   /**
-   * Records that the repository reports `identifier` deleted at `datestamp` and marks the
-   * resource deleted (its AIPs stay). Idempotent: returns false when this deletion was already
+   * Records that the repository reports `identifier` deleted at `datestamp` (its tombstone in
+   * the batch bag `bagPath`) and marks the resource deleted (its AIPs stay). Idempotent: returns false when this deletion was already
    * recorded. An identifier never seen before is recorded too, as a resource with no versions.
    */
-  recordDeletion(sourceId: number, identifier: string, datestamp: string, harvestId?: number): boolean {
+  recordDeletion(sourceId: number, identifier: string, datestamp: string, harvestId?: number, bagPath?: string, at?: string): boolean {
     return this.durably(() => {
       const resourceId = this.resource(sourceId, identifier)?.id ?? this.insertResource(sourceId, identifier);
-      const inserted = this.sql('INSERT OR IGNORE INTO deletions (resource_id, datestamp, harvest_id, recorded_at) VALUES (?, ?, ?, ?)').run(
+      const bag = bagPath === undefined ? undefined : (this.sql('SELECT id FROM bags WHERE bag_path = ?').get(bagPath) as { id: number } | undefined);
+      const inserted = this.sql('INSERT OR IGNORE INTO deletions (resource_id, datestamp, harvest_id, recorded_at, bag_id) VALUES (?, ?, ?, ?, ?)').run(
         resourceId,
         datestamp,
         harvestId ?? null,
-        stamp(),
+        at ?? stamp(),
+        bag?.id ?? null,
       ).changes;
       this.sql('UPDATE resources SET deleted_at = ? WHERE id = ?').run(datestamp, resourceId);
       this.resolveFailures(sourceId, identifier);
@@ -445,6 +540,8 @@ export class Catalog {
         deletedResources: count('SELECT COUNT(*) AS n FROM resources WHERE source_id = ? AND deleted_at IS NOT NULL'),
         versions: count('SELECT COUNT(*) AS n FROM versions v JOIN resources r ON r.id = v.resource_id WHERE r.source_id = ?'),
         payloadBytes: count('SELECT SUM(v.size) AS n FROM versions v JOIN resources r ON r.id = v.resource_id WHERE r.source_id = ?'),
+        storedBytes: count('SELECT SUM(p.size) AS n FROM payloads p JOIN bags b ON b.id = p.bag_id WHERE b.source_id = ?'),
+        bags: count('SELECT COUNT(*) AS n FROM bags WHERE source_id = ?'),
         openFailures: count('SELECT COUNT(*) AS n FROM failures WHERE source_id = ? AND resolved_at IS NULL'),
       };
     });
@@ -495,6 +592,9 @@ export class Catalog {
     return statement;
   }
 }
+
+/** The columns `toVersion` maps: a version with its resource's identifier and its bag's path. */
+const VERSION_COLUMNS = 'v.*, r.identifier, b.bag_path';
 
 const COUNT_NAMES = ['records', 'added', 'modified', 'touched', 'deleted', 'failed', 'bytes', 'requests'] as const satisfies readonly (keyof HarvestCounts)[];
 

@@ -1,6 +1,7 @@
 // The catalog's queries for `oaibag restore`: every version and deletion of the sources
 // restored, for restore/restore-plan.ts to decide which version is live at an instant.
 import type { Catalog } from './catalog.js';
+import type { PayloadLocation } from './catalog-schema.js';
 
 /** A stored version, as a restore plans with it. */
 export interface VersionRecord {
@@ -13,9 +14,14 @@ export interface VersionRecord {
   size: number;
   /** Lowercase hex. */
   sha256: string;
+  /** The batch bag holding the record. */
   bagPath: string;
-  /** Files in the payload; 0 for a record without datastream; absent when not counted (at least 1). */
-  payloadFiles?: number;
+  /** Files in the payload; 0 for a record without datastream. */
+  payloadFiles: number;
+  /** Where each payload file is held, in the record's order (part 1 is the one restored). */
+  parts: PayloadLocation[];
+  /** The record's Last-Modified header as sent, if it had one. */
+  lastModified?: string;
 }
 
 /** A deletion the repository reported. */
@@ -31,12 +37,25 @@ export function sourceList(catalog: Catalog): Array<{ id: number; baseUrl: strin
   return rows.map((row) => ({ id: row.id, baseUrl: row.base_url }));
 }
 
-/** Every version of the source's resources. */
+/** Every version of the source's resources, with where each of their payload files is held. */
 export function versionsOfSource(catalog: Catalog, sourceId: number): VersionRecord[] {
   const rows = catalog
-    .statement(`SELECT v.id, v.resource_id, r.identifier, v.datestamp, v.size, v.sha256, v.bag_path, v.payload_files
-      FROM versions v JOIN resources r ON r.id = v.resource_id WHERE r.source_id = ?`)
+    .statement(`SELECT v.id, v.resource_id, r.identifier, v.datestamp, v.size, v.sha256, b.bag_path, v.payload_files, v.last_modified
+      FROM versions v JOIN resources r ON r.id = v.resource_id JOIN bags b ON b.id = v.bag_id WHERE r.source_id = ? ORDER BY v.id`)
     .all(sourceId) as Array<Record<string, unknown>>;
+  const parts = catalog
+    .statement(`SELECT vp.version_id, p.sha256, p.size, p.path, b.bag_path
+      FROM version_parts vp JOIN versions v ON v.id = vp.version_id JOIN resources r ON r.id = v.resource_id
+      JOIN payloads p ON p.sha256 = vp.sha256 JOIN bags b ON b.id = p.bag_id
+      WHERE r.source_id = ? ORDER BY vp.version_id, vp.part`)
+    .all(sourceId) as Array<Record<string, unknown>>;
+  const partsOf = new Map<number, PayloadLocation[]>();
+  for (const row of parts) {
+    const id = Number(row.version_id);
+    let list = partsOf.get(id);
+    if (!list) partsOf.set(id, (list = []));
+    list.push({ sha256: String(row.sha256), size: Number(row.size), path: String(row.path), bagPath: String(row.bag_path) });
+  }
   return rows.map((row) => ({
     id: Number(row.id),
     resourceId: Number(row.resource_id),
@@ -46,7 +65,9 @@ export function versionsOfSource(catalog: Catalog, sourceId: number): VersionRec
     size: Number(row.size),
     sha256: String(row.sha256).toLowerCase(),
     bagPath: String(row.bag_path),
-    ...(row.payload_files !== null ? { payloadFiles: Number(row.payload_files) } : {}),
+    payloadFiles: Number(row.payload_files),
+    parts: partsOf.get(Number(row.id)) ?? [],
+    ...(row.last_modified !== null ? { lastModified: String(row.last_modified) } : {}),
   }));
 }
 

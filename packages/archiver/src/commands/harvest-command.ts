@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { type HarvestSummary, harvest } from '../harvest/harvest.js';
+import { DEFAULT_BATCH_BOUNDS } from '../harvest/harvest-batch.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE } from './exit-codes.js';
 import { wholeNumber } from './option-parsers.js';
@@ -16,6 +17,7 @@ export function harvestCommand(): Command {
     .option('--set <SPEC>', 'harvest only this set (e.g. mime:image)')
     .option('--prefix <PREFIX>', 'metadata format to harvest (DSpace and DARE-style repositories call it didl)', 'oai_didl')
     .option('--concurrency <N>', 'records stored at once (By-Reference fetches and bag writes overlap)', wholeNumber, 4)
+    .option('--batch-records <N>', 'seal a batch bag after the page that brings it to N records (default 1000)', wholeNumber)
     .option('--user <NAME>', 'user name for HTTP Basic authentication')
     .option('--password-file <FILE>', 'file whose first line is the password (never on the command line)')
     .option('--allow-private-refs', 'let By-Reference URLs and their redirects lead to loopback, private and link-local addresses')
@@ -48,6 +50,7 @@ export function harvestCommand(): Command {
         archiveDir: options.archive,
         prefix: options.prefix,
         concurrency: options.concurrency,
+        ...(options.batchRecords !== undefined ? { batchBounds: { ...DEFAULT_BATCH_BOUNDS, records: Math.max(1, options.batchRecords) } } : {}),
         ...(options.from !== undefined ? { from: options.from } : {}),
         ...(options.until !== undefined ? { until: options.until } : {}),
         ...(options.set !== undefined ? { set: options.set } : {}),
@@ -82,6 +85,7 @@ export interface HarvestCommandOptions {
   set?: string;
   prefix: string;
   concurrency: number;
+  batchRecords?: number;
   user?: string;
   passwordFile?: string;
   allowPrivateRefs?: boolean;

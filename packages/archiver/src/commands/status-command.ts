@@ -23,6 +23,7 @@ export function statusCommand(): Command {
             `  watermark: ${source.source.watermark ?? 'none (never completed)'}\n` +
             `  last harvest: ${last ? `#${last.id} ${last.status}, ${last.startedAt}` : 'none'}\n` +
             `  resources: ${source.liveResources} live, ${source.deletedResources} deleted; versions: ${source.versions}; payload: ${source.payloadBytes} bytes\n` +
+            `  stored: ${source.storedBytes} bytes (each byte stream once) in ${source.bags} bag(s)\n` +
             `  failures outstanding: ${source.openFailures}\n`;
         }
         process.stdout.write(text);

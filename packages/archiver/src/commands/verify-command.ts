@@ -14,9 +14,13 @@ export function verifyCommand(): Command {
     .addHelpText(
       'after',
       '\nEach problem is one line naming the bag and the file (missing, unexpected, checksum with\n' +
-        'expected and found, Payload-Oxum); a catalogued bag not on disk is a missing-bag, a bag the\n' +
-        'catalog does not list an uncatalogued-bag. One PREMIS "fixity check" event per bag is written\n' +
-        'to the catalog (never into the bags). Holds the archive lock: no harvest meanwhile.\n' +
+        'expected and found, size against the catalog, Payload-Oxum). Under a damaged or missing payload\n' +
+        'file, one line per version relying on it: the version that brought the bytes and every later\n' +
+        'revisit of them ("relied on by <identifier> (datestamp <d>), a revisit recorded in <bag>").\n' +
+        'A catalogued bag not on disk is a missing-bag (every version whose record or bytes were in it\n' +
+        'is named), a bag in aips/harvest-<n>/batch-<n> the catalog does not list an uncatalogued-bag.\n' +
+        'One PREMIS "fixity check" event per bag is written to the catalog (never into the bags).\n' +
+        'Holds the archive lock: no harvest meanwhile.\n' +
         '\nExit codes: 0 everything intact; 1 something is wrong (or the archive is locked); 2 usage.',
     )
     .action(async (options: { archive: string; fast?: boolean; jobs?: number; json?: boolean }) => {

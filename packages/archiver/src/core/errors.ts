@@ -12,6 +12,8 @@
  *   restore's destination): full, or its quota used up. The command stops; run again once
  *   there is room, it resumes.
  * - `ERR_ARCHIVE_DAMAGED`: a bag fails its fixity or completeness check (restore, verify).
+ * - `ERR_ARCHIVE_FORMAT`: the archive is in another layout than the one this oaibag reads and
+ *   writes (docs/aip-profile.md); the message names both formats.
  * - `ERR_ARCHIVE_USAGE`: bad command-line arguments or options.
  * - `ERR_HARVEST_UNREACHABLE`: the source cannot be reached (network, DNS, HTTP errors after retries).
  * - `ERR_HARVEST_NOT_OAI`: the source answers, but not as an OAI-PMH repository.
@@ -31,6 +33,7 @@ export type ArchiverErrorCode =
   | 'ERR_ARCHIVE_IO'
   | 'ERR_ARCHIVE_FULL'
   | 'ERR_ARCHIVE_DAMAGED'
+  | 'ERR_ARCHIVE_FORMAT'
   | 'ERR_ARCHIVE_USAGE'
   | 'ERR_HARVEST_UNREACHABLE'
   | 'ERR_HARVEST_NOT_OAI'

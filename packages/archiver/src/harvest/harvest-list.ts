@@ -1,18 +1,20 @@
 // One harvest's list (harvest/harvest.ts starts it): page after page, each page's records
-// checked and stored (store-record.ts) up to `concurrency` at a time while the page is read in
-// order, each page committed with the list state it leads to (page-ledger.ts).
+// checked and taken into the current batch (store-record.ts) up to `concurrency` at a time
+// while the page is read in order; a batch full or the list's end commits the batch bag with
+// the list state its last page leads to (harvest-batch.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type IncomingDatastream, isDidlError, type ReadRecord } from '@oaibag/didl';
+import { oaiHeaderXml } from '../bag/aip-metadata.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { HarvestCounts, ResumeState } from '../catalog/catalog-schema.js';
+import type { HarvestCounts, NewFailure, ResumeState } from '../catalog/catalog-schema.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { type ListPage, readListPage } from '../oai/list-page.js';
 import { walkList } from '../oai/list-walk.js';
 import type { OaiClient, OaiHttpResponse } from '../oai/oai-client.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from '../oai/retry-policy.js';
+import { type BatchBounds, type BatchTally, HarvestBatch, type PageEntry } from './harvest-batch.js';
 import type { HarvestPlan } from './harvest-plan.js';
 import { discardIncoming, type IncomingFile, receiveIncoming } from './incoming-file.js';
-import { PageLedger, type PageTally } from './page-ledger.js';
 import { RecordRefused, type StoreContext, storeRecord } from './store-record.js';
 
 /** How many times one harvest starts its list again (badResumptionToken, a token loop). */
@@ -35,6 +37,8 @@ export interface HarvestListSetup {
   log: (line: string) => void;
   concurrency: number;
   context: StoreContext;
+  /** When a batch bag is sealed (default: DEFAULT_BATCH_BOUNDS). */
+  batchBounds?: BatchBounds | undefined;
 }
 
 /**
@@ -49,12 +53,32 @@ export class HarvestList {
   listResponseDate: string | null;
   private listDateRecorded = false;
   private completeListSize: number | undefined;
-  /** The next page, asked for while this one commits: the repository prepares it while the page's bags are flushed and recorded (the requests stay one after the other). */
+  /** The next page, asked for while this one is taken in: the repository prepares it meanwhile (the requests stay one after the other). */
   private prefetched: Promise<OaiHttpResponse> | undefined;
+  private readonly batch: HarvestBatch;
+  /** Pages read so far (a page asked for again keeps its number). */
+  private pages = 0;
+  /** The list state after the last page taken into the batch: saved when the batch commits. */
+  private pendingState: ResumeState | null | undefined;
 
   constructor(private readonly setup: HarvestListSetup) {
     this.listResponseDate = setup.plan.resume?.listResponseDate ?? null;
     if (setup.plan.resume) setup.log('resuming the interrupted list from its saved resumption token');
+    const { context } = setup;
+    this.batch = new HarvestBatch({
+      archiveDir: context.archiveDir,
+      catalog: setup.catalog,
+      flusher: context.flusher,
+      sourceId: setup.sourceId,
+      harvestId: setup.harvestId,
+      baseUrl: context.baseUrl,
+      repositoryName: context.repositoryName,
+      prefix: setup.prefix,
+      from: setup.plan.from,
+      until: setup.plan.until,
+      set: setup.set ?? null,
+      ...(setup.batchBounds ? { bounds: setup.batchBounds } : {}),
+    });
   }
 
   /**
@@ -82,38 +106,47 @@ export class HarvestList {
       switch (step.kind) {
         case 'restart':
           // The repository forgot the token (restart, expiry) or the tokens loop: the list starts
-          // again from the checkpoint; records already stored come again and cost nothing.
+          // again from the checkpoint; records already taken come again and cost nothing.
           this.setup.log(`${step.why}; restarting the list from the checkpoint`);
           this.listResponseDate = null;
-          await this.commit(page.ledger);
+          await this.take(page.entries);
+          if (this.batch.full) await this.commit();
           break;
         case 'failed': {
           const message = step.errors.map((error) => `${error.code}: ${error.message}`).join('; ');
-          page.ledger.stageFailure({ sourceId, harvestId, stage: 'list', code: step.errors[0]!.code, message });
-          await this.commit(page.ledger);
+          page.entries.push({ kind: 'failure', failure: { sourceId, harvestId, stage: 'list', code: step.errors[0]!.code, message } });
+          await this.take(page.entries);
+          await this.commit();
           return 'failed';
         }
         case 'end':
           this.recordListDate(page.responseDate);
-          // The list is complete: its last page and the end of the list state commit together.
-          await this.commit(page.ledger, null);
+          await this.take(page.entries);
+          // The list is complete: its last batch and the end of the list state commit together.
+          this.pendingState = null;
+          await this.commit(this.counts.failed > 0 ? 'partial' : 'complete');
           return 'complete';
         case 'loop':
           this.recordListDate(page.responseDate);
-          page.ledger.stageFailure({
-            sourceId,
-            harvestId,
-            stage: 'list',
-            code: 'tokenLoop',
-            message: `the resumption token ${step.token.slice(0, 80)} came back a second time, also after ${MAX_LIST_RESTARTS} restarts of the list`,
+          page.entries.push({
+            kind: 'failure',
+            failure: {
+              sourceId,
+              harvestId,
+              stage: 'list',
+              code: 'tokenLoop',
+              message: `the resumption token ${step.token.slice(0, 80)} came back a second time, also after ${MAX_LIST_RESTARTS} restarts of the list`,
+            },
           });
-          await this.commit(page.ledger);
+          await this.take(page.entries);
+          await this.commit();
           return 'failed';
         case 'next': {
           this.recordListDate(page.responseDate);
-          // The next page, asked for while this one commits (see `prefetched`).
+          // The next page, asked for while this one is taken in (see `prefetched`).
           if (!signal?.aborted) this.prefetched = settledLater(client.oai(step.next));
-          await this.commit(page.ledger, {
+          await this.take(page.entries);
+          this.pendingState = {
             token: step.next.resumptionToken!,
             listFrom: plan.from,
             listUntil: plan.until,
@@ -121,12 +154,27 @@ export class HarvestList {
             prefix,
             listResponseDate: this.listResponseDate,
             harvestId,
-          });
+          };
+          if (this.batch.full) await this.commit();
           break;
         }
       }
     }
     throw new Error('the list ended without its last page'); // walkList always ends with end, failed or loop
+  }
+
+  /**
+   * Commits what the batch holds with the list state of its last complete page (a harvest
+   * stopped on request, or failing): the next harvest resumes after it. When even that cannot
+   * be written (no room left), the batch bag is removed and the error thrown.
+   */
+  async settle(): Promise<void> {
+    try {
+      await this.commit();
+    } catch (error) {
+      await this.batch.abort();
+      throw error;
+    }
   }
 
   /** Frees the connection of a prefetched page that will not be read. */
@@ -150,14 +198,22 @@ export class HarvestList {
     this.listDateRecorded = this.listResponseDate !== null;
   }
 
+  /** Takes a page's records into the batch, in list order. */
+  private async take(entries: readonly PageEntry[]): Promise<void> {
+    await this.batch.addPage(++this.pages, entries);
+  }
+
   /**
-   * Commits a page's rows, with the list state they lead to when given. The harvest's row gets
-   * its counts in the page's transaction: a killed harvest's row tells what its committed pages did.
+   * Commits the batch with the list state of its last page. The harvest's row gets its counts
+   * in the batch's transaction: a killed harvest's row tells what its committed batches did.
    */
-  private async commit(ledger: PageLedger, state?: ResumeState | null): Promise<void> {
-    const { catalog, client, sourceId, harvestId } = this.setup;
+  private async commit(listEnd?: 'complete' | 'partial'): Promise<void> {
+    const { catalog, client, harvestId } = this.setup;
     let after: HarvestCounts | undefined;
-    await ledger.commit(catalog, state === undefined ? undefined : { sourceId, state }, (tally) => {
+    const state = this.pendingState;
+    // Cleared first: a batch that fails to commit must not let a later commit save its token.
+    this.pendingState = undefined;
+    await this.batch.commit({ listResponseDate: this.listResponseDate, ...(listEnd ? { listEnd } : {}) }, state, (tally) => {
       after = { ...this.counts, requests: client.requests };
       addTally(after, tally);
       catalog.updateHarvestCounts(harvestId, after);
@@ -178,8 +234,9 @@ export class HarvestList {
     const { client, context, log, concurrency } = this.setup;
     const policy = this.setup.retry ?? DEFAULT_RETRY_POLICY;
     const counts = this.counts;
+    const batch = this.batch;
     for (let attempt = 0; ; attempt++) {
-      const ledger = new PageLedger(context.archiveDir, context.flusher);
+      const slots: Array<PageEntry | undefined> = [];
       let pending: IncomingFile[] = [];
       const inFlight = new Set<Promise<void>>();
       let firstError: unknown;
@@ -195,7 +252,11 @@ export class HarvestList {
           onRecord: async (record: ReadRecord) => {
             const received = pending;
             pending = [];
-            const job = processRecord(context, ledger, record, received, counts, log)
+            const slot = slots.push(undefined) - 1;
+            const job = processRecord(context, batch, record, received, counts, log)
+              .then((entry) => {
+                slots[slot] = entry;
+              })
               .then(() => this.reportProgress())
               .catch((error: unknown) => {
                 firstError ??= error;
@@ -207,13 +268,13 @@ export class HarvestList {
         });
         await Promise.all(inFlight);
         if (firstError !== undefined) throw firstError;
-        return { ledger, ...page };
+        return { entries: compact(slots), ...page };
       } catch (error) {
         await Promise.all(inFlight);
         for (const file of pending) await discardIncoming(file);
-        // What the broken attempt did store is kept (without a token): the page asked for again
+        // What the broken attempt did take is kept in the batch: the page asked for again
         // recognises those records.
-        await this.commit(ledger);
+        await this.take(compact(slots));
         if (context.signal?.aborted) throw new HarvestStopped();
         if (error instanceof ArchiverError || attempt >= policy.retries) {
           if (error instanceof ArchiverError) throw error;
@@ -238,76 +299,86 @@ function settledLater<T>(promise: Promise<T>): Promise<T> {
   return promise;
 }
 
-/** A page read and processed: its catalog rows (committed by the caller with the list state they lead to) and what it says about the list. */
+/** A page read and processed: its records in list order (taken into the batch by the caller) and what it says about the list. */
 interface PageResult extends ListPage {
-  ledger: PageLedger;
+  entries: PageEntry[];
+}
+
+function compact(slots: ReadonlyArray<PageEntry | undefined>): PageEntry[] {
+  return slots.filter((entry): entry is PageEntry => entry !== undefined);
 }
 
 /** Thrown inside a harvest when its signal stops it; never leaves `harvest()`. */
 export class HarvestStopped extends Error {}
 
+/** One record of a page: its entry for the batch, or undefined when it adds nothing (known, no header). */
 async function processRecord(
   context: StoreContext,
-  ledger: PageLedger,
+  batch: HarvestBatch,
   record: ReadRecord,
   received: IncomingFile[],
   counts: HarvestCounts,
   log: (line: string) => void,
-): Promise<void> {
-  const { sourceId, harvestId } = context;
+): Promise<PageEntry | undefined> {
   const header = record.header;
   counts.records++;
   if (!header) {
     for (const file of received) await discardIncoming(file);
-    return;
+    return undefined;
   }
   if (header.deleted) {
-    ledger.stageDeletion(sourceId, header.identifier, header.datestamp, harvestId);
-    return;
+    for (const file of received) await discardIncoming(file);
+    if (batch.knownDeletion(header.identifier, header.datestamp)) return undefined;
+    const headerXml = record.receivedHeader ?? Buffer.from(oaiHeaderXml(header), 'utf8');
+    return { kind: 'deletion', facts: { kind: 'deletion', identifier: header.identifier, datestamp: header.datestamp, headerXml } };
   }
   if (record.error || !record.didl) {
     for (const file of received) await discardIncoming(file);
     counts.failed++;
     const error = record.error;
-    ledger.stageFailure({
-      sourceId,
-      harvestId,
-      identifier: header.identifier,
-      datestamp: header.datestamp,
+    log(`failed: ${header.identifier}: ${error?.message ?? 'no DIDL'}`);
+    return failureOf(context, header, {
       stage: 'verify',
       code: error?.code ?? 'ERR_HARVEST_FORMAT',
       message: error?.message ?? 'the record carries no DIDL',
       expected: error?.expected === undefined ? null : String(error.expected),
       found: error?.found === undefined ? null : String(error.found),
     });
-    log(`failed: ${header.identifier}: ${error?.message ?? 'no DIDL'}`);
-    return;
   }
   try {
     const asReceived = { ...(record.receivedHeader ? { header: record.receivedHeader } : {}), ...(record.receivedDidl ? { didl: record.receivedDidl } : {}) };
-    const stored = await storeRecord(context, header, record.didl, received, asReceived);
-    ledger.stageVersion(stored.version, stored.bag);
+    const stored = await storeRecord(context, batch, header, record.didl, received, asReceived);
+    if (stored.known) return undefined;
+    return { kind: 'version', facts: stored.facts, parts: stored.parts, fetches: stored.fetches };
   } catch (error) {
     // No room left is the archive's problem, not this record's: the whole harvest stops.
     if (isStorageExhausted(error)) throw archiveFullError(context.archiveDir, error);
     if (!(error instanceof ArchiverError)) throw error;
     counts.failed++;
     const refused = error instanceof RecordRefused ? error : undefined;
-    ledger.stageFailure({
-      sourceId,
-      harvestId,
-      identifier: header.identifier,
-      datestamp: header.datestamp,
+    log(`failed: ${header.identifier}: ${error.message}`);
+    return failureOf(context, header, {
       stage: refused?.stage ?? 'store',
       code: error.code,
       message: error.message,
       expected: refused?.expected ?? null,
       found: refused?.found ?? null,
     });
-    log(`failed: ${header.identifier}: ${error.message}`);
   }
 }
 
-function addTally(counts: HarvestCounts, tally: PageTally): void {
-  for (const key of Object.keys(tally) as Array<keyof PageTally>) counts[key] += tally[key];
+/** A failure of one record of the harvest, for the batch. */
+function failureOf(
+  context: StoreContext,
+  header: { identifier: string; datestamp: string },
+  reason: Pick<NewFailure, 'stage' | 'code' | 'message' | 'expected' | 'found'>,
+): PageEntry {
+  return {
+    kind: 'failure',
+    failure: { sourceId: context.sourceId, harvestId: context.harvestId, identifier: header.identifier, datestamp: header.datestamp, ...reason },
+  };
+}
+
+function addTally(counts: HarvestCounts, tally: BatchTally): void {
+  for (const key of Object.keys(tally) as Array<keyof BatchTally>) counts[key] += tally[key];
 }

@@ -11,6 +11,7 @@ import { type Credentials, OaiClient } from '../oai/oai-client.js';
 import type { ResolveHost } from '../oai/origin-pools.js';
 import type { RetryPolicy } from '../oai/retry-policy.js';
 import { adoptPendingBags } from './adopt-pending-bags.js';
+import type { BatchBounds } from './harvest-batch.js';
 import { HarvestList, HarvestStopped } from './harvest-list.js';
 import { planHarvest } from './harvest-plan.js';
 import { harvestMemoryBudget } from './incoming-file.js';
@@ -34,9 +35,11 @@ export interface HarvestOptions {
   resolveHost?: ResolveHost;
   /**
    * Records stored at once (By-Reference fetches and bag writes overlap; the page itself is
-   * read in order). Every record of a page is stored before its resumption token is saved.
+   * read in order). Every record of a batch is stored before its resumption token is saved.
    */
   concurrency?: number;
+  /** When a batch bag is sealed (default DEFAULT_BATCH_BOUNDS: 1,000 records or 256 MiB of new payload). */
+  batchBounds?: BatchBounds;
   retry?: RetryPolicy;
   /**
    * Stops the harvest early (SIGINT/SIGTERM in `oaibag harvest` and `oaibag mirror`): the page
@@ -65,7 +68,8 @@ export interface HarvestSummary extends HarvestCounts {
 
 /**
  * One harvest: Identify, then ListRecords page by page (resumption tokens, retried pages),
- * each record verified and stored as a bag, deletions recorded. The watermark moves to the
+ * each record verified and taken into a batch bag with its page's other records, deletions
+ * kept as tombstones. The watermark moves to the
  * responseDate of the list's first page only when the list completed and no record failed,
  * so nothing that was not stored is ever skipped by the next harvest.
  */
@@ -123,6 +127,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       prefix,
       log,
       concurrency,
+      batchBounds: options.batchBounds,
       context: {
         archiveDir: options.archiveDir,
         catalog,
@@ -149,14 +154,19 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       status = await list.run();
     } catch (error) {
       list.releasePrefetched();
+      // What the batch holds is committed with the list state of its last complete page.
+      const settled = await list.settle().then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
       list.counts.requests = client.requests;
-      if (error instanceof HarvestStopped) {
-        // Stopped on request: what was stored is committed, the last page's token stays saved.
+      if (error instanceof HarvestStopped && settled === undefined) {
+        // Stopped on request: what was stored is committed, the last page's token saved.
         log('stopped on request; the next harvest resumes from the last complete page');
         catalog.finishHarvest(harvestId, 'interrupted', list.counts);
         return summaryOf('interrupted', source.watermark);
       }
-      throw recordHarvestFailure(catalog, options.archiveDir, source.id, harvestId, list.counts, error);
+      throw recordHarvestFailure(catalog, options.archiveDir, source.id, harvestId, list.counts, error instanceof HarvestStopped ? settled : error);
     }
 
     list.counts.requests = client.requests;

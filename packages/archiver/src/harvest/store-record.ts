@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import {
   componentDigest,
   componentHeaders,
@@ -13,20 +12,15 @@ import {
   type ReceivedDidl,
 } from '@oaibag/didl';
 import type { DiskFlusher } from '../archive/flush-to-disk.js';
-import { bagDirectoryFor } from '../archive/storage-path.js';
-import { didlRecordXml, httpHeadersText, oaiHeaderXml, premisXml, receivedDidlXml, receivedHeaderXml, type StoredPayload } from '../bag/aip-metadata.js';
-import { payloadBaseName, uniqueFileName } from '../bag/bag-paths.js';
-import { createBagBuilder } from '../bag/bag-writer.js';
-import type { SealedBag } from '../bag/sealed-bag.js';
+import { didlRecordXml, oaiHeaderXml, type RecordPayload, receivedDidlXml, type StoredPayload, type StoredRecordFacts } from '../bag/aip-metadata.js';
+import { payloadBaseName } from '../bag/bag-paths.js';
+import { restorePathFor } from '../bag/restore-path.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { NewVersion } from '../catalog/catalog-schema.js';
+import type { VersionFetch } from '../catalog/catalog-schema.js';
 import { ArchiverError, type ArchiverErrorCode } from '../core/errors.js';
-import { ARCHIVER_VERSION } from '../core/version.js';
 import type { OaiClient } from '../oai/oai-client.js';
+import type { HarvestBatch } from './harvest-batch.js';
 import { discardIncoming, type IncomingFile, type MemoryBudget, receiveIncoming } from './incoming-file.js';
-
-/** Names the software in PREMIS events. */
-const AGENT = `oaibag archiver ${ARCHIVER_VERSION}`;
 
 /** Where a record is going: the source, the harvest, and the labels every bag carries. */
 export interface StoreContext {
@@ -37,9 +31,9 @@ export interface StoreContext {
   harvestId: number;
   baseUrl: string;
   repositoryName: string;
-  /** Makes each page's bags durable (see PageLedger). */
+  /** Makes each batch bag durable (see HarvestBatch). */
   flusher: DiskFlusher;
-  /** Memory for small datastreams not yet bagged (see `receiveIncoming`); none: always files. */
+  /** Memory for small datastreams not yet in a bag (see `receiveIncoming`); none: always files. */
   budget?: MemoryBudget;
   /** Aborts By-Reference fetches; an aborted record is abandoned, not recorded as failed. */
   signal?: AbortSignal;
@@ -99,25 +93,29 @@ export interface AsReceived {
   didl?: ReceivedDidl;
 }
 
-/** A record made ready for its page's commit: its version row, and its bag when it is new. */
-export interface StoredRecord {
-  version: NewVersion;
-  /** The sealed bag, placed by the page's commit (PageLedger); absent for a known version. */
-  bag?: SealedBag;
-}
+/** A record made ready for its batch: what its bag keeps, and what its version row needs. */
+export type StoredRecord =
+  | {
+      known: false;
+      facts: StoredRecordFacts;
+      parts: string[];
+      fetches: VersionFetch[];
+    }
+  /** This exact state (identifier, datestamp, content) is already stored: nothing to add. */
+  | { known: true };
 
 /**
- * Builds one verified record's bag and seals it, or recognises the record as a version already
- * stored, and returns what the page's commit needs (see PageLedger, which places the page's
- * bags together and records their versions). `received` holds the By-Value datastreams already written to temporary files,
- * in the order of the record's parts that have one. By-Reference parts are fetched here.
- * `asReceived` holds the header and DIDL elements as the reader kept them: they become
- * metadata/oai-header.xml and didl.xml; whatever is missing is written again from the parsed
- * record.
- * Every check is made before the bag is built; a refused record leaves nothing behind.
+ * Verifies one record's datastreams and takes them into the harvest's current batch: bytes the
+ * archive does not hold yet go into the batch bag's data/, bytes it holds (a touch, a revert,
+ * the same file at another URL) become revisits of the bag that holds them. `received` holds
+ * the By-Value datastreams already received, in the order of the record's parts that have one.
+ * By-Reference parts are fetched here. `asReceived` holds the header and DIDL elements as the
+ * reader kept them; whatever is missing is written again from the parsed record. Every check
+ * is made before anything is taken: a refused record leaves nothing behind.
  */
 export async function storeRecord(
   context: StoreContext,
+  batch: HarvestBatch,
   header: OaiHeader,
   document: DidlDocument,
   received: IncomingFile[],
@@ -142,13 +140,120 @@ export async function storeRecord(
       verifyPart(document.identifier, part, next.file);
     }
     // No datastream at all (a DSpace item without bitstreams, a DIDL of descriptive metadata
-    // only) is still a record: its AIP has an empty payload and the metadata as received.
-    return await buildVersion(context, header, document, parts, got, asReceived);
+    // only) is still a record: its version has no payload file and its metadata as received.
+    return await takeRecord(batch, header, document, parts, got, asReceived);
   } finally {
     for (const file of [...got.map((part) => part.file), ...received]) await discardIncoming(file);
   }
 }
 
+/**
+ * Takes a verified record into the batch: its version state claimed (a state stored already
+ * adds nothing), each datastream held or revisited, its metadata as received. A failure gives
+ * the claim back, so the record can come again.
+ */
+async function takeRecord(
+  batch: HarvestBatch,
+  header: OaiHeader,
+  document: DidlDocument,
+  parts: Part[],
+  got: ReceivedPart[],
+  asReceived: AsReceived,
+): Promise<StoredRecord> {
+  const files = got.map((part) => part.file);
+  // One digest for the version: the payload's own for one file, else of the part digests (for
+  // no file at all, the sha-256 of nothing).
+  const sha256 = files.length === 1 ? files[0]!.sha256 : combinedDigest(files);
+  const size = files.reduce((sum, file) => sum + file.size, 0);
+  if (!batch.claimState(header.identifier, header.datestamp, sha256)) return { known: true };
+  try {
+    return await takeClaimed();
+  } catch (error) {
+    batch.releaseState(header.identifier, header.datestamp, sha256);
+    throw error;
+  }
+
+  async function takeClaimed(): Promise<StoredRecord> {
+    const payloads: RecordPayload[] = [];
+    for (const [index, file] of files.entries()) {
+      const { segments, fallbackName } = payloadPlace(header, document, parts[index]!, index + 1);
+      const place = await batch.takePayload(segments, fallbackName, file, parts[index]!.mimeType);
+      const digest = componentDigest(parts[index]!.item, parts[index]!.component);
+      payloads.push({
+        part: index + 1,
+        path: place.path,
+        ...(place.revisitOf !== undefined ? { revisitOf: place.revisitOf } : { sha512: file.sha512 }),
+        size: file.size,
+        sha256: file.sha256,
+        via: parts[index]!.byValue ? 'by-value' : 'by-reference',
+        ...(digest && isSha256(digest.algorithm) ? { promisedSha256: digest.value.toLowerCase() } : {}),
+        ...(got[index]!.fetched ? { fetched: got[index]!.fetched } : {}),
+      });
+    }
+    const headerXml = asReceived.header ?? Buffer.from(oaiHeaderXml(header), 'utf8');
+    const didlXml = await didlOf(document, asReceived.didl, parts, payloads);
+    return {
+      known: false,
+      facts: {
+        kind: 'version',
+        identifier: header.identifier,
+        datestamp: header.datestamp,
+        sha256,
+        size,
+        mimeType: parts[0]?.mimeType ?? null,
+        lastModified: lastModifiedOf(document, parts),
+        payloads,
+        headerXml,
+        didlXml,
+      },
+      parts: files.map((file) => file.sha256),
+      fetches: got.flatMap((part, index) => (part.fetched ? [{ part: index + 1, ...part.fetched }] : [])),
+    };
+  }
+}
+
+/**
+ * Where a datastream goes in the batch bag, so that a person opening it sees the site's files:
+ * the record's URL as a path (`<host>/<path>`; part 2 and on of a compound record as
+ * `<path>.part-2`…) when the record is identified by an http(s) URL (mod_oai), else the
+ * datastream's own `ref` URL (a DSpace bitstream, a DARE object file); `fallbackName` names it
+ * when neither gives a usable path (see BatchBag).
+ */
+function payloadPlace(header: OaiHeader, document: DidlDocument, part: Part, n: number): { segments: string[] | undefined; fallbackName: string } {
+  const record = [document.identifier, header.identifier].map((url) => restorePathFor(url, { withHost: true })).find((path) => path.ok);
+  if (record?.ok) {
+    const segments = [...record.segments];
+    if (n > 1) segments[segments.length - 1] = `${segments[segments.length - 1]}.part-${n}`;
+    return { segments, fallbackName: payloadBaseName(document.identifier) };
+  }
+  const own = part.ref !== undefined ? restorePathFor(part.ref, { withHost: true }) : undefined;
+  return { segments: own?.ok ? own.segments : undefined, fallbackName: payloadBaseName(part.ref ?? document.identifier) };
+}
+
+function combinedDigest(files: IncomingFile[]): string {
+  const hash = createHash('sha256');
+  for (const file of files) hash.update(`${file.sha256}\n`);
+  return hash.digest('hex');
+}
+
+/** The Last-Modified the record gives its first datastream (or its Item), as sent. */
+function lastModifiedOf(document: DidlDocument, parts: Part[]): string | null {
+  const first = parts[0];
+  const headers = first ? componentHeaders(first.item, first.component) : (document.item.headers ?? []);
+  return getHeader(headers, 'last-modified') ?? null;
+}
+
+/** The DIDL as received when the reader kept it, else written again; base64 replaced by pointers. */
+async function didlOf(document: DidlDocument, receivedDidl: ReceivedDidl | undefined, parts: Part[], payloads: RecordPayload[]): Promise<Buffer> {
+  const stored = new Map<DidlResource, StoredPayload>();
+  parts.forEach((part, index) => {
+    const resource = part.byValue ? part.component.resources.find((candidate) => candidate.byValue) : undefined;
+    const payload = payloads[index]!;
+    if (resource) stored.set(resource, { path: payload.path, sha256: payload.sha256, ...(payload.revisitOf !== undefined ? { bag: payload.revisitOf } : {}) });
+  });
+  const payloadOf = (resource: DidlResource): StoredPayload | undefined => stored.get(resource);
+  return receivedDidl ? receivedDidlXml(receivedDidl, payloadOf) : didlRecordXml(document, payloadOf);
+}
 async function fetchPart(context: StoreContext, identifier: string, part: Part): Promise<ReceivedPart> {
   const ref = new URL(part.ref!);
   const response = await context.client.getDatastream(ref, `the datastream of ${identifier}`).catch((error: Error) => {
@@ -190,131 +295,4 @@ function verifyPart(identifier: string, part: Part, file: IncomingFile): void {
   if (digest && isSha256(digest.algorithm) && digest.value.toLowerCase() !== file.sha256) {
     throw new RecordRefused(`${identifier}: the sha-256 of the bytes received differs from the record's`, 'verify', digest.value, file.sha256);
   }
-}
-
-async function buildVersion(
-  context: StoreContext,
-  header: OaiHeader,
-  document: DidlDocument,
-  parts: Part[],
-  got: ReceivedPart[],
-  asReceived: AsReceived,
-): Promise<StoredRecord> {
-  const { catalog, sourceId } = context;
-  const files = got.map((part) => part.file);
-  // One digest for the version: the payload's own for one file, else of the part digests (for
-  // no file at all, the sha-256 of nothing).
-  const sha256 = files.length === 1 ? files[0]!.sha256 : combinedDigest(files);
-  const size = files.reduce((sum, file) => sum + file.size, 0);
-  const known = catalog.knownVersion(sourceId, header.identifier, header.datestamp, sha256);
-  if (known) {
-    const version = {
-      sourceId,
-      identifier: header.identifier,
-      datestamp: known.datestamp,
-      size: known.size,
-      sha256: known.sha256,
-      mimeType: known.mimeType,
-      bagPath: known.bagPath,
-      harvestId: known.harvestId,
-    };
-    return { version };
-  }
-
-  const previous = catalog.latestVersion(sourceId, header.identifier);
-  const builder = await createBagBuilder(context.archiveDir);
-  try {
-    const taken = new Set<string>();
-    const names: string[] = [];
-    const baseName = payloadBaseName(document.identifier);
-    for (const file of files) {
-      const name = uniqueFileName(baseName, taken);
-      taken.add(name);
-      names.push(name);
-      // Same bytes as the previous version (a touch): link its payload, costing no space.
-      const reuse = previous && previous.sha256 === file.sha256 && files.length === 1 ? join(context.archiveDir, previous.bagPath, 'data', name) : undefined;
-      const linked = reuse ? await builder.linkPayload(name, reuse, file).catch(() => undefined) : undefined;
-      if (linked) continue;
-      if (file.bytes !== null) builder.addPayloadBytes(name, file.bytes, file);
-      else await builder.linkPayload(name, file.path!, file);
-    }
-    await builder.addTagFile('oai-header.xml', asReceived.header ? receivedHeaderXml(asReceived.header) : oaiHeaderXml(header));
-    await builder.addTagFile('didl.xml', await didlXml(document, asReceived.didl, parts, names, files));
-    const headersText = httpHeadersText(document);
-    if (headersText !== '') await builder.addTagFile('http-headers.txt', headersText);
-    await builder.addTagFile(
-      'premis.xml',
-      premisXml({
-        header,
-        document,
-        baseUrl: context.baseUrl,
-        harvestId: context.harvestId,
-        capturedAt: new Date(),
-        agent: AGENT,
-        files: files.map((file, index) => {
-          const digest = componentDigest(parts[index]!.item, parts[index]!.component);
-          return {
-            name: names[index]!,
-            size: file.size,
-            sha256: file.sha256,
-            sha512: file.sha512,
-            via: parts[index]!.byValue ? ('by-value' as const) : ('by-reference' as const),
-            ...(digest && isSha256(digest.algorithm) ? { promisedSha256: digest.value } : {}),
-            ...(got[index]!.fetched ? { fetched: got[index]!.fetched } : {}),
-          };
-        }),
-      }),
-    );
-    const destination = bagDirectoryFor(header.identifier, header.datestamp, sha256);
-    const version: NewVersion = {
-      sourceId,
-      identifier: header.identifier,
-      datestamp: header.datestamp,
-      size,
-      sha256,
-      mimeType: parts[0]?.mimeType ?? null,
-      bagPath: destination,
-      harvestId: context.harvestId,
-      payloadFiles: files.length,
-      fetches: got.flatMap((part, index) => (part.fetched ? [{ payload: names[index]!, ...part.fetched }] : [])),
-    };
-    const bag = await builder.seal({
-      destination,
-      bagInfo: [
-        ['External-Identifier', document.identifier],
-        ['OAI-Identifier', header.identifier],
-        ['OAI-Datestamp', header.datestamp],
-        ['OAI-Base-URL', context.baseUrl],
-        ['Harvest-Id', String(context.harvestId)],
-        ['Source-Repository-Name', context.repositoryName],
-      ],
-    });
-    return { version, bag };
-  } catch (error) {
-    await builder.abort().catch(() => undefined);
-    throw error;
-  }
-}
-
-function combinedDigest(files: IncomingFile[]): string {
-  const hash = createHash('sha256');
-  for (const file of files) hash.update(`${file.sha256}\n`);
-  return hash.digest('hex');
-}
-
-/** metadata/didl.xml: the DIDL as received when the reader kept it, else written again. */
-async function didlXml(
-  document: DidlDocument,
-  receivedDidl: ReceivedDidl | undefined,
-  parts: Part[],
-  names: string[],
-  files: IncomingFile[],
-): Promise<string | Buffer> {
-  const stored = new Map<DidlResource, StoredPayload>();
-  parts.forEach((part, index) => {
-    const resource = part.byValue ? part.component.resources.find((candidate) => candidate.byValue) : undefined;
-    if (resource) stored.set(resource, { name: names[index]!, sha256: files[index]!.sha256 });
-  });
-  const payloadOf = (resource: DidlResource): StoredPayload | undefined => stored.get(resource);
-  return receivedDidl ? receivedDidlXml(receivedDidl, payloadOf) : didlRecordXml(document, payloadOf);
 }

@@ -42,13 +42,18 @@ export interface RefusedResource {
 }
 
 /**
- * What restore found wrong in a bag it was to write from (bytes or tag files that fail their
- * check): nothing of that bag is written. `oaibag verify` reports the whole bag (DamagedBag).
+ * A version restore could not write because its bytes fail their check (a payload file missing,
+ * a link, or not matching the digest or size the catalog records): nothing of it is written.
+ * `oaibag verify` reports the whole bag and every version relying on the file.
  */
 export interface DamageFound {
   identifier: string;
-  /** The bag folder, as a path the user can hand to `oaibag verify`. */
+  /**
+   * The bag holding the payload file (for a revisit, an earlier bag than the record's), as a
+   * path the user can hand to `oaibag verify`.
+   */
   bag: string;
+  /** What is wrong, naming the payload file by its archive path (`<bag>/data/…`). */
   problem: string;
   expected?: string;
   found?: string;
@@ -73,7 +78,7 @@ export interface RestoreSummary {
   damaged: DamageFound[];
   /** Resources whose file could not be written (I/O errors), with the message. */
   failed: Array<{ identifier: string; path: string; message: string }>;
-  /** Compound objects: the first part is restored at the URL's path, these parts are not. */
+  /** Compound objects: the first part is restored at the URL's path, the other parts (archive paths, `<bag>/data/…`) are not. */
   extraParts: Array<{ identifier: string; bag: string; parts: string[] }>;
   /** Dry run only: every file that would be written, in path order. */
   planned: RestoredFile[];

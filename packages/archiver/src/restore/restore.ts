@@ -1,18 +1,20 @@
 // `oaibag restore`: rebuilds a web site from the archive's AIPs. The catalog says which
 // version of which resource is current at the chosen instant (restore-plan.ts), the URL says
-// where it goes (restore-path.ts), and the bag gives the bytes, which are checked against the
-// bag's manifest and the catalog while they are written to a temporary file beside their
-// target; only verified bytes are renamed into place. A damaged bag, a refused URL or a path
-// that cannot be written is reported and skipped; the others are still restored.
+// where it goes (bag/restore-path.ts), and the catalog's payload index says which payload file
+// of which batch bag holds the version's bytes (for a revisit, an earlier bag than the
+// record's). The bytes are checked against the digest and size the catalog records while they
+// are written to a temporary file beside their target; only verified bytes are renamed into
+// place. A damaged payload file, a refused URL or a path that cannot be written is reported and
+// skipped; the others are still restored.
 //
 // No archive lock: bags are immutable once in place, and the catalog is only read (in one
 // read transaction, so a harvest committing meanwhile is not half seen).
 
 import { resolve } from 'node:path';
+import { placeResources } from '../bag/restore-path.js';
 import { Catalog } from '../catalog/catalog.js';
 import { deletionsOfSource, sourceList, versionsOfSource } from '../catalog/restore-queries.js';
 import { ArchiverError } from '../core/errors.js';
-import { placeResources } from './restore-path.js';
 import { formatInstant, type PlanDeletion, type PlanVersion, parseAsOf, planRestore } from './restore-plan.js';
 import { type RestoreOptions, RestoreReport, type RestoreSummary } from './restore-summary.js';
 import { type PlannedFile, SiteWriter } from './site-writer.js';

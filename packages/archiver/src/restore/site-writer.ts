@@ -1,6 +1,6 @@
 // The apply step of a restore: the planned files written into the restore folder. A few are
-// staged at once (stage-version.ts: read from their bags, verified, written under temporary
-// names); verified files wait and are made durable a batch at a time (one syncfs where
+// staged at once (stage-version.ts: read from the payload files the catalog names, verified,
+// written under temporary names); verified files wait and are made durable a batch at a time (one syncfs where
 // available), then renamed: the same guarantee as fsyncing each, for a fraction of the cost
 // (see flush-to-disk.ts). Outcomes are taken in the plan's order, so reports and the summary do
 // not depend on timing.
@@ -32,7 +32,7 @@ type Outcome = { entry: PlannedFile; bag: string; staged?: StagedVersion; error?
 /** A batch is made durable and renamed at this many files or bytes, whichever comes first. */
 const BATCH_FILES = 256;
 const BATCH_BYTES = 256 * 1024 * 1024;
-/** Files read from their bags and written at once (each is a dozen fs calls, mostly waiting: one at a time left the process idle 70% of a restore). */
+/** Files read from the archive and written at once (each is a dozen fs calls, mostly waiting: one at a time left the process idle 70% of a restore). */
 const PARALLEL_FILES = 4;
 
 /** Writes planned files into `root` (an absolute folder), reporting each outcome. */
@@ -93,7 +93,8 @@ export class SiteWriter {
   }
 
   private stage(entry: PlannedFile): Promise<Outcome> {
-    const bag = join(this.archiveDir, entry.version.bagPath);
+    // The bag holding the bytes restored (for a revisit, an earlier one than the record's).
+    const bag = join(this.archiveDir, entry.version.parts[0]?.bagPath ?? entry.version.bagPath);
     return stageVersion(this.archiveDir, this.root, entry.version, entry.segments, this.folders, this.touched).then(
       (staged) => ({ entry, bag, staged }),
       (error: unknown) => ({ entry, bag, error }),

@@ -6,8 +6,9 @@ import { constants as fsConstants } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { resolveArchivePath } from '../archive/storage-path.js';
+import type { PayloadLocation } from '../catalog/catalog-schema.js';
 import { writeFully } from '../core/write-fully.js';
-import { Damage, lastModified, OPEN_PAYLOAD, parseManifest, readTag, recordOrder, sha256 } from './restore-bag.js';
+import { Damage, OPEN_PAYLOAD } from './restore-bag.js';
 import { datestampSeconds, type PlanVersion } from './restore-plan.js';
 
 /** Names of the files a restore leaves only while it writes one (a crash can leave one behind). */
@@ -24,15 +25,34 @@ export interface StagedVersion {
   target: string;
   folder: string;
   size: number;
+  /** A compound object's parts 2.., as archive paths (`<bag>/data/…`): not written. */
   extraParts: string[];
 }
 
+/** A payload file as named in messages: its archive path, `<bag>/data/…`. */
+export function payloadName(part: PayloadLocation): string {
+  return `${part.bagPath}/${part.path}`;
+}
+
 /**
- * Writes one version beside its place below `root`, under a temporary name: the bag's tag
- * files that are used are checked against tagmanifest-sha256.txt, the payload streamed into
- * the temporary file while hashed, compared with the manifest and the catalog, and given its
- * mtime. The caller makes it durable and renames it (see SiteWriter). Throws Damage (the
- * bag), InTheWay (the restore folder) or an I/O error, and then leaves no temporary file.
+ * The version's mtime in seconds: its record's Last-Modified header (whole seconds, as HTTP
+ * gives it) when it has a readable one, else its datestamp, else now.
+ */
+export function versionMtime(version: PlanVersion): number {
+  const ms = version.lastModified === undefined ? Number.NaN : Date.parse(version.lastModified);
+  if (Number.isFinite(ms)) return Math.floor(ms / 1000);
+  return datestampSeconds(version.datestamp) ?? Math.floor(Date.now() / 1000);
+}
+
+/**
+ * Writes one version beside its place below `root`, under a temporary name. The bytes are those
+ * of the version's first part, wherever the catalog's payload index says the archive holds them
+ * (its own batch bag, or an earlier one for a revisit): the payload file is opened without
+ * following a link, streamed into the temporary file while hashed, compared with the part's
+ * sha-256 and size (and, for a one-part version, the version's), and the file given its mtime.
+ * The caller makes it durable and renames it (see SiteWriter). Throws Damage (the payload
+ * file, named by its archive path), InTheWay (the restore folder) or an I/O error, and then
+ * leaves no temporary file.
  */
 export async function stageVersion(
   archiveDir: string,
@@ -42,39 +62,26 @@ export async function stageVersion(
   folders: Set<string>,
   touched: Set<string>,
 ): Promise<StagedVersion> {
-  let bagDir: string;
+  const first = version.parts[0];
+  if (first === undefined) throw new Damage(`the catalog names no payload file for the version of ${version.datestamp}`);
+  const name = payloadName(first);
+  let file: string;
   try {
-    bagDir = resolveArchivePath(archiveDir, version.bagPath);
+    file = resolveArchivePath(archiveDir, name);
   } catch (error) {
-    throw new Damage(`the catalog's bag path is unsafe: ${(error as Error).message}`);
+    throw new Damage(`the catalog's payload path ${name} is unsafe: ${(error as Error).message}`);
   }
-  const tagManifest = parseManifest(await readTag(bagDir, 'tagmanifest-sha256.txt'), 'tagmanifest-sha256.txt');
-  const readListed = async (name: string): Promise<Buffer | undefined> => {
-    const expected = tagManifest.find((entry) => entry.path === name)?.digest;
-    if (expected === undefined) return undefined;
-    const bytes = await readTag(bagDir, name);
-    const found = sha256(bytes);
-    if (found !== expected) throw new Damage(`${name} does not match tagmanifest-sha256.txt`, expected, found);
-    return bytes;
-  };
-  const manifestBytes = await readListed('manifest-sha256.txt');
-  if (manifestBytes === undefined) throw new Damage('manifest-sha256.txt is not listed in tagmanifest-sha256.txt');
-  const payload = parseManifest(manifestBytes, 'manifest-sha256.txt').filter((entry) => entry.path.startsWith('data/'));
-  if (payload.length === 0) throw new Damage('manifest-sha256.txt lists no payload file');
-  const parts = recordOrder(payload, version);
-  const first = parts[0]!;
-  const headers = await readListed('metadata/http-headers.txt');
-  const mtime = lastModified(headers) ?? datestampSeconds(version.datestamp) ?? Math.floor(Date.now() / 1000);
+  const mtime = versionMtime(version);
 
   const folder = await prepareFolder(root, segments.slice(0, -1), folders, touched);
   const target = join(folder, segments[segments.length - 1]!);
   let source: FileHandle;
   try {
-    source = await open(join(bagDir, ...first.path.split('/')), OPEN_PAYLOAD);
+    source = await open(file, OPEN_PAYLOAD);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new Damage(`${first.path} is missing`);
-    if (code === 'ELOOP') throw new Damage(`${first.path} is a symbolic link`);
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new Damage(`${name} is missing`);
+    if (code === 'ELOOP') throw new Damage(`${name} is a symbolic link`);
     throw error;
   }
   // The pid in the name tells a later restore whether the writer is still running (see removeStaleTemporaries).
@@ -82,6 +89,7 @@ export async function stageVersion(
   let written: FileHandle | undefined;
   let placed = false;
   try {
+    if (!(await source.stat()).isFile()) throw new Damage(`${name} is not a regular file`);
     written = await open(temp, OPEN_TEMP, 0o644);
     const hash = createHash('sha256');
     let size = 0;
@@ -91,18 +99,23 @@ export async function stageVersion(
       await writeFully(written, chunk);
     }
     const found = hash.digest('hex');
-    if (found !== first.digest) throw new Damage(`${first.path} does not match manifest-sha256.txt`, first.digest, found);
-    if (parts.length === 1 && (found !== version.sha256 || size !== version.size)) {
-      throw new Damage(`${first.path} does not match the catalog (sha-256 ${version.sha256}, ${version.size} bytes)`, version.sha256, `${found} ${size} bytes`);
+    if (found !== first.sha256) throw new Damage(`${name} does not match its sha-256`, first.sha256, found);
+    if (size !== first.size) throw new Damage(`${name} does not match its size`, `${first.size} bytes`, `${size} bytes`);
+    if (version.parts.length === 1 && (found !== version.sha256 || size !== version.size)) {
+      throw new Damage(
+        `${name} does not match the catalog's version (sha-256 ${version.sha256}, ${version.size} bytes)`,
+        `${version.sha256} ${version.size} bytes`,
+        `${found} ${size} bytes`,
+      );
     }
-    // What landed on disk, not only what was read, must be the size the manifest describes.
+    // What landed on disk, not only what was read, must be the size the catalog records.
     const landed = (await written.stat()).size;
     if (landed !== size) throw Object.assign(new Error(`${landed} bytes written of ${size}`), { code: 'EIO' });
     await written.utimes(mtime, mtime);
     await written.close();
     written = undefined;
     placed = true; // handed to the caller, which renames or removes it
-    return { temp, target, folder, size, extraParts: parts.slice(1).map((part) => part.path) };
+    return { temp, target, folder, size, extraParts: version.parts.slice(1).map(payloadName) };
   } finally {
     await source.close().catch(() => undefined);
     await written?.close().catch(() => undefined);

@@ -3,11 +3,13 @@
 // PREMIS-style events into the catalog, never into bags (a bag is immutable: editing a tag
 // file would break its tag manifest).
 //
-// The catalog and the aips/ tree are compared both ways: a version whose bag is gone is a
-// `missing-bag`, a bag the catalog does not list an `uncatalogued-bag` (one noted as pending —
-// a harvest interrupted between rename and record — is only a note: the next harvest records
-// it). Every bag found is verified by verifyBag in a pool of worker threads, whole bags per
-// worker, and the report is sorted by bag path, so it is the same whatever the number of jobs.
+// The catalog and the aips/ tree are compared both ways: a batch bag the catalog lists that is
+// gone is a `missing-bag`, a bag the catalog does not list an `uncatalogued-bag` (one noted as
+// pending — a harvest interrupted between rename and record — is only a note: the next harvest
+// records it). Every bag found is verified by verifyBag in a pool of worker threads, whole bags
+// per worker, and the report is sorted by bag path, so it is the same whatever the number of
+// jobs. A payload file found damaged (or missing) is named with every version that relies on it:
+// the version that brought the bytes and every revisit of them recorded in later bags.
 
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, stat } from 'node:fs/promises';
@@ -19,7 +21,7 @@ import { AIPS_DIRECTORY, resolveArchivePath, TEMP_DIRECTORY } from '../archive/s
 import type { BagProblem, BagProblemKind } from '../bag/bag-verifier.js';
 import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
 import type { NewEvent } from '../catalog/catalog-schema.js';
-import { cataloguedBags } from '../catalog/verify-queries.js';
+import { payloadsOfBag, type RelyingVersion, versionsRelyingOn, versionsRelyingOnBag } from '../catalog/verify-queries.js';
 import { ArchiverError, isStorageExhausted } from '../core/errors.js';
 import type { VerifyJob, VerifyJobResult } from './verify-worker.js';
 
@@ -38,8 +40,9 @@ export interface VerifyArchiveOptions {
 
 /**
  * What can be wrong: a bag's own problems (bag-verifier.ts), or the archive's: `missing-bag`
- * (catalogued, not on disk), `uncatalogued-bag`, `size` (the payload on disk is not the size
- * the catalog recorded), `stray` (something in aips/ that is not a bag), `unreadable`.
+ * (catalogued, not on disk), `uncatalogued-bag`, `size` (the payload on disk, or one payload
+ * file, is not the size the catalog recorded), `stray` (something in aips/ that is not a bag),
+ * `unreadable`.
  */
 export type ArchiveProblemKind = BagProblemKind | 'missing-bag' | 'uncatalogued-bag' | 'size' | 'stray' | 'unreadable';
 
@@ -52,9 +55,30 @@ export interface ArchiveProblem extends Omit<BagProblem, 'kind'> {
 /** A bag whose content is not intact. */
 export interface DamagedBag {
   bagPath: string;
-  /** The resource's identifier when the catalog (or a pending note) knows the bag. */
-  identifier: string | null;
   problems: number;
+}
+
+/** A version that relies on a damaged payload file or a missing bag. */
+export interface ReliantVersion {
+  /** The source's OAI-PMH base URL. */
+  source: string;
+  identifier: string;
+  datestamp: string;
+  /** The batch bag holding the version's record. */
+  bagPath: string;
+  /** True when the record is in another bag: it revisits bytes held in the damaged one. */
+  revisit: boolean;
+}
+
+/** A payload file damaged or missing (or a whole bag missing), with every version that relies on it. */
+export interface DamagedPayload {
+  bagPath: string;
+  /** The file (`data/…`); null for a missing bag: every record and payload file in it is lost. */
+  path: string | null;
+  /** What is wrong, the worst when several: missing, then size, then checksum. */
+  problem: 'missing-bag' | 'missing' | 'size' | 'checksum';
+  /** Oldest first; empty when the catalog knows no version using the file (an uncatalogued bag). */
+  versions: ReliantVersion[];
 }
 
 /** The result of {@link verifyArchive}; `--json` prints it. */
@@ -72,6 +96,10 @@ export interface VerifyReport {
   /** Entries left in tmp/ by an interrupted harvest: not errors (the next harvest removes them). */
   tmpLeftovers: number;
   damagedBags: DamagedBag[];
+  /** Each damaged or missing payload file, and each missing bag, sorted by bag path then file. */
+  damagedPayloads: DamagedPayload[];
+  /** Distinct versions that rely on a damaged payload file or a missing bag. */
+  affectedVersions: number;
   problems: ArchiveProblem[];
   /** Lines that are not problems (pending bags, tmp/ leftovers). */
   notes: string[];
@@ -88,20 +116,25 @@ export interface VerifyReport {
 
 /** What the catalog says about a bag path. */
 interface Known {
-  versionId: number | null;
-  resourceId: number | null;
   sourceId: number | null;
-  identifier: string;
+  harvestId: number | null;
+  records: number | null;
+  /** The bag's payload bytes, as recorded. */
   size: number | null;
   pending: boolean;
 }
 
+/** The problems that damage a payload file, worst first (see {@link DamagedPayload.problem}). */
+const PAYLOAD_DAMAGE: ReadonlyArray<DamagedPayload['problem']> = ['missing', 'size', 'checksum'];
+
 /**
- * Checks the fixity of the archive at `archiveDir`: every catalogued and every found bag is verified (in
- * full, or `fast`), missing and uncatalogued bags are reported, and one `fixity check` event
- * per bag checked (and per version whose bag is missing) is written to the catalog, 500 bags
- * per transaction. Throws ERR_ARCHIVE_CATALOG when there is no catalog, ERR_ARCHIVE_LOCKED
- * while a harvest runs, ERR_ARCHIVE_USAGE for a bad `jobs`.
+ * Checks the fixity of the archive at `archiveDir`: every catalogued and every found bag is
+ * verified (in full, or `fast`), each payload file the catalog places in a bag is measured
+ * against the size it recorded, missing and uncatalogued bags are reported, every damaged payload
+ * is named with the versions relying on it, and one `fixity check` event per bag checked (and
+ * per missing bag) is written to the catalog, 500 per transaction. Throws ERR_ARCHIVE_CATALOG
+ * when there is no catalog, ERR_ARCHIVE_LOCKED while a harvest runs, ERR_ARCHIVE_USAGE for a
+ * bad `jobs`.
  */
 export async function verifyArchive(options: VerifyArchiveOptions): Promise<VerifyReport> {
   const started = Date.now();
@@ -114,78 +147,97 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
   let catalog: Catalog | undefined;
   try {
     catalog = Catalog.open(archiveDir, { create: false });
-    const known = catalogueBags(catalog);
-    const problems = new Map<string, ArchiveProblem[]>();
-    const complain = (problem: ArchiveProblem): void => void problems.set(problem.bagPath, [...(problems.get(problem.bagPath) ?? []), problem]);
-    const notes: string[] = [];
-
-    const onDisk = await findBags(archiveDir, known, complain);
-    const { toCheck, missing, uncatalogued, pending } = takeInventory(known, onDisk, complain, notes);
-    const tmpLeftovers = (await readdir(join(archiveDir, TEMP_DIRECTORY)).catch(() => [])).length;
-    if (tmpLeftovers > 0) notes.push(`${TEMP_DIRECTORY}/: ${tmpLeftovers} leftover(s) of an interrupted harvest; the next harvest removes them`);
-
-    // Verify, writing the events in batches as results come in.
-    const events = new EventRecorder(catalog, known, fast ? 'fast' : 'full');
-    for (const path of missing) events.add(path, 'failure', 'the bag is missing');
-
-    let bytes = 0;
-    let hashedBytes = 0;
-    let done = 0;
-    const damagedBags: DamagedBag[] = [];
-    await runPool(
-      toCheck.map((path, id): VerifyJob => ({ id, bagDir: resolveArchivePath(archiveDir, path), fast })),
-      jobs,
-      (result) => {
-        const path = toCheck[result.id]!;
-        const entry = known.get(path);
-        const found = problemsOf(path, entry, result);
-        if (result.tally) {
-          bytes += result.tally.payloadBytes;
-          hashedBytes += result.tally.hashedBytes;
-        }
-        found.forEach(complain);
-        if (found.length > 0) damagedBags.push({ bagPath: path, identifier: entry?.identifier ?? null, problems: found.length });
-        const shown = found.slice(0, 20).map((problem) => problem.message.slice(path.length + 2));
-        events.add(
-          path,
-          found.length === 0 ? 'success' : 'failure',
-          found.length === 0 ? 'intact' : `${found.length} problem(s): ${shown.join('; ')}${found.length > shown.length ? '; …' : ''}`,
-        );
-        options.progress?.(++done, toCheck.length, bytes);
-      },
-    );
-    events.flush();
-    if (events.unrecorded > 0) {
-      notes.push(
-        `catalog: no room left on its file system: ${events.unrecorded} fixity-check event(s) not recorded; free space and verify again to record them`,
-      );
-    }
-
-    damagedBags.sort((a, b) => byCodeUnit(a.bagPath, b.bagPath));
-    const all = [...problems.keys()].sort(byCodeUnit).flatMap((path) => problems.get(path)!);
-    return {
-      fast,
-      jobs,
-      bags: toCheck.length,
-      valid: toCheck.length - damagedBags.length,
-      damaged: damagedBags.length,
-      missingBags: missing.length,
-      uncataloguedBags: uncatalogued,
-      pendingBags: pending,
-      tmpLeftovers,
-      damagedBags,
-      problems: all,
-      notes,
-      bytes,
-      hashedBytes,
-      events: events.recorded,
-      seconds: (Date.now() - started) / 1000,
-      ok: all.length === 0,
-    };
+    return await check(catalog, { ...options, fast, jobs }, started);
   } finally {
     catalog?.close();
     await lock.release();
   }
+}
+
+/** The check itself, under the lock, with the catalog open. */
+async function check(catalog: Catalog, options: VerifyArchiveOptions & { fast: boolean; jobs: number }, started: number): Promise<VerifyReport> {
+  const { archiveDir, fast, jobs } = options;
+  const known = catalogueBags(catalog);
+  const problems = new Map<string, ArchiveProblem[]>();
+  const complain = (problem: ArchiveProblem): void => {
+    const list = problems.get(problem.bagPath);
+    if (list === undefined) problems.set(problem.bagPath, [problem]);
+    else list.push(problem);
+  };
+  const notes: string[] = [];
+
+  const onDisk = await findBags(archiveDir, known, complain);
+  const { toCheck, missing, uncatalogued, pending } = takeInventory(known, onDisk, complain, notes);
+  const tmpLeftovers = (await readdir(join(archiveDir, TEMP_DIRECTORY)).catch(() => [])).length;
+  if (tmpLeftovers > 0) notes.push(`${TEMP_DIRECTORY}/: ${tmpLeftovers} leftover(s) of an interrupted harvest; the next harvest removes them`);
+
+  // Verify, writing the events in batches as results come in.
+  const events = new EventRecorder(catalog, known, fast ? 'fast' : 'full');
+  const damagedPayloads = missing.map(
+    (path): DamagedPayload => ({ bagPath: path, path: null, problem: 'missing-bag', versions: reliant(versionsRelyingOnBag(catalog, path)) }),
+  );
+  for (const lost of damagedPayloads) events.add(lost.bagPath, 'failure', `the bag is missing; ${lost.versions.length} version(s) rely on it`);
+
+  let bytes = 0;
+  let hashedBytes = 0;
+  let done = 0;
+  const damagedBags: DamagedBag[] = [];
+  const payloads = new Map<number, Array<{ path: string; size: number }>>();
+  await runPool(
+    toCheck.length,
+    jobs,
+    (id): VerifyJob => {
+      const path = toCheck[id]!;
+      const files = known.get(path)?.pending === false ? payloadsOfBag(catalog, path) : [];
+      payloads.set(id, files);
+      return { id, bagDir: resolveArchivePath(archiveDir, path), fast, payloads: files.map((file) => file.path) };
+    },
+    (result) => {
+      const path = toCheck[result.id]!;
+      const found = problemsOf(path, known.get(path), result, payloads.get(result.id) ?? []);
+      payloads.delete(result.id);
+      if (result.tally) {
+        bytes += result.tally.payloadBytes;
+        hashedBytes += result.tally.hashedBytes;
+      }
+      found.forEach(complain);
+      const damage = damagedPayloadsOf(catalog, path, found);
+      damagedPayloads.push(...damage);
+      if (found.length > 0) damagedBags.push({ bagPath: path, problems: found.length });
+      events.add(path, found.length === 0 ? 'success' : 'failure', eventDetail(path, found, damage));
+      options.progress?.(++done, toCheck.length, bytes);
+    },
+  );
+  events.flush();
+  if (events.unrecorded > 0) {
+    notes.push(`catalog: no room left on its file system: ${events.unrecorded} fixity-check event(s) not recorded; free space and verify again to record them`);
+  }
+
+  damagedBags.sort((a, b) => byCodeUnit(a.bagPath, b.bagPath));
+  damagedPayloads.sort((a, b) => byCodeUnit(a.bagPath, b.bagPath) || byCodeUnit(a.path ?? '', b.path ?? ''));
+  const all = [...problems.keys()].sort(byCodeUnit).flatMap((path) => problems.get(path)!);
+  const affected = new Set(damagedPayloads.flatMap((damage) => damage.versions.map((v) => `${v.source}\n${v.identifier}\n${v.datestamp}\n${v.bagPath}`)));
+  return {
+    fast,
+    jobs,
+    bags: toCheck.length,
+    valid: toCheck.length - damagedBags.length,
+    damaged: damagedBags.length,
+    missingBags: missing.length,
+    uncataloguedBags: uncatalogued,
+    pendingBags: pending,
+    tmpLeftovers,
+    damagedBags,
+    damagedPayloads,
+    affectedVersions: affected.size,
+    problems: all,
+    notes,
+    bytes,
+    hashedBytes,
+    events: events.recorded,
+    seconds: (Date.now() - started) / 1000,
+    ok: all.length === 0,
+  };
 }
 
 /** ERR_ARCHIVE_CATALOG unless the archive has a catalog: verify never creates one. */
@@ -224,7 +276,7 @@ function takeInventory(
     complain({
       kind: 'missing-bag',
       bagPath: path,
-      message: `${path}: missing-bag: the catalog lists it (version ${entry.versionId} of ${entry.identifier}) but it is not on disk`,
+      message: `${path}: missing-bag: the catalog lists it (harvest ${entry.harvestId ?? '?'}, ${entry.records} record(s), ${entry.size} payload bytes) but it is not on disk`,
     });
   }
   let uncatalogued = 0;
@@ -236,14 +288,18 @@ function takeInventory(
       complain({ kind: 'uncatalogued-bag', bagPath: path, message: `${path}: uncatalogued-bag: a bag on disk that the catalog does not list` });
     } else if (entry.pending) {
       pending++;
-      notes.push(`${path}: pending: noted by an interrupted harvest (${entry.identifier}); the next harvest records it`);
+      notes.push(`${path}: pending: noted by an interrupted harvest (harvest ${entry.harvestId ?? '?'}); the next harvest records it`);
     }
   }
   return { toCheck, missing, uncatalogued, pending };
 }
 
-/** The problems of one bag's result: the verifier's, an unreadable bag, or a payload size other than the catalog's. */
-function problemsOf(path: string, entry: Known | undefined, result: VerifyJobResult): ArchiveProblem[] {
+/**
+ * The problems of one bag's result: the verifier's, an unreadable bag, a payload size other than
+ * the catalog's (the bag's, and each payload file's), or a catalogued payload file not there
+ * that the manifests do not name either.
+ */
+function problemsOf(path: string, entry: Known | undefined, result: VerifyJobResult, payloads: Array<{ path: string; size: number }>): ArchiveProblem[] {
   if (result.error !== undefined) return [{ kind: 'unreadable', bagPath: path, message: `${path}: cannot be read: ${result.error}` }];
   const found: ArchiveProblem[] = result.report!.problems.map((problem) => ({ ...problem, bagPath: path, message: `${path}: ${problem.message}` }));
   const size = result.tally!.payloadBytes;
@@ -257,13 +313,57 @@ function problemsOf(path: string, entry: Known | undefined, result: VerifyJobRes
       message: `${path}: payload is ${size} bytes on disk, the catalog records ${expected}`,
     });
   }
+  const named = new Set(found.filter((problem) => problem.kind === 'missing').map((problem) => problem.path));
+  payloads.forEach((file, index) => {
+    const onDisk = result.sizes?.[index] ?? null;
+    if (onDisk === null && !named.has(file.path)) {
+      found.push({ kind: 'missing', bagPath: path, path: file.path, message: `${path}: ${file.path} is in the catalog but not a file on disk` });
+    } else if (onDisk !== null && onDisk !== file.size) {
+      const expected = String(file.size);
+      found.push({
+        kind: 'size',
+        bagPath: path,
+        path: file.path,
+        expected,
+        found: String(onDisk),
+        message: `${path}: ${file.path} is ${onDisk} bytes on disk, the catalog records ${expected}`,
+      });
+    }
+  });
   return found;
 }
 
+/** The payload files of one bag that its problems damage, each once with the versions relying on it. */
+function damagedPayloadsOf(catalog: Catalog, bagPath: string, found: ArchiveProblem[]): DamagedPayload[] {
+  const worst = new Map<string, DamagedPayload['problem']>();
+  for (const problem of found) {
+    const kind = PAYLOAD_DAMAGE.find((damage) => damage === problem.kind);
+    if (kind === undefined || problem.path === undefined || !problem.path.startsWith('data/') || problem.path === 'data/') continue;
+    const before = worst.get(problem.path);
+    if (before === undefined || PAYLOAD_DAMAGE.indexOf(kind) < PAYLOAD_DAMAGE.indexOf(before)) worst.set(problem.path, kind);
+  }
+  return [...worst].map(([path, problem]) => ({ bagPath, path, problem, versions: reliant(versionsRelyingOn(catalog, bagPath, path)) }));
+}
+
+function reliant(versions: RelyingVersion[]): ReliantVersion[] {
+  return versions.map(({ source, identifier, datestamp, bagPath, revisit }) => ({ source, identifier, datestamp, bagPath, revisit }));
+}
+
+/** A fixity-check event's detail: the bag's problems (at most 20) and the versions relying on its damaged payloads. */
+function eventDetail(bagPath: string, found: ArchiveProblem[], damage: DamagedPayload[]): string {
+  if (found.length === 0) return 'intact';
+  const shown = found.slice(0, 20).map((problem) => problem.message.slice(bagPath.length + 2));
+  const relying = new Set(damage.flatMap((file) => file.versions.map((version) => `${version.identifier}\n${version.datestamp}`))).size;
+  const payloads = damage.length === 0 ? '' : `; ${damage.length} damaged payload file(s), ${relying} version(s) rely on them`;
+  return `${found.length} problem(s)${payloads}: ${shown.join('; ')}${found.length > shown.length ? '; …' : ''}`;
+}
+
 /**
- * The fixity-check events of a verify, written to the catalog in batches as results come in. A
- * full disk must not stop the check itself: the bags are still verified and reported, only the
- * record of it in the catalog is missing (counted in `unrecorded`, said in the notes).
+ * The fixity-check events of a verify, written to the catalog in batches as results come in:
+ * one per bag, tied to the bag's source only (a batch bag holds many versions, and the check
+ * is no part of the harvest that wrote it: the bag's path is in the detail). A full disk must
+ * not stop the check itself: the bags are still verified and reported, only the record of it in
+ * the catalog is missing (counted in `unrecorded`, said in the notes).
  */
 class EventRecorder {
   private readonly events: NewEvent[] = [];
@@ -280,8 +380,6 @@ class EventRecorder {
     const entry = this.known.get(path);
     this.events.push({
       sourceId: entry?.sourceId ?? null,
-      resourceId: entry?.resourceId ?? null,
-      versionId: entry?.versionId ?? null,
       type: 'fixity check',
       outcome,
       detail: `oaibag verify (${this.mode}): ${path}: ${detail}`,
@@ -308,73 +406,51 @@ class EventRecorder {
   }
 }
 
-/** Every bag path the catalog knows: recorded versions, and bags noted as pending. */
+/** Every bag path the catalog knows: recorded batch bags, and bags noted as pending. */
 function catalogueBags(catalog: Catalog): Map<string, Known> {
   const known = new Map<string, Known>();
-  for (const bag of cataloguedBags(catalog)) {
-    known.set(bag.bagPath, {
-      versionId: bag.versionId,
-      resourceId: bag.resourceId,
-      sourceId: bag.sourceId,
-      identifier: bag.identifier,
-      size: bag.size,
-      pending: false,
-    });
+  for (const bag of catalog.bags()) {
+    known.set(bag.bagPath, { sourceId: bag.sourceId, harvestId: bag.harvestId, records: bag.records, size: bag.payloadBytes, pending: false });
   }
   for (const bag of catalog.pendingBags()) {
-    if (!known.has(bag.bagPath))
-      known.set(bag.bagPath, { versionId: null, resourceId: null, sourceId: bag.sourceId, identifier: bag.identifier, size: bag.size, pending: true });
+    if (!known.has(bag.bagPath)) known.set(bag.bagPath, { sourceId: null, harvestId: bag.harvestId, records: null, size: null, pending: true });
   }
   return known;
 }
 
-const LEVELS = [/^[0-9a-f]{2}$/, /^[0-9a-f]{2}$/, /^[0-9a-f]{64}$/];
+/** The folders of the layout: `aips/harvest-<n>/batch-<n>` (docs/aip-profile.md). */
+const HARVEST_FOLDER = /^harvest-\d{6,}$/;
+const BATCH_FOLDER = /^batch-\d{5,}$/;
 
 /**
- * The bags on disk: directories at aips/<h0-1>/<h2-3>/<h>/<version>/ holding bagit.txt, and
- * any catalogued bag path that exists as a directory (wherever it is). Anything else in
- * aips/ — a file, a link, a folder of the wrong name or a version folder without bagit.txt
- * that nothing lists — is a `stray` problem. Links are never followed.
+ * The bags on disk: directories at aips/harvest-<n>/batch-<n>/ holding bagit.txt, and any
+ * catalogued bag path that exists as a directory (wherever it is). Anything else in aips/ — a
+ * file, a link, a folder of another name, a batch folder without bagit.txt that nothing lists —
+ * is a `stray` problem (a folder on the way to a catalogued bag excepted). Empty harvest folders
+ * are ignored. Links are never followed.
  */
 async function findBags(archiveDir: string, known: Map<string, Known>, complain: (problem: ArchiveProblem) => void): Promise<Set<string>> {
   const bags = new Set<string>();
-  const stray = (path: string, why: string): void => complain({ kind: 'stray', bagPath: path, message: `${path}: stray: ${why}` });
-  const visit = async (rel: string, depth: number): Promise<void> => {
-    let entries: Dirent[];
-    try {
-      entries = await readdir(join(archiveDir, ...rel.split('/')), { withFileTypes: true });
-    } catch (error) {
-      if (depth === 0 && (error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      return complain({
-        kind: 'unreadable',
-        bagPath: rel,
-        message: `${rel}: cannot be listed: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-      });
-    }
-    for (const entry of entries.sort((a, b) => byCodeUnit(a.name, b.name))) {
-      const path = `${rel}/${entry.name}`;
-      if (!entry.isDirectory()) {
-        stray(path, entry.isSymbolicLink() ? 'a symbolic link in the bag tree' : 'a file where only folders belong');
-      } else if (depth < 3) {
-        if (!LEVELS[depth]!.test(entry.name)) stray(path, 'a folder whose name is not part of the aips/<h0-1>/<h2-3>/<h>/ layout');
-        else if (depth === 2 && !entry.name.startsWith(`${rel.slice(-5, -3)}${rel.slice(-2)}`))
-          stray(path, 'a resource folder under the wrong fan-out folders');
-        else await visit(path, depth + 1);
-      } else if (
-        known.has(path) ||
-        (await lstat(join(archiveDir, ...path.split('/'), 'bagit.txt')).then(
-          () => true,
-          () => false,
-        ))
-      ) {
-        bags.add(path);
-      } else {
-        stray(path, 'a version folder without bagit.txt that the catalog does not list');
-      }
-    }
+  const leadsToKnown = (path: string): boolean => known.has(path) || [...known.keys()].some((bag) => bag.startsWith(`${path}/`));
+  const stray = (path: string, entry: Dirent, why = 'a folder whose name is not part of the aips/harvest-<n>/batch-<n> layout'): void => {
+    if (entry.isDirectory() && leadsToKnown(path)) return;
+    const what = entry.isSymbolicLink() ? 'a symbolic link in the bag tree' : entry.isDirectory() ? why : 'a file where only folders belong';
+    complain({ kind: 'stray', bagPath: path, message: `${path}: stray: ${what}` });
   };
-  await visit(AIPS_DIRECTORY, 0);
-  // Catalogued bags outside the documented layout (an older layout, a moved archive) are still checked.
+  for (const harvest of await listFolder(archiveDir, AIPS_DIRECTORY, complain)) {
+    const folder = `${AIPS_DIRECTORY}/${harvest.name}`;
+    if (!harvest.isDirectory() || !HARVEST_FOLDER.test(harvest.name)) {
+      stray(folder, harvest);
+      continue;
+    }
+    for (const batch of await listFolder(archiveDir, folder, complain)) {
+      const path = `${folder}/${batch.name}`;
+      if (!batch.isDirectory() || !BATCH_FOLDER.test(batch.name)) stray(path, batch);
+      else if (known.has(path) || (await exists(join(archiveDir, ...path.split('/'), 'bagit.txt')))) bags.add(path);
+      else stray(path, batch, 'a batch folder without bagit.txt that the catalog does not list');
+    }
+  }
+  // Catalogued bags outside the documented layout (a moved archive) are still checked.
   for (const path of known.keys()) {
     if (bags.has(path)) continue;
     let full: string;
@@ -394,21 +470,47 @@ async function findBags(archiveDir: string, known: Map<string, Known>, complain:
   return bags;
 }
 
+/** A folder's entries in code-unit order; none (and an `unreadable` problem) when it cannot be listed. A missing aips/ is empty. */
+async function listFolder(archiveDir: string, rel: string, complain: (problem: ArchiveProblem) => void): Promise<Dirent[]> {
+  try {
+    const entries = await readdir(join(archiveDir, ...rel.split('/')), { withFileTypes: true });
+    return entries.sort((a, b) => byCodeUnit(a.name, b.name));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (rel === AIPS_DIRECTORY && code === 'ENOENT') return [];
+    complain({ kind: 'unreadable', bagPath: rel, message: `${rel}: cannot be listed: ${code ?? (error as Error).message}` });
+    return [];
+  }
+}
+
+function exists(path: string): Promise<boolean> {
+  return lstat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
 /**
- * Runs the jobs on `jobs` worker threads (never more than there are jobs), one bag per worker
- * at a time, calling `onResult` as each answers. A worker that dies rejects the whole run.
+ * Runs `count` jobs (made by `makeJob` when a worker is free) on `jobs` worker threads (never
+ * more than there are jobs), one bag per worker at a time, calling `onResult` as each answers.
+ * A worker that dies rejects the whole run.
  */
-async function runPool(queue: VerifyJob[], jobs: number, onResult: (result: VerifyJobResult) => void): Promise<void> {
-  if (queue.length === 0) return;
+async function runPool(count: number, jobs: number, makeJob: (id: number) => VerifyJob, onResult: (result: VerifyJobResult) => void): Promise<void> {
+  if (count === 0) return;
   const workers: Worker[] = [];
   let next = 0;
   let answered = 0;
   try {
     await new Promise<void>((resolve, reject) => {
       const feed = (worker: Worker): void => {
-        if (next < queue.length) worker.postMessage(queue[next++]);
+        if (next >= count) return;
+        try {
+          worker.postMessage(makeJob(next++));
+        } catch (error) {
+          reject(error);
+        }
       };
-      for (let i = 0; i < Math.min(jobs, queue.length); i++) {
+      for (let i = 0; i < Math.min(jobs, count); i++) {
         const worker = startWorker();
         workers.push(worker);
         worker.on('message', (result: VerifyJobResult) => {
@@ -417,12 +519,12 @@ async function runPool(queue: VerifyJob[], jobs: number, onResult: (result: Veri
           } catch (error) {
             return reject(error);
           }
-          if (++answered === queue.length) resolve();
+          if (++answered === count) resolve();
           else feed(worker);
         });
         worker.on('error', (error) => reject(new ArchiverError('ERR_ARCHIVE_IO', `a verify worker failed: ${error.message}`, { cause: error })));
         worker.on('exit', (code) => {
-          if (answered < queue.length) reject(new ArchiverError('ERR_ARCHIVE_IO', `a verify worker exited early (code ${code})`));
+          if (answered < count) reject(new ArchiverError('ERR_ARCHIVE_IO', `a verify worker exited early (code ${code})`));
         });
         feed(worker);
       }
@@ -451,19 +553,32 @@ function byCodeUnit(a: string, b: string): number {
 
 /**
  * The text report of `oaibag verify`: each damaged bag with every problem (one stable line
- * each, naming the bag and the file), the archive's own problems, notes, then the totals.
+ * each, naming the bag and the file) and, under the first line naming a damaged payload file
+ * (or a missing bag), one line per version relying on it; the archive's own problems, notes,
+ * then the totals.
  */
 export function formatVerifyReport(report: VerifyReport): string {
   const lines: string[] = [];
   const damaged = new Map(report.damagedBags.map((bag) => [bag.bagPath, bag]));
+  const reliance = new Map(report.damagedPayloads.map((payload) => [`${payload.bagPath}\n${payload.path ?? ''}`, payload]));
   let current: string | undefined;
   for (const problem of report.problems) {
     if (problem.bagPath !== current) {
       current = problem.bagPath;
       const bag = damaged.get(current);
-      if (bag !== undefined) lines.push(`damaged bag ${bag.bagPath}${bag.identifier === null ? '' : ` (${bag.identifier})`}: ${bag.problems} problem(s)`);
+      if (bag !== undefined) lines.push(`damaged bag ${bag.bagPath}: ${bag.problems} problem(s)`);
     }
-    lines.push(damaged.has(problem.bagPath) ? `  ${problem.message}` : problem.message);
+    const indent = damaged.has(problem.bagPath) ? '  ' : '';
+    lines.push(`${indent}${problem.message}`);
+    const payload = reliance.get(`${problem.bagPath}\n${problem.kind === 'missing-bag' ? '' : (problem.path ?? '')}`);
+    if (payload === undefined || (payload.problem !== 'missing-bag' && !PAYLOAD_DAMAGE.includes(problem.kind as DamagedPayload['problem']))) continue;
+    reliance.delete(`${payload.bagPath}\n${payload.path ?? ''}`); // named once, under its first problem
+    if (payload.versions.length === 0) lines.push(`${indent}  relied on by no version the catalog knows`);
+    for (const version of payload.versions) {
+      lines.push(
+        `${indent}  relied on by ${version.identifier} (datestamp ${version.datestamp})${version.revisit ? `, a revisit recorded in ${version.bagPath}` : ''}`,
+      );
+    }
   }
   for (const note of report.notes) lines.push(`note: ${note}`);
   const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
@@ -471,6 +586,7 @@ export function formatVerifyReport(report: VerifyReport): string {
     `verify (${report.fast ? 'fast: completeness, sizes and Payload-Oxum' : 'full: every checksum'}, ${report.jobs} job(s)): ` +
       `${report.bags} bag(s) checked, ${report.valid} valid, ${report.damaged} damaged; ${report.missingBags} missing bag(s), ` +
       `${report.uncataloguedBags} uncatalogued bag(s), ${report.pendingBags} pending; ${report.problems.length} problem(s); ` +
+      `${report.affectedVersions} version(s) rely on a damaged payload or missing bag; ` +
       `${mb(report.bytes)} of payload, ${mb(report.hashedBytes)} hashed in ${report.seconds.toFixed(1)} s; ${report.events} event(s) recorded`,
   );
   lines.push(report.ok ? 'archive OK' : 'archive NOT OK');

@@ -3,6 +3,8 @@
 // Hashing is CPU-bound, so N such threads keep N cores busy; each streams its files, so memory
 // does not grow with file size.
 
+import { lstat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import { type BagReport, type BagTally, verifyBag } from '../bag/bag-verifier.js';
 
@@ -11,6 +13,8 @@ export interface VerifyJob {
   id: number;
   bagDir: string;
   fast: boolean;
+  /** The payload files (`data/…`) the catalog places in this bag: the size of each on disk is measured. */
+  payloads: string[];
 }
 
 /** The answer to a {@link VerifyJob}: the report, or why the bag could not be read at all. */
@@ -18,6 +22,11 @@ export interface VerifyJobResult {
   id: number;
   report?: BagReport;
   tally?: BagTally;
+  /**
+   * The size on disk of each of the job's `payloads`, in the same order: null when there is no
+   * regular file there (absent, a folder, a link) or the path is not a plain `data/…` path.
+   */
+  sizes?: Array<number | null>;
   /** Set when verifyBag itself failed (an unreadable directory): `code: message`. */
   error?: string;
 }
@@ -27,11 +36,25 @@ export async function runVerifyJob(job: VerifyJob): Promise<VerifyJobResult> {
   const tally: BagTally = { payloadBytes: 0, payloadFiles: 0, hashedBytes: 0 };
   try {
     const report = await verifyBag(job.bagDir, { fast: job.fast, tally });
-    return { id: job.id, report, tally };
+    const sizes: Array<number | null> = [];
+    for (const path of job.payloads) sizes.push(await sizeOf(job.bagDir, path));
+    return { id: job.id, report, tally, sizes };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return { id: job.id, error: `${code ?? 'error'}: ${(error as Error).message}`.replace(/[\r\n]+/g, ' ') };
   }
+}
+
+/**
+ * The size of the regular file at the bag-relative `path`, or null. Only metadata is read, and
+ * only for a path of plain names under data/ (the catalog's paths are; one that is not is never
+ * looked up), so a damaged catalog cannot point the check outside the bag.
+ */
+async function sizeOf(bagDir: string, path: string): Promise<number | null> {
+  const segments = path.split('/');
+  if (segments[0] !== 'data' || segments.length < 2 || segments.some((s) => s === '' || s === '.' || s === '..' || s.includes('\0'))) return null;
+  const info = await lstat(join(bagDir, ...segments)).catch(() => undefined);
+  return info?.isFile() === true ? info.size : null;
 }
 
 const port = parentPort;

@@ -1,0 +1,121 @@
+// Records one batch bag in the catalog from the bag's own files (bag-info.txt and
+// metadata/records.xml.gz): what `oaibag reindex` does for every bag, and what the start of a
+// harvest does for a bag placed just before a crash. The bag is the record; the catalog only
+// indexes it.
+import { join } from 'node:path';
+import { type ReadRecordEntry, readBagInfo, readBatchRecords } from '../bag/batch-bag-reader.js';
+import { ArchiverError } from '../core/errors.js';
+import type { Catalog } from './catalog.js';
+import { ARCHIVE_FORMAT, type HarvestCounts, type VersionChange } from './catalog-schema.js';
+
+/** A batch bag read back, ready to be recorded. */
+export interface ReadBatchBag {
+  bagPath: string;
+  info: Map<string, string>;
+  records: ReadRecordEntry[];
+}
+
+/** Reads a batch bag's bag-info.txt and records; refuses a bag of another format. */
+export async function readBatchBag(archiveDir: string, bagPath: string): Promise<ReadBatchBag> {
+  const bagDir = join(archiveDir, ...bagPath.split('/'));
+  const info = await readBagInfo(bagDir);
+  const format = info.get('Oaibag-Format');
+  if (format !== String(ARCHIVE_FORMAT)) {
+    throw new ArchiverError(
+      'ERR_ARCHIVE_FORMAT',
+      `${bagDir} is ${format === undefined ? 'not a batch bag (no Oaibag-Format in bag-info.txt: format 1 or another tool)' : `in format ${format}`}; this oaibag reads format ${ARCHIVE_FORMAT}`,
+      { path: bagDir },
+    );
+  }
+  if (!info.get('OAI-Base-URL')) throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${bagDir}: bag-info.txt has no OAI-Base-URL`, { path: bagDir });
+  return { bagPath, info, records: await readBatchRecords(bagDir) };
+}
+
+/** What recording a bag added, as a harvest counts it. */
+export type IndexTally = Omit<HarvestCounts, 'records' | 'requests'> & { records: number };
+
+/**
+ * Records a batch bag read back: its source (created when absent), its payload files, each
+ * record's version (with its parts and fetches) or deletion. Runs in one transaction. A
+ * revisit of bytes the catalog does not know (their bag is missing or not recorded yet) is
+ * damage: the catalog never points at bytes it cannot find.
+ */
+export function indexBatchBag(catalog: Catalog, bag: ReadBatchBag): IndexTally {
+  const tally: IndexTally = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0 };
+  const baseUrl = bag.info.get('OAI-Base-URL')!;
+  const harvestId = wholeOrNull(bag.info.get('Harvest-Id'));
+  const baggedAt = bag.info.get('Bagged-At');
+  return catalog.transaction(() => {
+    const source = catalog.ensureSource(baseUrl, bag.info.get('Source-Repository-Name') ?? null);
+    const here = new Map<string, { sha256: string; size: number; path: string }>();
+    let revisits = 0;
+    let deletions = 0;
+    for (const entry of bag.records) {
+      if (entry.kind === 'deletion') {
+        deletions++;
+        continue;
+      }
+      for (const payload of entry.payloads) {
+        if (payload.bag !== undefined) revisits++;
+        else here.set(payload.sha256, { sha256: payload.sha256, size: payload.size, path: payload.path });
+      }
+    }
+    const payloads = [...here.values()];
+    catalog.recordBag({
+      bagPath: bag.bagPath,
+      sourceId: source.id,
+      harvestId,
+      records: bag.records.length,
+      newPayloads: payloads.length,
+      revisits,
+      deletions,
+      payloadBytes: payloads.reduce((sum, payload) => sum + payload.size, 0),
+      payloads,
+    });
+    for (const entry of bag.records) {
+      tally.records++;
+      if (entry.kind === 'deletion') {
+        if (catalog.recordDeletion(source.id, entry.identifier, entry.datestamp, harvestId ?? undefined, bag.bagPath, baggedAt)) tally.deleted++;
+        continue;
+      }
+      const parts = [...entry.payloads].sort((a, b) => a.part - b.part);
+      for (const part of parts) {
+        if (part.bag !== undefined && !catalog.payload(part.sha256)) {
+          throw new ArchiverError(
+            'ERR_ARCHIVE_DAMAGED',
+            `${bag.bagPath}: record ${entry.n} (${entry.identifier}) revisits ${part.bag}/${part.path}, which the archive does not hold`,
+            { path: bag.bagPath, hint: 'run `oaibag verify` to see which bags are missing or damaged' },
+          );
+        }
+      }
+      const recorded = catalog.recordVersion({
+        sourceId: source.id,
+        identifier: entry.identifier,
+        datestamp: entry.datestamp,
+        size: entry.size,
+        sha256: entry.sha256,
+        mimeType: entry.mimeType,
+        bagPath: bag.bagPath,
+        record: entry.n,
+        harvestId,
+        parts: parts.map((part) => part.sha256),
+        lastModified: entry.lastModified,
+        fetches: parts.flatMap((part) => (part.fetch ? [{ part: part.part, ...part.fetch }] : [])),
+        ...(baggedAt !== undefined ? { storedAt: baggedAt } : {}),
+      });
+      if (recorded.known) continue;
+      tally[countedAs(recorded.change)]++;
+      tally.bytes += entry.size;
+    }
+    return tally;
+  });
+}
+
+function wholeOrNull(value: string | undefined): number | null {
+  const n = Number(value);
+  return value !== undefined && Number.isSafeInteger(n) && n > 0 ? n : null;
+}
+
+function countedAs(change: VersionChange): 'added' | 'modified' | 'touched' {
+  return change === 'restored' ? 'added' : change;
+}

@@ -1,0 +1,341 @@
+// The harvest's current ingest batch (docs/aip-profile.md, format 2): the records of one or
+// more consecutive ListRecords pages, kept as one batch bag, and committed to the catalog
+// together with the resumption token that follows its last page.
+//
+// Commit order, so that a crash at any moment loses nothing and duplicates nothing:
+//   1. seal the bag in tmp/ (records, PREMIS, manifests) and flush it to disk;
+//   2. note it as pending in the catalog (durably);
+//   3. rename it into aips/ and flush the folder;
+//   4. in one durable transaction: the bag and its payload files, the versions, deletions and
+//      failures of its records, the list's new resumption token and the harvest's counts.
+// A crash before 3 leaves tmp/ content (removed at the next start) and the previous token: the
+// pages come again. A crash between 3 and 4 leaves a placed, pending bag: the next start
+// indexes it from its own files (adoptPendingBags), and the pages that come again find every
+// record of it known.
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DiskFlusher } from '../archive/flush-to-disk.js';
+import { AIPS_DIRECTORY } from '../archive/storage-path.js';
+import type { BatchRecordFacts } from '../bag/aip-metadata.js';
+import { placeSealedBags } from '../bag/bag-placement.js';
+import { cleanBagInfoValue } from '../bag/bag-writer.js';
+import { BatchBag, type ReceivedBytes } from '../bag/batch-bag.js';
+import type { Catalog } from '../catalog/catalog.js';
+import {
+  ARCHIVE_FORMAT,
+  type HarvestCounts,
+  type NewFailure,
+  type NewVersion,
+  type ResumeState,
+  type VersionChange,
+  type VersionFetch,
+} from '../catalog/catalog-schema.js';
+import { ARCHIVER_VERSION } from '../core/version.js';
+
+/** Names the software in PREMIS events. */
+export const AGENT = `oaibag archiver ${ARCHIVER_VERSION}`;
+
+/** When a batch is sealed: after the page that brings it to this many records or new payload bytes. */
+export interface BatchBounds {
+  records: number;
+  bytes: number;
+}
+
+/**
+ * 1,000 records keeps a bag's metadata small enough to read whole and a crash's re-fetch short
+ * (at most one batch of pages); 256 MiB of new payload keeps one bag a size that copies and
+ * verifies in seconds. See docs/aip-profile.md for the measurements behind them.
+ */
+export const DEFAULT_BATCH_BOUNDS: BatchBounds = { records: 1000, bytes: 256 * 1024 * 1024 };
+
+/** What one commit changed, added to the harvest's counts. */
+export type BatchTally = Omit<HarvestCounts, 'records' | 'requests'>;
+
+/** One record of a page, in the list's order, as the batch takes it. */
+export type PageEntry =
+  | { kind: 'version'; facts: BatchRecordFacts & { kind: 'version' }; parts: string[]; fetches: VersionFetch[] }
+  | { kind: 'deletion'; facts: BatchRecordFacts & { kind: 'deletion' } }
+  | { kind: 'failure'; failure: NewFailure };
+
+/** The harvest facts every batch bag of it carries in bag-info.txt. */
+export interface BatchHarvest {
+  archiveDir: string;
+  catalog: Catalog;
+  flusher: DiskFlusher;
+  sourceId: number;
+  harvestId: number;
+  baseUrl: string;
+  repositoryName: string;
+  prefix: string;
+  from: string | null;
+  until: string | null;
+  set: string | null;
+  bounds?: BatchBounds;
+}
+
+/** What the list says when a batch is committed (bag-info.txt). */
+export interface ListFacts {
+  /** The responseDate of the list's first page (the watermark once it completes). */
+  listResponseDate: string | null;
+  /** Set on the batch that ends the list: `partial` when a record of the harvest failed. */
+  listEnd?: 'complete' | 'partial';
+}
+
+type Staged = { kind: 'version'; version: NewVersion } | { kind: 'deletion'; identifier: string; datestamp: string } | { kind: 'failure'; failure: NewFailure };
+
+export class HarvestBatch {
+  private bag: BatchBag | undefined;
+  private starting: Promise<BatchBag> | undefined;
+  private staged: Staged[] = [];
+  /** identifier, datestamp, sha-256 of the versions taken since the last commit. */
+  private readonly states = new Set<string>();
+  private firstPage: number | undefined;
+  private lastPage: number | undefined;
+  private sequence = 0;
+
+  constructor(private readonly harvest: BatchHarvest) {}
+
+  /** True once the batch holds enough to be committed (see BatchBounds). */
+  get full(): boolean {
+    const bounds = this.harvest.bounds ?? DEFAULT_BATCH_BOUNDS;
+    const counts = this.bag?.counts;
+    return counts !== undefined && (counts.records >= bounds.records || counts.payloadBytes >= bounds.bytes);
+  }
+
+  /**
+   * Claims a record state for this batch: false when it is stored already (in the catalog or
+   * earlier in this batch: a record delivered twice costs nothing).
+   */
+  claimState(identifier: string, datestamp: string, sha256: string): boolean {
+    const key = `${identifier}\n${datestamp}\n${sha256}`;
+    if (this.states.has(key)) return false;
+    if (this.harvest.catalog.knownVersion(this.harvest.sourceId, identifier, datestamp, sha256)) return false;
+    this.states.add(key);
+    return true;
+  }
+
+  /** Gives back a claim whose record could not be taken after all (it may come again). */
+  releaseState(identifier: string, datestamp: string, sha256: string): void {
+    this.states.delete(`${identifier}\n${datestamp}\n${sha256}`);
+  }
+
+  /** Whether the archive has recorded this deletion already. */
+  knownDeletion(identifier: string, datestamp: string): boolean {
+    return this.harvest.catalog.knownDeletion(this.harvest.sourceId, identifier, datestamp);
+  }
+
+  /**
+   * Where the archive will hold a datastream's bytes: a revisit of the bag that holds them
+   * already (by sha-256, archive-wide), or a new payload file of this batch's bag.
+   */
+  async takePayload(
+    urlSegments: readonly string[] | undefined,
+    fallbackName: string,
+    file: ReceivedBytes,
+    mimeType?: string,
+  ): Promise<{ path: string; revisitOf?: string }> {
+    const held = this.harvest.catalog.payload(file.sha256);
+    if (held) return { path: held.path, revisitOf: held.bagPath };
+    const bag = await this.openBag();
+    const here = bag.heldHere(file.sha256);
+    if (here !== undefined) return { path: here, revisitOf: bag.destination };
+    return { path: await bag.addPayload(urlSegments, fallbackName, file, mimeType) };
+  }
+
+  /** Appends one page's records (in list order) to the batch; `page` counts from 1 in this harvest. */
+  async addPage(page: number, entries: readonly PageEntry[]): Promise<void> {
+    const kept = entries.filter((entry) => entry.kind !== 'failure') as Array<Exclude<PageEntry, { kind: 'failure' }>>;
+    if (kept.length > 0) {
+      const bag = await this.openBag();
+      const numbers = await bag.append(kept.map((entry) => entry.facts));
+      this.firstPage ??= page;
+      this.lastPage = page;
+      let next = 0;
+      for (const entry of entries) {
+        if (entry.kind === 'failure') {
+          this.staged.push(entry);
+          continue;
+        }
+        const record = numbers[next++]!;
+        const { facts } = entry;
+        if (entry.kind === 'deletion') {
+          this.staged.push({ kind: 'deletion', identifier: facts.identifier, datestamp: facts.datestamp });
+          continue;
+        }
+        this.staged.push({
+          kind: 'version',
+          version: {
+            sourceId: this.harvest.sourceId,
+            identifier: facts.identifier,
+            datestamp: facts.datestamp,
+            size: entry.facts.size,
+            sha256: entry.facts.sha256,
+            mimeType: entry.facts.mimeType,
+            bagPath: bag.destination,
+            record,
+            harvestId: this.harvest.harvestId,
+            parts: entry.parts,
+            lastModified: entry.facts.lastModified,
+            fetches: entry.fetches,
+          },
+        });
+      }
+    } else {
+      for (const entry of entries) if (entry.kind === 'failure') this.staged.push(entry);
+    }
+  }
+
+  /**
+   * Seals and places the batch bag (when it holds any record), then records everything staged,
+   * with the list state when given (a token, or null when the list ended), in one durable
+   * transaction; the batch starts empty again. `inTransaction` runs inside that transaction with
+   * the tally (the harvest's counts commit with the batch or not at all). When the bag cannot
+   * be made durable or placed, nothing of the batch is recorded and the error is thrown: its
+   * records come again with their pages.
+   */
+  async commit(list: ListFacts, state: ResumeState | null | undefined, inTransaction?: (tally: BatchTally) => void): Promise<BatchTally> {
+    const tally: BatchTally = { added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0 };
+    const { catalog, sourceId, harvestId } = this.harvest;
+    const bag = this.starting ? await this.starting : undefined;
+    const staged = this.staged;
+    const pages = [this.firstPage, this.lastPage];
+    this.reset();
+    if (bag === undefined && staged.length === 0 && state === undefined) return tally;
+    let recordBag: (() => void) | undefined;
+    // The instant the batch's versions are stored at, in its bag-info.txt and in the catalog alike.
+    const baggedAt = new Date().toISOString();
+    if (bag !== undefined) {
+      const sealed = await bag.seal(this.bagInfo(bag, pages, list, state, baggedAt));
+      const [placement] = await placeSealedBags(this.harvest.archiveDir, [sealed], {
+        // Noted durably before the rename: a crash between the rename and the commit below
+        // leaves a note the next start uses to index the bag from its files (adoptPendingBags).
+        beforeRename: () => catalog.addPendingBag(bag.destination, harvestId),
+        flusher: this.harvest.flusher,
+      });
+      if (placement?.error) {
+        catalog.removePendingBag(bag.destination);
+        throw placement.error;
+      }
+      recordBag = () =>
+        catalog.recordBag({
+          bagPath: bag.destination,
+          sourceId,
+          harvestId,
+          ...bag.counts,
+          payloads: sealed.files.map((file) => ({ sha256: file.sha256, size: file.size, path: file.path })),
+        });
+    }
+    catalog.transaction(() => {
+      recordBag?.();
+      for (const entry of staged) {
+        if (entry.kind === 'version') {
+          const recorded = catalog.recordVersion({ ...entry.version, storedAt: baggedAt });
+          if (recorded.known) continue;
+          tally[countedAs(recorded.change)]++;
+          tally.bytes += recorded.version.size;
+        } else if (entry.kind === 'deletion') {
+          if (catalog.recordDeletion(sourceId, entry.identifier, entry.datestamp, harvestId, bag?.destination, baggedAt)) tally.deleted++;
+        } else {
+          catalog.recordFailure(entry.failure);
+        }
+      }
+      if (state !== undefined) catalog.saveResumeState(sourceId, state);
+      if (bag !== undefined && list.listEnd !== undefined) catalog.setListEnded(harvestId, baggedAt);
+      inTransaction?.(tally);
+    });
+    return tally;
+  }
+
+  /** Removes the batch bag being built (the harvest is failing and nothing more is committed). */
+  async abort(): Promise<void> {
+    const bag = this.starting ? await this.starting.catch(() => undefined) : undefined;
+    this.reset();
+    await bag?.abort();
+  }
+
+  private reset(): void {
+    this.bag = undefined;
+    this.starting = undefined;
+    this.staged = [];
+    this.states.clear();
+    this.firstPage = undefined;
+    this.lastPage = undefined;
+  }
+
+  private openBag(): Promise<BatchBag> {
+    this.starting ??= this.startBag().then((bag) => {
+      this.bag = bag;
+      return bag;
+    });
+    return this.starting;
+  }
+
+  /** A new bag at the first free `aips/harvest-<id>/batch-<n>` (under the archive lock). */
+  private async startBag(): Promise<BatchBag> {
+    const { archiveDir, harvestId } = this.harvest;
+    const folder = `${AIPS_DIRECTORY}/harvest-${String(harvestId).padStart(6, '0')}`;
+    let destination: string;
+    do {
+      this.sequence++;
+      destination = `${folder}/batch-${String(this.sequence).padStart(5, '0')}`;
+    } while (
+      await stat(join(archiveDir, destination)).then(
+        () => true,
+        () => false,
+      )
+    );
+    return BatchBag.start({
+      archiveDir,
+      destination,
+      baseUrl: this.harvest.baseUrl,
+      harvestId,
+      eventPrefix: `h${harvestId}-b${this.sequence}`,
+      agent: AGENT,
+    });
+  }
+
+  /** bag-info.txt of a batch (docs/aip-profile.md lists each label). */
+  private bagInfo(
+    bag: BatchBag,
+    pages: Array<number | undefined>,
+    list: ListFacts,
+    state: ResumeState | null | undefined,
+    baggedAt: string,
+  ): Array<[string, string]> {
+    const h = this.harvest;
+    const started = h.catalog.harvest(h.harvestId)?.startedAt;
+    const labels: Array<[string, string]> = [
+      ['Oaibag-Format', String(ARCHIVE_FORMAT)],
+      [
+        'External-Description',
+        cleanBagInfoValue(`Records harvested over OAI-PMH from ${h.baseUrl} by harvest ${h.harvestId}, pages ${pages[0]}-${pages[1]} of its list`),
+      ],
+      ['OAI-Base-URL', h.baseUrl],
+      ['Source-Repository-Name', cleanBagInfoValue(h.repositoryName)],
+      ['Harvest-Id', String(h.harvestId)],
+      ...(started !== undefined ? [['Harvest-Started', started] as [string, string]] : []),
+      ['Metadata-Prefix', h.prefix],
+    ];
+    if (h.from !== null) labels.push(['Harvest-From', h.from]);
+    if (h.until !== null) labels.push(['Harvest-Until', h.until]);
+    if (h.set !== null) labels.push(['Harvest-Set', cleanBagInfoValue(h.set)]);
+    if (list.listResponseDate !== null) labels.push(['List-Response-Date', list.listResponseDate]);
+    labels.push(['Batch-Pages', `${pages[0]}-${pages[1]}`]);
+    if (state) labels.push(['Resumption-Token', cleanBagInfoValue(state.token)]);
+    if (list.listEnd) labels.push(['List-End', list.listEnd]);
+    const counts = bag.counts;
+    labels.push(['Bagged-At', baggedAt]);
+    labels.push(
+      ['Records', String(counts.records)],
+      ['New-Payloads', String(counts.newPayloads)],
+      ['Revisits', String(counts.revisits)],
+      ['Deletions', String(counts.deletions)],
+    );
+    return labels;
+  }
+}
+
+/** A resource that reappears after a deletion counts as added in a harvest's summary. */
+function countedAs(change: VersionChange): 'added' | 'modified' | 'touched' {
+  return change === 'restored' ? 'added' : change;
+}

@@ -1,0 +1,205 @@
+// `oaibag reindex`: rebuilds catalog.sqlite from the bags alone (docs/aip-profile.md). The bags
+// are the archive; the catalog is an index of them that can always be made again: sources,
+// harvests that wrote bags, resources, versions, deletions, payload files, watermarks and the
+// saved resumption token. The new catalog is built under a temporary name and renamed into
+// place only when every bag was read: a reindex that fails leaves the archive as it was.
+import { randomBytes } from 'node:crypto';
+import { readdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { acquireArchiveLock } from '../archive/archive-lock.js';
+import { fsyncFolder } from '../archive/flush-to-disk.js';
+import { AIPS_DIRECTORY } from '../archive/storage-path.js';
+import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
+import { ARCHIVE_FORMAT, type HarvestCounts, type HarvestStatus, type ResumeState } from '../catalog/catalog-schema.js';
+import { indexBatchBag, readBatchBag } from '../catalog/index-bag.js';
+import { ArchiverError } from '../core/errors.js';
+
+export interface ReindexOptions {
+  archiveDir: string;
+  /** Replace an existing catalog; the old one is kept beside it as `catalog.sqlite.<time>`. */
+  force?: boolean;
+  /** After each bag: bags done, bags in all. */
+  progress?: (done: number, total: number) => void;
+  /** The clock for the kept catalog's name (tests). */
+  now?: () => Date;
+}
+
+export interface ReindexSummary {
+  archive: string;
+  catalog: string;
+  /** Where the catalog that was replaced now is (with --force), or null. */
+  keptAs: string | null;
+  bags: number;
+  sources: number;
+  harvests: number;
+  versions: number;
+  deletions: number;
+  seconds: number;
+}
+
+/** A batch bag's place: `aips/harvest-<h>/batch-<b>`. */
+const HARVEST_FOLDER = /^harvest-(\d{6,})$/;
+const BATCH_FOLDER = /^batch-(\d{5,})$/;
+
+/**
+ * Rebuilds the catalog of `archiveDir` from its bags (see the file comment). Refuses an archive
+ * that has a catalog unless `force` (ERR_ARCHIVE_USAGE), one whose aips/ holds anything but batch
+ * bags of this format (ERR_ARCHIVE_FORMAT), and a bag whose records cannot be read
+ * (ERR_ARCHIVE_DAMAGED, naming it); then nothing is changed.
+ */
+export async function reindexArchive(options: ReindexOptions): Promise<ReindexSummary> {
+  const started = Date.now();
+  const { archiveDir } = options;
+  const aips = join(archiveDir, AIPS_DIRECTORY);
+  if (!(await exists(aips))) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `${archiveDir} has no ${AIPS_DIRECTORY}/ folder: there are no bags to index`, {
+      hint: 'check --archive names an archive made by oaibag harvest',
+    });
+  }
+  const lock = await acquireArchiveLock(archiveDir, 'reindex');
+  const temporary = `${CATALOG_FILE_NAME}.reindex-${randomBytes(6).toString('hex')}`;
+  try {
+    const current = join(archiveDir, CATALOG_FILE_NAME);
+    if ((await exists(current)) && options.force !== true) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `${current} exists; reindex does not overwrite a catalog`, {
+        hint: 'give --force to build a new one and keep the old one beside it as catalog.sqlite.<time>',
+      });
+    }
+    const bags = await listBatchBags(archiveDir);
+    const catalog = Catalog.open(archiveDir, { fileName: temporary });
+    let summary: Omit<ReindexSummary, 'archive' | 'catalog' | 'keptAs' | 'seconds'>;
+    try {
+      summary = await rebuild(catalog, archiveDir, bags, options.progress);
+    } finally {
+      catalog.close();
+    }
+    let keptAs: string | null = null;
+    if (await exists(current)) {
+      keptAs = `${current}.${(options.now?.() ?? new Date())
+        .toISOString()
+        .replace(/[-:]/g, '')
+        .replace(/\.\d+Z$/, 'Z')}`;
+      // The catalog and its write-ahead log move together: SQLite finds the log by the name.
+      for (const suffix of ['-wal', '-shm', '']) {
+        if (await exists(current + suffix)) await rename(current + suffix, keptAs + suffix);
+      }
+    }
+    await rename(join(archiveDir, temporary), current);
+    await fsyncFolder(archiveDir);
+    return { archive: archiveDir, catalog: current, keptAs, ...summary, seconds: (Date.now() - started) / 1000 };
+  } finally {
+    for (const suffix of ['', '-wal', '-shm', '-journal']) await rm(join(archiveDir, temporary + suffix), { force: true });
+    await lock.release();
+  }
+}
+
+/** Every batch bag of the archive, in the order written: harvest, then batch. */
+export async function listBatchBags(archiveDir: string): Promise<string[]> {
+  const aips = join(archiveDir, AIPS_DIRECTORY);
+  const refuse = (name: string): never => {
+    throw new ArchiverError(
+      'ERR_ARCHIVE_FORMAT',
+      `${join(aips, name)} is not a batch bag folder of format ${ARCHIVE_FORMAT} (aips/harvest-<n>/batch-<n>); a format-1 archive (aips/<xx>/<yy>/…) is not read by this oaibag`,
+      { path: join(aips, name) },
+    );
+  };
+  const bags: Array<{ harvest: number; batch: number; path: string }> = [];
+  for (const entry of await readdir(aips, { withFileTypes: true })) {
+    const harvest = HARVEST_FOLDER.exec(entry.name);
+    if (!harvest || !entry.isDirectory()) refuse(entry.name);
+    for (const inner of await readdir(join(aips, entry.name), { withFileTypes: true })) {
+      const batch = BATCH_FOLDER.exec(inner.name);
+      if (!batch || !inner.isDirectory()) refuse(`${entry.name}/${inner.name}`);
+      bags.push({ harvest: Number(harvest![1]), batch: Number(batch![1]), path: `${AIPS_DIRECTORY}/${entry.name}/${inner.name}` });
+    }
+  }
+  bags.sort((a, b) => a.harvest - b.harvest || a.batch - b.batch);
+  return bags.map((bag) => bag.path);
+}
+
+interface HarvestFacts {
+  sourceId: number;
+  counts: HarvestCounts;
+  status: Exclude<HarvestStatus, 'running'>;
+  endedAt: string;
+  listResponseDate: string | null;
+}
+
+async function rebuild(
+  catalog: Catalog,
+  archiveDir: string,
+  bags: readonly string[],
+  progress: ReindexOptions['progress'],
+): Promise<Omit<ReindexSummary, 'archive' | 'catalog' | 'keptAs' | 'seconds'>> {
+  const harvests = new Map<number, HarvestFacts>();
+  /** Per source: the watermark of its last complete list, and the list state after its last bag. */
+  const sources = new Map<number, { watermark: string | null; resume: ResumeState | null }>();
+  let versions = 0;
+  let deletions = 0;
+  for (const [index, bagPath] of bags.entries()) {
+    const bag = await readBatchBag(archiveDir, bagPath);
+    const info = bag.info;
+    const source = catalog.ensureSource(info.get('OAI-Base-URL')!, info.get('Source-Repository-Name') ?? null);
+    const harvestId = Number(info.get('Harvest-Id'));
+    if (!Number.isSafeInteger(harvestId) || harvestId < 1) {
+      throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${bagPath}: bag-info.txt has no valid Harvest-Id`, { path: bagPath });
+    }
+    const listEnd = info.get('List-End');
+    const status: Exclude<HarvestStatus, 'running'> = listEnd === 'complete' ? 'complete' : listEnd === 'partial' ? 'partial' : 'interrupted';
+    const args = {
+      from: info.get('Harvest-From') ?? null,
+      until: info.get('Harvest-Until') ?? null,
+      set: info.get('Harvest-Set') ?? null,
+      prefix: info.get('Metadata-Prefix') ?? 'oai_didl',
+    };
+    const baggedAt = info.get('Bagged-At') ?? `${info.get('Bagging-Date') ?? '1970-01-01'}T00:00:00.000Z`;
+    catalog.ensureHarvest(harvestId, source.id, args, info.get('Harvest-Started') ?? baggedAt);
+    const tally = indexBatchBag(catalog, bag);
+    const facts = harvests.get(harvestId) ?? {
+      sourceId: source.id,
+      counts: { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 },
+      status,
+      endedAt: baggedAt,
+      listResponseDate: info.get('List-Response-Date') ?? null,
+    };
+    facts.endedAt = baggedAt;
+    for (const key of ['records', 'added', 'modified', 'touched', 'deleted', 'bytes'] as const) facts.counts[key] += tally[key];
+    if (status !== 'interrupted') facts.status = status;
+    harvests.set(harvestId, facts);
+    versions += tally.added + tally.modified + tally.touched;
+    deletions += tally.deleted;
+
+    const state = sources.get(source.id) ?? { watermark: null, resume: null };
+    const listResponseDate = info.get('List-Response-Date') ?? null;
+    if (listEnd !== undefined) {
+      if (listEnd === 'complete' && listResponseDate !== null) state.watermark = listResponseDate;
+      state.resume = null;
+    } else {
+      const token = info.get('Resumption-Token');
+      state.resume =
+        token === undefined
+          ? state.resume
+          : { token, listFrom: args.from, listUntil: args.until, set: args.set, prefix: args.prefix, listResponseDate, harvestId };
+    }
+    sources.set(source.id, state);
+    progress?.(index + 1, bags.length);
+  }
+  catalog.transaction(() => {
+    for (const [id, facts] of harvests) {
+      catalog.closeRebuiltHarvest(id, facts.status, facts.counts, facts.endedAt, facts.listResponseDate);
+      const list = sources.get(facts.sourceId);
+      if (list) {
+        if (list.watermark !== null) catalog.setWatermark(facts.sourceId, list.watermark);
+        catalog.saveResumeState(facts.sourceId, list.resume);
+      }
+    }
+  });
+  return { bags: bags.length, sources: sources.size, harvests: harvests.size, versions, deletions };
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
