@@ -1,7 +1,9 @@
 // The oaibag side of the experiment (experiment.mjs), beyond what runHarvester gives: which
-// changes an incremental harvest recorded, read from the archive's catalog path by path, and
-// the archive restored with `oaibag restore` for the byte-for-byte check.
+// changes an incremental harvest recorded, read from the archive's catalog path by path, the
+// batch bags each harvest wrote (what their data/ folders hold), and the archive restored with
+// `oaibag restore` for the byte-for-byte check.
 import { spawnSync } from 'node:child_process';
+import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ARCHIVER_BIN } from './harvest-common.mjs';
 import { loadBetterSqlite3 } from './repository-common.mjs';
@@ -39,6 +41,77 @@ export function oaibagFound(archiveDir, baseUrl) {
   } finally {
     db.close();
   }
+}
+
+/**
+ * The batch bags each harvest wrote (format 2, docs/aip-profile.md), by harvest id, from the
+ * catalog's `bags` (read-only): how many, their counts (records, new payloads, revisits,
+ * deletions), and what their data/ folders hold on disk: `payloadFiles` (files below data/)
+ * and `payloadFolders` (folders strictly below data/: the host and URL-path folders the new
+ * payload files needed; data/ itself is part of every bag). Unique inodes each.
+ * Opening the catalog may leave SQLite's -shm/-wal beside it: call this after the archive's
+ * inodes and bytes have been counted.
+ */
+export function harvestBags(archiveDir) {
+  const { Database } = loadBetterSqlite3();
+  const db = new Database(join(archiveDir, 'catalog.sqlite'), { readonly: true, fileMustExist: true });
+  let rows;
+  try {
+    rows = db
+      .prepare(
+        'SELECT harvest_id AS harvestId, bag_path AS bagPath, records, new_payloads AS newPayloads, revisits, deletions, payload_bytes AS payloadBytes FROM bags ORDER BY id',
+      )
+      .all();
+  } finally {
+    db.close();
+  }
+  const byHarvest = {};
+  for (const row of rows) {
+    const h = (byHarvest[row.harvestId] ??= {
+      harvestId: row.harvestId,
+      bags: 0,
+      records: 0,
+      newPayloads: 0,
+      revisits: 0,
+      deletions: 0,
+      payloadBytes: 0,
+      payloadFiles: 0,
+      payloadFolders: 0,
+    });
+    h.bags++;
+    for (const key of ['records', 'newPayloads', 'revisits', 'deletions', 'payloadBytes']) h[key] += row[key];
+    const data = countTree(join(archiveDir, row.bagPath, 'data'));
+    h.payloadFiles += data.files;
+    h.payloadFolders += data.folders;
+  }
+  return byHarvest;
+}
+
+/** Files and folders below `dir` (not `dir` itself), each inode once; nothing when it is absent. */
+function countTree(dir) {
+  const seen = new Set();
+  const counts = { files: 0, folders: 0 };
+  const walk = (path) => {
+    let entries;
+    try {
+      entries = readdirSync(path, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const full = join(path, entry.name);
+      const stats = lstatSync(full);
+      const key = `${stats.dev}:${stats.ino}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (entry.isDirectory()) {
+        counts.folders++;
+        walk(full);
+      } else counts.files++;
+    }
+  };
+  walk(dir);
+  return counts;
 }
 
 /** `oaibag restore --archive DIR --to TARGET --json`: its exit code, summary and wall time. */

@@ -5,8 +5,10 @@
 // archive), then an update (a quarter touched, a fifth of those rewritten, 10 added, 10
 // deleted) and again wget -N (If-Modified-Since, and the paper's HEAD+GET) against an
 // incremental harvest. Requests and bytes come from the server's log; changes found are
-// checked against the ground truth; the archive is restored and compared byte for byte; the
-// machine's sha-256, base64 and disk limits are measured in the same run. See bench/README.md.
+// checked against the ground truth; disk bytes and inodes of the archive and the mirror are
+// counted after each phase; the archive is restored and compared byte for byte; the machine's
+// sha-256, base64 and disk limits are measured in the same run. The targets are issue 13's
+// (experiment-report.mjs). See bench/README.md.
 // Run with `npx --yes pnpm@10.34.9 bench:experiment [-- --full] [-- --runs N]`.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
@@ -14,7 +16,7 @@ import os from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 import { measureMachine } from './experiment-machine.mjs';
-import { oaibagFound, restoreArchive } from './experiment-oaibag.mjs';
+import { harvestBags, oaibagFound, restoreArchive } from './experiment-oaibag.mjs';
 import { buildFigures, writeOutputs } from './experiment-report.mjs';
 import { compareTrees, groundTruth, LISTING, prepareTestbed, scoreFound, snapshot, writeListing } from './experiment-testbed.mjs';
 import { ensureWget, requestLog, runWget, wgetArguments, wgetFound } from './experiment-wget.mjs';
@@ -119,11 +121,13 @@ for (let run = 1; run <= runs; run++) {
         sampleMs: RSS_SAMPLE_MS,
       });
       const check = compareTrees(siteBefore, snapshot(mirror));
+      const usage = archiveUsage(mirror);
       sample.wgetBaseline = {
         ...result,
         log: requestLog(logFile, from),
         serverCpuSeconds: cpuSecondsOf(server.child.pid) - serverCpu,
-        storedDiskBytes: archiveUsage(mirror).diskBytes,
+        storedDiskBytes: usage.diskBytes,
+        inodes: usage.inodes,
         mirrorCheck: brief(check),
       };
       log(`  wget baseline: ${describe(sample.wgetBaseline)}; mirror ${check.matching}/${check.referenceFiles} files identical`);
@@ -133,11 +137,13 @@ for (let run = 1; run <= runs; run++) {
       const from = requestLog(logFile).lines;
       const serverCpu = cpuSecondsOf(server.child.pid);
       const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir: archive, sampleMs: RSS_SAMPLE_MS });
+      const usage = archiveUsage(archive);
       sample.oaibagBaseline = {
         ...oaibagSample(result),
         log: requestLog(logFile, from),
         serverCpuSeconds: cpuSecondsOf(server.child.pid) - serverCpu,
-        storedDiskBytes: archiveUsage(archive).diskBytes,
+        storedDiskBytes: usage.diskBytes,
+        inodes: usage.inodes,
       };
       log(`  oaibag baseline: ${describe(sample.oaibagBaseline)}; ${summaryLine(result.summary)}`);
     }
@@ -172,7 +178,7 @@ for (let run = 1; run <= runs; run++) {
         ['wgetHead', 'head', mirrorHead],
       ]) {
         const before = snapshot(dir, { hash: false });
-        const usageBefore = archiveUsage(dir).diskBytes;
+        const usageBefore = archiveUsage(dir);
         await settleDisk();
         const from = requestLog(logFile).lines;
         const serverCpu = cpuSecondsOf(server.child.pid);
@@ -184,13 +190,15 @@ for (let run = 1; run <= runs; run++) {
         });
         const after = snapshot(dir);
         const found = wgetFound(before, after);
-        const usage = archiveUsage(dir).diskBytes;
+        const usage = archiveUsage(dir);
         sample[key] = {
           ...result,
           log: requestLog(logFile, from),
           serverCpuSeconds: cpuSecondsOf(server.child.pid) - serverCpu,
-          storedDiskBytes: usage,
-          growthBytes: usage - usageBefore,
+          storedDiskBytes: usage.diskBytes,
+          growthBytes: usage.diskBytes - usageBefore.diskBytes,
+          inodesBefore: usageBefore.inodes,
+          inodes: usage.inodes,
           found: scoreFound(truth, found),
           listingFetched: found.changed.has(LISTING),
           mirrorCheck: brief(compareTrees(siteAfter, after)),
@@ -201,25 +209,36 @@ for (let run = 1; run <= runs; run++) {
       }
     }
     {
-      const usageBefore = archiveUsage(archive).diskBytes;
+      const usageBefore = archiveUsage(archive);
       await settleDisk();
       const from = requestLog(logFile).lines;
       const serverCpu = cpuSecondsOf(server.child.pid);
       const result = await runHarvester({ oaiUrl: server.oaiUrl, archiveDir: archive, sampleMs: RSS_SAMPLE_MS });
-      const usage = archiveUsage(archive).diskBytes;
+      const usage = archiveUsage(archive);
+      // Read from the catalog only now: opening it may leave SQLite's -shm beside it.
       const found = oaibagFound(archive, server.baseUrl);
+      const bags = harvestBags(archive);
       sample.oaibagUpdate = {
         ...oaibagSample(result),
         log: requestLog(logFile, from),
         serverCpuSeconds: cpuSecondsOf(server.child.pid) - serverCpu,
-        storedDiskBytes: usage,
-        growthBytes: usage - usageBefore,
+        storedDiskBytes: usage.diskBytes,
+        growthBytes: usage.diskBytes - usageBefore.diskBytes,
+        growthCatalogBytes: usage.catalogDiskBytes - usageBefore.catalogDiskBytes,
+        growthBagsBytes: usage.bagsDiskBytes - usageBefore.bagsDiskBytes,
+        inodesBefore: usageBefore.inodes,
+        inodes: usage.inodes,
+        bags: { baseline: bags[found.harvestId - 1] ?? null, update: bags[found.harvestId] ?? null },
         found: scoreFound(truth, found),
         foundByChange: found.byChange,
         listingFetched: found.changed.has(LISTING),
       };
       log(
         `  oaibag update: ${describe(sample.oaibagUpdate)}; ${summaryLine(result.summary)}; found ${sample.oaibagUpdate.found.found}/${sample.oaibagUpdate.found.expected}`,
+      );
+      const u = sample.oaibagUpdate;
+      log(
+        `  inodes: archive ${u.inodesBefore} after the baseline${sample.wgetBaseline ? ` (wget's mirror ${sample.wgetBaseline.inodes})` : ''}, ${u.inodes} after the update; update wrote ${u.bags.update?.bags ?? 0} bag(s) holding ${u.bags.update?.payloadFiles ?? 0} payload files in ${u.bags.update?.payloadFolders ?? 0} folders`,
       );
     }
 
@@ -257,7 +276,7 @@ const report = {
   units: {
     MB: 1e6,
     MiB: 2 ** 20,
-    note: 'wall times are medians over runs; requests/bytes from the repository log of the first run; peak RSS is the worst run; disk = st_blocks*512 of unique inodes',
+    note: 'wall times are medians over runs; requests/bytes from the repository log of the first run; peak RSS is the worst run; disk = st_blocks*512 of unique inodes; inodes = unique inodes below the archive or mirror folder (files and folders, catalog included), first run',
   },
   machine: {
     cpuModel: os.cpus()[0]?.model ?? 'unknown',

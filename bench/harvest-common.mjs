@@ -126,7 +126,9 @@ function tmpBytes(dir) {
 /**
  * What the archive takes on disk, as du counts it: st_blocks * 512 of every inode once (hard
  * links counted once), split between the catalog (files at the top) and the bags (aips/).
- * Also the apparent bytes, the files, and how many of the files are hard links to another.
+ * Also the apparent bytes, the files, how many of the files are hard links to another, and
+ * `inodes`: the unique inodes below `dir` (files and folders, the catalog's files included,
+ * `dir` itself not counted), what the tree costs a file system's inode table.
  */
 export function archiveUsage(dir) {
   const seen = new Set();
@@ -154,6 +156,7 @@ export function archiveUsage(dir) {
     }
   };
   walk(dir, undefined);
+  usage.inodes = seen.size;
   return usage;
 }
 

@@ -160,7 +160,7 @@ test(`${ROUNDS} harvests through random faults while the site changes: the archi
     if (round > 1) await changeSite(round);
     compressed = round % 2 === 0;
     try {
-      const summary = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, log: () => {} });
+      const summary = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, compression: 'always', log: () => {} });
       outcomes.push(summary.status);
     } catch (error) {
       // Only a coded source problem may end a harvest early: never a raw network or zlib error.
@@ -177,7 +177,7 @@ test(`${ROUNDS} harvests through random faults while the site changes: the archi
   assert.ok(faultsSeen.reset + faultsSeen.truncate > 0 && faultsSeen['503'] + faultsSeen['500'] > 0, `faults were injected: ${JSON.stringify(faultsSeen)}`);
 
   faulty = false;
-  const final = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, log: () => {} });
+  const final = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, compression: 'always', log: () => {} });
   assert.equal(final.status, 'complete', `after ${outcomes.join(', ')}`);
   const restored = join(work, 'restored');
   const summary = await restoreSite({ archiveDir: archive, to: restored });

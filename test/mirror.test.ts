@@ -166,7 +166,7 @@ test('mirror --config: two sources with their own schedules into one archive; ba
     JSON.stringify({
       archive: 'archive-config',
       sources: [
-        { baseUrl: endpoint, every: '1h' },
+        { baseUrl: endpoint, every: '1h', compression: 'always' },
         { baseUrl: `${endpoint}?unused=1`.replace('?unused=1', '/'), every: '2h', jitter: '1s' },
       ],
     }),
@@ -183,6 +183,11 @@ test('mirror --config: two sources with their own schedules into one archive; ba
   const [badCode] = (await once(bad.child, 'exit')) as [number | null];
   assert.equal(badCode, 2);
   assert.match(bad.stderr(), /mirror\.json: sources\[0\]\.evry: unknown field \[ERR_ARCHIVE_USAGE\]/);
+
+  writeFileSync(config, JSON.stringify({ sources: [{ baseUrl: endpoint, every: '1h', compression: 'sometimes' }] }));
+  const badCompression = startMirror(['--config', config]);
+  assert.equal(((await once(badCompression.child, 'exit')) as [number | null])[0], 2);
+  assert.match(badCompression.stderr(), /sources\[0\]\.compression: expected "auto", "always" or "never"/);
 
   const noEvery = startMirror([endpoint]);
   assert.equal(((await once(noEvery.child, 'exit')) as [number | null])[0], 2);

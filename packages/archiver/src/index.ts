@@ -62,8 +62,8 @@ export { type HarvestOptions, type HarvestSummary, harvest } from './harvest/har
 export { type MirrorOptions, type MirrorRun, type MirrorSource, mirror } from './mirror/mirror.js';
 export { type MirrorConfig, readMirrorConfig } from './mirror/mirror-config.js';
 export { type MirrorSchedule, type NextRun, nextRun } from './mirror/mirror-schedule.js';
-export { type AddressKind, type AddressPolicy, addressKind, refusalOf } from './oai/address-policy.js';
-export { type Credentials, type DatastreamResponse, MAX_REDIRECTS, OaiClient, type OaiClientOptions } from './oai/oai-client.js';
+export { type AddressKind, type AddressPolicy, addressKind, onLocalNetwork, refusalOf } from './oai/address-policy.js';
+export { type Compression, type Credentials, type DatastreamResponse, MAX_REDIRECTS, OaiClient, type OaiClientOptions } from './oai/oai-client.js';
 export { OriginPools, type OriginPoolsOptions, type ResolveHost } from './oai/origin-pools.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './oai/retry-policy.js';
 export { listBatchBags, type ReindexOptions, type ReindexSummary, reindexArchive } from './reindex/reindex.js';

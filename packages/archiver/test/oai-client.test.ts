@@ -172,7 +172,7 @@ test('gzip and deflate bodies are decoded; credentials and Accept-Encoding are s
       res.end(deflateSync('deflated page'));
     },
   ]);
-  const client = new OaiClient(url, { retry: FAST, credentials: { user: 'alice', password: 'pässword' } });
+  const client = new OaiClient(url, { retry: FAST, credentials: { user: 'alice', password: 'pässword' }, compression: 'always' });
   try {
     assert.equal(await text((await client.oai({ verb: 'ListSets' })).body), 'gzipped page');
     assert.equal(await text((await client.oai({ verb: 'ListSets' })).body), 'deflated page');
@@ -180,6 +180,27 @@ test('gzip and deflate bodies are decoded; credentials and Accept-Encoding are s
     assert.equal(seen[0]!.headers.authorization, `Basic ${Buffer.from('alice:pässword').toString('base64')}`);
   } finally {
     await client.close();
+  }
+});
+
+test('compression: auto asks a repository on this machine or its network for identity, a public one for gzip; always and never are obeyed', async () => {
+  const { url, seen } = await scripted([(_req, res) => res.end('page 1'), (_req, res) => res.end('page 2')]);
+  const local = new OaiClient(url, { retry: FAST });
+  const never = new OaiClient(url, { retry: FAST, compression: 'never' });
+  // Names resolved by the injected resolver only: no request is sent to them.
+  const publicHost = new OaiClient('http://repository.example/oai', { resolveHost: async () => [{ address: '93.184.216.34', family: 4 }] });
+  const privateHost = new OaiClient('http://repository.lan/oai', { resolveHost: async () => [{ address: '192.168.1.20', family: 4 }] });
+  const forced = new OaiClient('http://repository.lan/oai', { resolveHost: async () => [{ address: '192.168.1.20', family: 4 }], compression: 'always' });
+  try {
+    assert.equal(await text((await local.oai({ verb: 'Identify' })).body), 'page 1');
+    assert.equal(seen[0]!.headers['accept-encoding'], 'identity', 'loopback: not compressed');
+    assert.equal(await text((await never.oai({ verb: 'Identify' })).body), 'page 2');
+    assert.equal(seen[1]!.headers['accept-encoding'], 'identity');
+    assert.equal(await publicHost.acceptEncoding(), 'gzip, deflate', 'a public repository: compressed');
+    assert.equal(await privateHost.acceptEncoding(), 'identity', 'a repository on the local network: not compressed');
+    assert.equal(await forced.acceptEncoding(), 'gzip, deflate');
+  } finally {
+    for (const client of [local, never, publicHost, privateHost, forced]) await client.close();
   }
 });
 

@@ -91,15 +91,81 @@ export class Base64Decoder {
    */
   write(input: Uint8Array, start = 0, end = input.length): Base64WriteResult {
     const out = Buffer.allocUnsafe(Math.ceil(((end - start) * 3) / 4) + 3);
-    let o = 0;
-    let i = start;
+    const done = this.decode(input, start, end, out, 0);
+    return { bytes: out.subarray(0, done.o), stoppedAt: done.i, newlines: done.newlines, lastNewline: done.lastNewline };
+  }
+
+  /**
+   * Like {@link write}, but the decoded bytes overwrite the base64 they came from, behind the
+   * read position, so nothing is allocated for them: `bytes` is a view of `input` (which the
+   * caller must own and not read again in [start, stoppedAt)). A harvest decodes gigabytes
+   * this way without a buffer per chunk for the garbage collector to find (docs/archiver.md,
+   * memory). The bytes of a quad begun in the previous write come first, in `head`.
+   */
+  writeInPlace(input: Buffer, start = 0, end = input.length): Base64WriteResult & { head?: Buffer } {
+    let from = start;
+    let head: Base64WriteResult | undefined;
+    if (this.carried !== 0 || this.padded !== 0) {
+      // The quad begun in the previous write is finished into a small buffer of its own: its
+      // bytes would land ahead of the read position. Padding, junk or a chunk too short to
+      // finish it: the ordinary write does the whole chunk (the end of a datastream).
+      const quadEnd = this.quadEnd(input, start, end);
+      if (quadEnd === -1) return this.write(input, start, end);
+      head = this.write(input, start, quadEnd);
+      from = quadEnd;
+    }
+    const view = new DataView(input.buffer, input.byteOffset, input.byteLength);
+    const done = this.decode(input, from, end, input, from, view);
+    const bytes = input.subarray(from, done.o);
+    if (!head) return { bytes, stoppedAt: done.i, newlines: done.newlines, lastNewline: done.lastNewline };
+    return {
+      ...(head.bytes.length > 0 ? { head: head.bytes } : {}),
+      bytes,
+      stoppedAt: done.i,
+      newlines: head.newlines + done.newlines,
+      lastNewline: done.lastNewline !== -1 ? done.lastNewline : head.lastNewline,
+    };
+  }
+
+  /**
+   * Where the carried quad is complete: the index after the alphabet characters it lacks
+   * (whitespace skipped), or -1 when padding, junk or the end of the chunk comes first.
+   */
+  private quadEnd(input: Uint8Array, start: number, end: number): number {
+    if (this.padded !== 0) return -1;
+    let missing = 4 - this.carried;
+    for (let i = start; i < end; i++) {
+      const v = TABLE[input[i]!]!;
+      if (v >= 0) {
+        if (--missing === 0) return i + 1;
+      } else if (v !== WHITESPACE) {
+        return -1;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * The decoding loop: input[i, end) into out from `o`. In place (out === input) every write
+   * lands behind the read position: a quad's bytes are written once its four characters are
+   * read (o <= the quad's start), and the whole-quad path writes four bytes (three and a
+   * scratch byte) at o, at most the quad's last character.
+   */
+  private decode(
+    input: Uint8Array,
+    i: number,
+    end: number,
+    out: Uint8Array,
+    o: number,
+    sharedView?: DataView,
+  ): { i: number; o: number; newlines: number; lastNewline: number } {
     let acc = this.carry;
     let n = this.carried;
     let newlines = 0;
     let lastNewline = -1;
     const t = TABLE;
-    let inputView: DataView | undefined;
-    let outputView: DataView | undefined;
+    let inputView: DataView | undefined = sharedView;
+    let outputView: DataView | undefined = sharedView;
     while (i < end) {
       // Fast path: whole quads of alphabet characters, in a small function V8 optimises well.
       if (n === 0 && this.padded === 0) {
@@ -164,7 +230,7 @@ export class Base64Decoder {
     }
     this.carry = acc;
     this.carried = n;
-    return { bytes: out.subarray(0, o), stoppedAt: i, newlines, lastNewline };
+    return { i, o, newlines, lastNewline };
   }
 
   /** Characters still waiting to complete a quad; a non-zero count at the end means truncation. */

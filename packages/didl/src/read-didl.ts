@@ -1,5 +1,6 @@
 import { createReadStream, type ReadStream } from 'node:fs';
 import sax from 'sax';
+import type { Base64WriteResult } from './base64-decoder.js';
 import type { DatastreamHandler } from './datastream.js';
 import { DidlError, type DidlPosition } from './errors.js';
 import { inputFileError } from './input-file.js';
@@ -41,6 +42,12 @@ export interface ReadDidlOptions {
    * reads this way.
    */
   lenientIdentifier?: boolean;
+  /**
+   * The chunks are the reader's to change (default false): the base64 of a By-Value Resource
+   * is then decoded into the chunk it came in, and the datastream's bytes are views of it, so
+   * that reading allocates nothing per chunk for them (a network body's chunks, a file's).
+   */
+  chunksAreOurs?: boolean;
 }
 
 export interface DidlReadSummary {
@@ -83,7 +90,7 @@ export async function readDidlFile(path: string, options: ReadDidlOptions = {}):
   let stream: ReadStream | undefined;
   try {
     stream = createReadStream(path, { highWaterMark: 1 << 20 });
-    return await readDidl(stream, options);
+    return await readDidl(stream, { chunksAreOurs: true, ...options });
   } catch (error) {
     throw inputFileError(path, error) ?? error;
   } finally {
@@ -98,8 +105,10 @@ class DidlStreamReader {
   private readonly markup = new MarkupNormalizer();
   private readonly received: ReceivedXmlCapture | undefined;
   private started = false;
+  private readonly inPlace: boolean;
 
   constructor(options: ReadDidlOptions) {
+    this.inPlace = options.chunksAreOurs === true;
     if (options.keepReceivedXml) this.received = new ReceivedXmlCapture();
     // strictEntities: only the five predefined entities, never HTML's (missing from @types/sax).
     this.parser = sax.parser(true, { xmlns: true, position: true, strictEntities: true } as sax.SAXOptions);
@@ -212,9 +221,12 @@ class DidlStreamReader {
       this.advance(bytes, start, end);
       return end;
     }
-    const result = active.decoder.write(bytes, start, end);
+    const result: Base64WriteResult & { head?: Buffer } = this.inPlace
+      ? active.decoder.writeInPlace(bytes, start, end)
+      : active.decoder.write(bytes, start, end);
     const stop = result.stoppedAt;
     this.advancePosition(stop - start, result.newlines, result.lastNewline === -1 ? -1 : stop - 1 - result.lastNewline);
+    if (result.head) this.builder.deliver(result.head);
     this.builder.deliver(result.bytes);
     if (stop < end && bytes[stop] !== AMP) {
       const found = bytes[stop]!;

@@ -70,3 +70,48 @@ test('the encoder writes 76-column lines that decode to the input', async () => 
   assert.ok(lines.slice(0, -1).every((line) => line.length === 76));
   assert.ok(decodeAll(text).bytes.equals(bytes));
 });
+
+/** Decodes `text` cut at `cuts` with writeInPlace, each chunk a copy the decoder may overwrite. */
+function decodeInPlace(text: string, cuts: number[]): { bytes: Buffer; stoppedAt: number; newlines: number; end: string | undefined } {
+  const whole = Buffer.from(text, 'latin1');
+  const decoder = new Base64Decoder();
+  const parts: Buffer[] = [];
+  let newlines = 0;
+  let start = 0;
+  for (const cut of [...cuts, whole.length]) {
+    // Each chunk sits inside a larger buffer (markup before and after), as the reader's do.
+    const chunk = Buffer.concat([Buffer.from('<a>'), whole.subarray(start, cut), Buffer.from('</a>')]);
+    const result = decoder.writeInPlace(chunk, 3, 3 + cut - start);
+    if (result.head) parts.push(Buffer.from(result.head));
+    parts.push(Buffer.from(result.bytes));
+    newlines += result.newlines;
+    assert.equal(chunk.subarray(chunk.length - 4).toString(), '</a>', 'nothing after the run is touched');
+    assert.equal(chunk.subarray(0, 3).toString(), '<a>', 'nothing before the run is touched');
+    if (result.stoppedAt < 3 + cut - start) return { bytes: Buffer.concat(parts), stoppedAt: start + result.stoppedAt - 3, newlines, end: undefined };
+    start = cut;
+  }
+  return { bytes: Buffer.concat(parts), stoppedAt: whole.length, newlines, end: decoder.end() };
+}
+
+test('writeInPlace decodes exactly what write does, in the input itself, whatever the cuts, whitespace, padding or junk', () => {
+  let seed = 7;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  for (let trial = 0; trial < 400; trial++) {
+    const bytes = randomBytes(Math.floor(random() * 300));
+    let text = bytes.toString('base64');
+    if (random() < 0.5) text = text.replace(/.{76}/g, '$&\n');
+    if (random() < 0.2) text = text.replace(/(.{7})/g, '$1 \r\n\t');
+    if (random() < 0.1 && text.length > 4) text = `${text.slice(0, text.length >> 1)}!${text.slice(text.length >> 1)}`;
+    if (random() < 0.05) text += 'QQ==';
+    const cuts = [...new Set(Array.from({ length: Math.floor(random() * 6) }, () => Math.floor(random() * (text.length + 1))))].sort((a, b) => a - b);
+    const expected = decodeAll(text, cuts);
+    const found = decodeInPlace(text, cuts);
+    assert.equal(found.stoppedAt, expected.stoppedAt, `trial ${trial}: ${JSON.stringify(text)} cut at ${cuts}`);
+    assert.ok(found.bytes.equals(expected.bytes), `trial ${trial}: the same bytes`);
+    assert.equal(found.end, expected.end, `trial ${trial}: the same end`);
+    if (found.stoppedAt === text.length) assert.equal(found.newlines, (text.match(/\n/g) ?? []).length, `trial ${trial}: line feeds`);
+  }
+});

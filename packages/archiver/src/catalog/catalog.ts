@@ -187,7 +187,7 @@ export class Catalog {
 
   /** The payload files of a version, in the record's order. */
   versionParts(versionId: number): PayloadLocation[] {
-    const rows = this.sql(`SELECT p.sha256, p.size, p.path, b.bag_path FROM version_parts vp JOIN payloads p ON p.sha256 = vp.sha256
+    const rows = this.sql(`SELECT p.sha256, p.size, p.path, b.bag_path FROM version_parts vp JOIN payloads p ON p.id = vp.payload_id
       JOIN bags b ON b.id = p.bag_id WHERE vp.version_id = ? ORDER BY vp.part`).all(versionId) as Row[];
     return rows.map((row) => ({ sha256: String(row.sha256), size: Number(row.size), bagPath: String(row.bag_path), path: String(row.path) }));
   }
@@ -419,8 +419,12 @@ export class Catalog {
         version.lastModified ?? null,
       );
       const versionId = Number(result.lastInsertRowid);
-      const part = this.sql('INSERT INTO version_parts (version_id, part, sha256) VALUES (?, ?, ?)');
-      version.parts.forEach((sha256, index) => part.run(versionId, index + 1, sha256));
+      const part = this.sql('INSERT INTO version_parts (version_id, part, payload_id) SELECT ?, ?, id FROM payloads WHERE sha256 = ?');
+      version.parts.forEach((sha256, index) => {
+        if (part.run(versionId, index + 1, sha256).changes !== 1) {
+          throw new ArchiverError('ERR_ARCHIVE_CATALOG', `version of ${version.identifier} names payload bytes ${sha256} that no recorded bag holds`);
+        }
+      });
       const fetch = this.sql('INSERT INTO fetches (version_id, part, ref, url, redirects) VALUES (?, ?, ?, ?, ?)');
       for (const done of version.fetches ?? []) fetch.run(versionId, done.part, done.ref, done.url, JSON.stringify(done.redirects));
       this.sql('UPDATE resources SET current_version_id = ?, deleted_at = NULL, mime_type = ? WHERE id = ?').run(

@@ -46,7 +46,7 @@ export function versionsOfSource(catalog: Catalog, sourceId: number): VersionRec
   const parts = catalog
     .statement(`SELECT vp.version_id, p.sha256, p.size, p.path, b.bag_path
       FROM version_parts vp JOIN versions v ON v.id = vp.version_id JOIN resources r ON r.id = v.resource_id
-      JOIN payloads p ON p.sha256 = vp.sha256 JOIN bags b ON b.id = p.bag_id
+      JOIN payloads p ON p.id = vp.payload_id JOIN bags b ON b.id = p.bag_id
       WHERE r.source_id = ? ORDER BY vp.version_id, vp.part`)
     .all(sourceId) as Array<Record<string, unknown>>;
   const partsOf = new Map<number, PayloadLocation[]>();

@@ -41,7 +41,7 @@ function toRelying(row: Row, askedBag: string): RelyingVersion {
 export function versionsRelyingOn(catalog: Catalog, bagPath: string, path: string): RelyingVersion[] {
   const rows = catalog
     .statement(`SELECT DISTINCT ${RELYING_COLUMNS}
-      FROM bags pb JOIN payloads p ON p.bag_id = pb.id JOIN version_parts vp ON vp.sha256 = p.sha256
+      FROM bags pb JOIN payloads p ON p.bag_id = pb.id JOIN version_parts vp ON vp.payload_id = p.id
       JOIN versions v ON v.id = vp.version_id ${RELYING_JOINS}
       WHERE pb.bag_path = ? AND p.path = ? ORDER BY v.id`)
     .all(bagPath, path) as Row[];
@@ -56,7 +56,7 @@ export function versionsRelyingOnBag(catalog: Catalog, bagPath: string): Relying
   const rows = catalog
     .statement(`SELECT ${RELYING_COLUMNS} FROM versions v ${RELYING_JOINS}
       WHERE v.bag_id = (SELECT id FROM bags WHERE bag_path = @bag)
-        OR v.id IN (SELECT vp.version_id FROM version_parts vp JOIN payloads p ON p.sha256 = vp.sha256
+        OR v.id IN (SELECT vp.version_id FROM version_parts vp JOIN payloads p ON p.id = vp.payload_id
           WHERE p.bag_id = (SELECT id FROM bags WHERE bag_path = @bag))
       ORDER BY v.id`)
     .all({ bag: bagPath }) as Row[];

@@ -1,9 +1,10 @@
 import { Command } from 'commander';
 import { type HarvestSummary, harvest } from '../harvest/harvest.js';
 import { DEFAULT_BATCH_BOUNDS } from '../harvest/harvest-batch.js';
+import type { Compression } from '../oai/oai-client.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE } from './exit-codes.js';
-import { wholeNumber } from './option-parsers.js';
+import { compressionMode, wholeNumber } from './option-parsers.js';
 import { stopSignal } from './stop-signal.js';
 
 /** `oaibag harvest BASEURL`: one incremental harvest (docs/archiver.md). */
@@ -17,6 +18,12 @@ export function harvestCommand(): Command {
     .option('--set <SPEC>', 'harvest only this set (e.g. mime:image)')
     .option('--prefix <PREFIX>', 'metadata format to harvest (DSpace and DARE-style repositories call it didl)', 'oai_didl')
     .option('--concurrency <N>', 'records stored at once (By-Reference fetches and bag writes overlap)', wholeNumber, 4)
+    .option(
+      '--compression <MODE>',
+      'ask for compressed pages: auto (unless the repository is on this machine or its local network), always, never',
+      compressionMode,
+      'auto',
+    )
     .option('--batch-records <N>', 'seal a batch bag after the page that brings it to N records (default 1000)', wholeNumber)
     .option('--user <NAME>', 'user name for HTTP Basic authentication')
     .option('--password-file <FILE>', 'file whose first line is the password (never on the command line)')
@@ -50,6 +57,7 @@ export function harvestCommand(): Command {
         archiveDir: options.archive,
         prefix: options.prefix,
         concurrency: options.concurrency,
+        compression: options.compression,
         ...(options.batchRecords !== undefined ? { batchBounds: { ...DEFAULT_BATCH_BOUNDS, records: Math.max(1, options.batchRecords) } } : {}),
         ...(options.from !== undefined ? { from: options.from } : {}),
         ...(options.until !== undefined ? { until: options.until } : {}),
@@ -86,6 +94,7 @@ export interface HarvestCommandOptions {
   prefix: string;
   concurrency: number;
   batchRecords?: number;
+  compression: Compression;
   user?: string;
   passwordFile?: string;
   allowPrivateRefs?: boolean;

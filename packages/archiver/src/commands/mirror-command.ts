@@ -3,9 +3,10 @@ import { formatDuration, parseDuration } from '../core/duration.js';
 import { ArchiverError } from '../core/errors.js';
 import { type MirrorRun, type MirrorSource, mirror } from '../mirror/mirror.js';
 import { readMirrorConfig } from '../mirror/mirror-config.js';
+import type { Compression } from '../oai/oai-client.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { formatSummary } from './harvest-command.js';
-import { wholeNumber } from './option-parsers.js';
+import { compressionMode, wholeNumber } from './option-parsers.js';
 import { stopSignal } from './stop-signal.js';
 
 interface MirrorCommandOptions {
@@ -19,6 +20,7 @@ interface MirrorCommandOptions {
   user?: string;
   passwordFile?: string;
   allowPrivateRefs?: boolean;
+  compression: Compression;
 }
 
 /** `oaibag mirror`: incremental harvests on a schedule, forever (docs/mirror.md). */
@@ -35,6 +37,12 @@ export function mirrorCommand(): Command {
     .option('--concurrency <N>', 'records stored at once', wholeNumber, 4)
     .option('--user <NAME>', 'user name for HTTP Basic authentication')
     .option('--password-file <FILE>', 'file whose first line is the password')
+    .option(
+      '--compression <MODE>',
+      'ask for compressed pages: auto (unless the repository is on this machine or its local network), always, never',
+      compressionMode,
+      'auto',
+    )
     .option('--allow-private-refs', 'let By-Reference URLs and their redirects lead to loopback, private and link-local addresses (docs/archiver.md)')
     .addHelpText(
       'after',
@@ -87,6 +95,7 @@ async function mirrorPlan(baseUrl: string | undefined, options: MirrorCommandOpt
     ...(options.set !== undefined ? { set: options.set } : {}),
     ...(credentials ? { credentials } : {}),
     ...(options.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
+    ...(options.compression !== 'auto' ? { compression: options.compression } : {}),
   };
   return { sources: [source], archiveDir: options.archive ?? './archive' };
 }

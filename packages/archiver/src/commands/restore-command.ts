@@ -16,11 +16,11 @@ export function restoreCommand(): Command {
     .option('--json', 'print the summary as JSON')
     .addHelpText(
       'after',
-      "\nEvery byte is checked against the bag's manifest and the catalog as it is written; only verified\n" +
-        'bytes are renamed into place. Refused URLs, path collisions and damaged bags are reported on\n' +
+      '\nEvery byte is checked against the digest the archive recorded for it as it is written; only verified\n' +
+        'bytes are renamed into place. Refused URLs, path collisions and damaged payload files are reported on\n' +
         'stderr (one line each) and skipped; the other resources are still restored.\n' +
         '\nExit codes: 0 all restored; 1 some resources were refused, collided, could not be written,\n' +
-        'or their bag is damaged, or no room was left in --to (ERR_ARCHIVE_FULL: the restore stops;\n' +
+        'or their bytes are damaged, or no room was left in --to (ERR_ARCHIVE_FULL: the restore stops;\n' +
         'free space and run it again); 2 usage (bad --as-of, unknown --source).',
     )
     .action(async (options: RestoreCommandOptions) => {
@@ -73,7 +73,7 @@ export function formatRestoreSummary(summary: RestoreSummary): string {
     `${verb} ${summary.restored} files (${summary.bytes} bytes) of ${state} into ${summary.to}; ` +
       `${summary.deleted} deleted resources skipped; ` +
       (summary.metadataOnly > 0 ? `${summary.metadataOnly} resources without payload (metadata only) skipped; ` : '') +
-      `${summary.refused.length} refused; ${summary.damaged.length} damaged bags; ` +
+      `${summary.refused.length} refused; ${summary.damaged.length} damaged; ` +
       `${summary.failed.length} failed` +
       (summary.extraParts.length > 0 ? `; ${summary.extraParts.length} compound objects restored by their first part only` : ''),
   );

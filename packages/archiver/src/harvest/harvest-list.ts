@@ -247,7 +247,8 @@ export class HarvestList {
           keepReceivedXml: true,
           lenientIdentifier: true,
           onDatastream: async (datastream: IncomingDatastream) => {
-            pending.push(await receiveIncoming(context.archiveDir, datastream.bytes, context.budget));
+            // The reader hashes each By-Value datastream with sha-256 itself (storeRecord takes it).
+            pending.push(await receiveIncoming(context.archiveDir, datastream.bytes, context.budget, { sha256: false }));
           },
           onRecord: async (record: ReadRecord) => {
             const received = pending;

@@ -7,7 +7,7 @@ import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js'
 import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { identifyRepository } from '../oai/identify.js';
-import { type Credentials, OaiClient } from '../oai/oai-client.js';
+import { type Compression, type Credentials, OaiClient } from '../oai/oai-client.js';
 import type { ResolveHost } from '../oai/origin-pools.js';
 import type { RetryPolicy } from '../oai/retry-policy.js';
 import { adoptPendingBags } from './adopt-pending-bags.js';
@@ -33,6 +33,8 @@ export interface HarvestOptions {
   allowPrivateRefs?: boolean;
   /** How host names of other origins are resolved (tests; default: the system's resolver). */
   resolveHost?: ResolveHost;
+  /** Whether pages are asked for compressed (see OaiClientOptions.compression; default `auto`). */
+  compression?: Compression;
   /**
    * Records stored at once (By-Reference fetches and bag writes overlap; the page itself is
    * read in order). Every record of a batch is stored before its resumption token is saved.
@@ -92,6 +94,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.allowPrivateRefs !== undefined ? { allowPrivateRefs: options.allowPrivateRefs } : {}),
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
+    ...(options.compression ? { compression: options.compression } : {}),
     onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
   });
   let flusher: DiskFlusher | undefined;

@@ -53,14 +53,21 @@ export function harvestMemoryBudget(): MemoryBudget {
 
 /**
  * Receives a datastream (decoded By-Value bytes, or a By-Reference response body), hashing it
- * with sha-256 and sha-512 as it comes, so that nothing is read twice. Small datastreams stay
+ * with sha-256 (unless told the caller has it) and sha-512 as it comes, so that nothing is read twice. Small datastreams stay
  * in memory while `budget` allows (copied: the source may reuse its buffers); the others are
  * streamed into a temporary file inside the archive, which the bag then takes by hard link.
  * The file is not fsynced here: it reaches the disk with the bag that links it (see
  * `placeSealedBags`). On failure the partial file is removed and the memory given back.
  */
-export async function receiveIncoming(archiveDir: string, source: AsyncIterable<Uint8Array>, budget?: MemoryBudget): Promise<IncomingFile> {
-  const sha256 = createHash('sha256');
+export async function receiveIncoming(
+  archiveDir: string,
+  source: AsyncIterable<Uint8Array>,
+  budget?: MemoryBudget,
+  options: { sha256?: boolean } = {},
+): Promise<IncomingFile> {
+  // A By-Value datastream is hashed with sha-256 by the DIDL reader already: the caller then
+  // takes that digest (`sha256: false` leaves it empty here) instead of hashing twice.
+  const sha256 = options.sha256 === false ? undefined : createHash('sha256');
   const sha512 = createHash('sha512');
   let size = 0;
   let held: Buffer[] | null = budget ? [] : null; // in memory until it outgrows its share
@@ -69,7 +76,7 @@ export async function receiveIncoming(archiveDir: string, source: AsyncIterable<
   let handle: FileHandle | null = null;
   try {
     for await (const chunk of source) {
-      sha256.update(chunk);
+      sha256?.update(chunk);
       sha512.update(chunk);
       size += chunk.byteLength;
       if (held !== null && size <= budget!.perDatastream && budget!.take(chunk.byteLength)) {
@@ -94,7 +101,7 @@ export async function receiveIncoming(archiveDir: string, source: AsyncIterable<
     throw error;
   }
   await handle?.close();
-  const digests = { size, sha256: sha256.digest('hex'), sha512: sha512.digest('hex') };
+  const digests = { size, sha256: sha256?.digest('hex') ?? '', sha512: sha512.digest('hex') };
   if (held !== null) return { path: null, bytes: Buffer.concat(held, heldBytes), ...digests, ...(budget ? { budget } : {}) };
   return { path: path ?? (await emptyFile(archiveDir)), bytes: null, ...digests };
 }

@@ -135,6 +135,13 @@ export async function storeRecord(
     for (const part of parts) {
       const byValue = part.byValue ? received[byValueIndex++] : undefined;
       if (part.byValue && !byValue) throw new RecordRefused(`the record's datastream ${got.length + 1} was not received`, 'store');
+      if (byValue && byValue.sha256 === '') {
+        // Received without its own sha-256: the reader's, of the same decoded bytes.
+        const read = part.component.resources.find((resource) => resource.byValue)?.byValue;
+        if (!read?.sha256 || read.size !== byValue.size)
+          throw new RecordRefused(`the record's datastream ${got.length + 1} has no digest from the reader`, 'store');
+        byValue.sha256 = read.sha256;
+      }
       const next = byValue ? { file: byValue } : await fetchPart(context, document.identifier, part);
       got.push(next);
       verifyPart(document.identifier, part, next.file);

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { parseDuration } from '../core/duration.js';
 import { ArchiverError } from '../core/errors.js';
 import { readPasswordLine } from '../core/password-file.js';
+import type { Compression } from '../oai/oai-client.js';
 import type { MirrorSource } from './mirror.js';
 
 /** A mirror configuration file, as read (docs/mirror.md). */
@@ -12,11 +13,11 @@ export interface MirrorConfig {
   sources: MirrorSource[];
 }
 
-const SOURCE_FIELDS = new Set(['baseUrl', 'every', 'jitter', 'set', 'prefix', 'concurrency', 'user', 'passwordFile', 'allowPrivateRefs']);
+const SOURCE_FIELDS = new Set(['baseUrl', 'every', 'jitter', 'set', 'prefix', 'concurrency', 'user', 'passwordFile', 'allowPrivateRefs', 'compression']);
 
 /**
  * Reads a JSON mirror configuration: `{ "archive": "DIR", "sources": [{ "baseUrl", "every",
- * "jitter"?, "set"?, "prefix"?, "concurrency"?, "user"?, "passwordFile"?, "allowPrivateRefs"? }] }`. Relative paths
+ * "jitter"?, "set"?, "prefix"?, "concurrency"?, "user"?, "passwordFile"?, "allowPrivateRefs"?, "compression"? }] }`. Relative paths
  * are taken from the file's folder; unknown fields are refused (a typo must not silently drop
  * a setting); each problem names the file and the field.
  */
@@ -64,6 +65,8 @@ export async function readMirrorConfig(file: string): Promise<MirrorConfig> {
       if ((user === undefined) !== (passwordFile === undefined)) fail(where, '"user" and "passwordFile" go together');
       const allowPrivateRefs = entry.allowPrivateRefs;
       if (allowPrivateRefs !== undefined && typeof allowPrivateRefs !== 'boolean') fail(`${where}.allowPrivateRefs`, 'expected true or false');
+      const compression = text('compression');
+      if (compression !== undefined && !['auto', 'always', 'never'].includes(compression)) fail(`${where}.compression`, 'expected "auto", "always" or "never"');
       const set = text('set');
       const prefix = text('prefix');
       return {
@@ -73,6 +76,7 @@ export async function readMirrorConfig(file: string): Promise<MirrorConfig> {
         ...(prefix !== undefined ? { prefix } : {}),
         ...(concurrency !== undefined ? { concurrency: concurrency as number } : {}),
         ...(allowPrivateRefs === true ? { allowPrivateRefs: true } : {}),
+        ...(compression !== undefined && compression !== 'auto' ? { compression: compression as Compression } : {}),
         ...(user !== undefined ? { credentials: { user, password: await readPasswordLine(resolve(folder, passwordFile!)) } } : {}),
       };
     }),

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ArchiverError } from '../core/errors.js';
 import { type HarvestSummary, harvest } from '../harvest/harvest.js';
-import type { Credentials } from '../oai/oai-client.js';
+import type { Compression, Credentials } from '../oai/oai-client.js';
 import type { RetryPolicy } from '../oai/retry-policy.js';
 import { type MirrorSchedule, nextRun } from './mirror-schedule.js';
 
@@ -15,6 +15,8 @@ export interface MirrorSource {
   credentials?: Credentials;
   /** See HarvestOptions.allowPrivateRefs. */
   allowPrivateRefs?: boolean;
+  /** See HarvestOptions.compression. */
+  compression?: Compression;
 }
 
 export interface MirrorOptions {
@@ -75,6 +77,7 @@ export async function mirror(options: MirrorOptions): Promise<void> {
         ...(next.source.concurrency !== undefined ? { concurrency: next.source.concurrency } : {}),
         ...(next.source.credentials ? { credentials: next.source.credentials } : {}),
         ...(next.source.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
+        ...(next.source.compression ? { compression: next.source.compression } : {}),
         ...(options.retry ? { retry: options.retry } : {}),
         log: (line) => options.log?.(`${next.source.baseUrl}: ${line}`),
       });

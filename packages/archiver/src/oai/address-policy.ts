@@ -110,3 +110,12 @@ export function refusalOf(address: string, policy: AddressPolicy): string | unde
   if (kind === 'public' || policy.allowPrivate || policy.repositoryKinds.has(kind)) return undefined;
   return `${address} is a ${kind} address`;
 }
+
+/**
+ * Whether a host with these kinds of address is on this machine or its local network
+ * (loopback, private, link-local): there the link is much faster than compressing is (see
+ * OaiClientOptions.compression).
+ */
+export function onLocalNetwork(kinds: ReadonlySet<AddressKind>): boolean {
+  return kinds.size > 0 && [...kinds].every((kind) => kind === 'loopback' || kind === 'private' || kind === 'link-local');
+}

@@ -22,7 +22,8 @@ export interface ListPage {
  * the reader's error (the caller asks for it again).
  */
 export async function readListPage(response: Promise<OaiHttpResponse>, what: string, read: ReadDidlOptions): Promise<ListPage> {
-  const summary = await readDidl((await response).body, { ...read, recordErrors: 'report' });
+  // The body's chunks are nobody else's: base64 is decoded into them (no buffer per chunk).
+  const summary = await readDidl((await response).body, { ...read, recordErrors: 'report', chunksAreOurs: true });
   if (summary.kind !== 'oai-pmh') throw new ArchiverError('ERR_HARVEST_NOT_OAI', `${what} did not answer with an OAI-PMH response`);
   const { errors, responseDate, resumptionToken } = summary.page;
   const page: ListPage = { errors };

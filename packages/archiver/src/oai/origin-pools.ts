@@ -129,6 +129,11 @@ export class OriginPools {
     }
   }
 
+  /** The kinds of address the repository's host has (resolved once, shared with the address policy). */
+  async repositoryKinds(): Promise<ReadonlySet<AddressKind>> {
+    return (await this.addressPolicy()).repositoryKinds;
+  }
+
   /** The repository's own kinds of address, resolved once (a literal needs no DNS). */
   private addressPolicy(): Promise<AddressPolicy> {
     this.policy ??= (async () => {
