@@ -291,6 +291,29 @@ test('a batch is full at its bound of records; aborting removes what it built', 
   await batch.abort();
 });
 
+test("payload paths: the URL's segments in NFC; a name bagit-python would misread, or a path in the way, goes under _by-digest", async (t) => {
+  const { open } = await harvesting(t);
+  const { batch } = await open();
+  const place = async (segments: string[], text: string) => {
+    const bytes = Buffer.from(text);
+    return batch.takePayload(segments, segments.at(-1)!.replace(/%/g, '_'), {
+      path: null,
+      bytes,
+      size: bytes.length,
+      sha256: sha256(bytes),
+      sha512: sha512(bytes),
+    });
+  };
+  const nfd = 're\u0301sume\u0301.pdf';
+  assert.equal((await place(['example.org', nfd], 'nfd')).path, `data/example.org/${nfd.normalize('NFC')}`);
+  const percent = await place(['example.org', '100%.txt'], 'percent');
+  assert.match(percent.path, /^data\/_by-digest\/[0-9a-f]{2}\/[0-9a-f]{64}\/100_\.txt$/);
+  assert.equal((await place(['example.org', 'a'], 'a file')).path, 'data/example.org/a');
+  assert.match((await place(['example.org', 'a', 'b'], 'under a file')).path, /^data\/_by-digest\//, 'a file is in the way of the folder');
+  assert.match((await place(['example.org', ' edge.txt'], 'edge')).path, /^data\/_by-digest\//, 'whitespace at the start of a name');
+  await batch.abort();
+});
+
 test('a batch with no record commits its failures and token without a bag', async (t) => {
   const { dir, catalog, source, open, resume } = await harvesting(t);
   const { harvestId, batch } = await open();

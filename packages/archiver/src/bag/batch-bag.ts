@@ -185,6 +185,7 @@ export class BatchBag {
 
   /** Removes everything written so far. */
   async abort(): Promise<void> {
+    await this.records.close().catch(() => undefined); // closed once: a second close is refused, and ignored
     await this.events.handle.close().catch(() => undefined);
     rmSync(this.events.path, { force: true });
     await this.builder.abort();
@@ -196,7 +197,8 @@ export class BatchBag {
    * way; else `_by-digest/<sha[0:2]>/<sha-256>/<name>`, which nothing else uses.
    */
   private freePath(urlSegments: readonly string[] | undefined, fallbackName: string, sha256: string): string {
-    const mapped = urlSegments && urlSegments.length > 0 ? [...urlSegments] : undefined;
+    // In NFC, as the bag writer names every file (RFC 8493 section 7.2.3).
+    const mapped = urlSegments && urlSegments.length > 0 ? urlSegments.map((segment) => segment.normalize('NFC')) : undefined;
     const usable = mapped?.every((segment) => safeFileName(segment) === segment && segment !== BY_DIGEST_FOLDER) === true;
     let relName = usable ? checkedPath(mapped!.join('/')) : undefined;
     if (relName !== undefined && !this.free(relName)) relName = undefined;

@@ -98,14 +98,18 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
   });
   let flusher: DiskFlusher | undefined;
+  // The flusher checks itself with one syncfs, which writes back whatever the file system holds
+  // dirty (seconds, after a large copy): it runs while Identify is asked, not before.
+  const flusherStarting = openDiskFlusher(options.archiveDir);
+  flusherStarting.catch(() => undefined); // awaited below; an early failure is not unhandled
   try {
-    flusher = await openDiskFlusher(options.archiveDir);
     // What an interrupted run left: a harvest row still running, tmp/, bags placed but not recorded.
     catalog.interruptRunningHarvests();
     await cleanupLeftovers(options.archiveDir);
     const adopted = await adoptPendingBags(options.archiveDir, catalog);
     if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
     const facts = await identifyRepository(client, prefix);
+    flusher = await flusherStarting;
     const source = catalog.upsertSource(options.baseUrl, facts);
     const plan = planHarvest({
       prefix,
@@ -184,7 +188,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     // Before the list (adopting bags, starting the harvest) a full disk is the same story.
     throw isStorageExhausted(error) ? archiveFullError(options.archiveDir, error) : error;
   } finally {
-    await flusher?.close();
+    await (flusher ?? (await flusherStarting.catch(() => undefined)))?.close();
     await client.close();
     catalog.close();
     await lock.release();
