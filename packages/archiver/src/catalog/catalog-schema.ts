@@ -358,7 +358,7 @@ export function migrateCatalog(db: Database.Database, file: string, migrations: 
 // The rows in TypeScript: what the catalog's methods take and give (camelCase, parsed JSON).
 
 /**
- * Where an interrupted list stood, saved after each page so that a harvest killed mid-list can
+ * Where an interrupted list stood, saved with each batch so that a harvest killed mid-list can
  * continue with the token (if the repository still accepts it) or restart the same list.
  * Resume only when set and prefix equal the new harvest's; the list's first-page responseDate
  * becomes the watermark when the resumed list completes.

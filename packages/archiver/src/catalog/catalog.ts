@@ -255,7 +255,7 @@ export class Catalog {
     this.sql('UPDATE sources SET watermark = ? WHERE id = ?').run(from, sourceId);
   }
 
-  /** Saves (after each page) or clears (null, when the list completes) where a list stands. */
+  /** Saves (with each batch) or clears (null, when the list completes) where a list stands. */
   saveResumeState(sourceId: number, state: ResumeState | null): void {
     this.sql(`UPDATE sources SET resume_token = @token, resume_list_from = @listFrom, resume_list_until = @listUntil,
       resume_list_set = @set, resume_list_prefix = @prefix, resume_list_response_date = @listResponseDate,
@@ -287,7 +287,7 @@ export class Catalog {
     this.sql('UPDATE harvests SET list_response_date = ? WHERE id = ?').run(responseDate, harvestId);
   }
 
-  /** Saves the counts so far (harvest does, with each page), so a killed harvest's row still tells what it did. */
+  /** Saves the counts so far (harvest does, with each batch), so a killed harvest's row still tells what it did. */
   updateHarvestCounts(harvestId: number, counts: Partial<HarvestCounts>): void {
     this.writeCounts(harvestId, counts, 'UPDATE harvests SET %COUNTS% WHERE id = @id');
   }

@@ -40,7 +40,7 @@ export function harvestCommand(): Command {
         "credentials go only to the repository's own origin. A URL that leads to a loopback, private\n" +
         "or link-local address of another kind than the repository's own is refused\n" +
         '(ERR_HARVEST_REF_REFUSED) unless --allow-private-refs is given.\n' +
-        '\nEnvironment: OAIBAG_SYNC=files makes each page durable by fsyncing its files one by one\n' +
+        '\nEnvironment: OAIBAG_SYNC=files makes each batch bag durable by fsyncing its files one by one\n' +
         "instead of one syncfs of the archive's file system (the default on Linux); choose it when\n" +
         'that file system is shared with heavy writers. See docs/aip-profile.md.',
     )
