@@ -266,14 +266,15 @@ test('records.xml holds the records in order, header and DIDL as received, and t
       mimeType: 'text/plain',
       lastModified: 'Mon, 01 Jan 2024 00:00:00 GMT',
       payloads: [
-        { part: 1, path: 'data/example.org/say "a" & <b>.txt', size: 5, sha256: SHA('a') },
+        { part: 1, path: 'data/example.org/say "a" & <b>.txt', size: 5, sha256: SHA('a'), sha512: 'f'.repeat(128), via: 'by-value' },
         {
           part: 2,
           path: 'data/example.org/old.txt',
-          bag: EARLIER,
+          revisitOf: EARLIER,
           size: 7,
           sha256: SHA('b'),
-          fetch: { ref: 'http://example.org/p?a=1&b=2', url: 'https://example.org/p2', redirects: ['https://example.org/p2'] },
+          via: 'by-reference',
+          fetched: { ref: 'http://example.org/p?a=1&b=2', url: 'https://example.org/p2', redirects: ['https://example.org/p2'] },
         },
       ],
     },

@@ -261,7 +261,7 @@ test('bytes already held become revisits: no new file, a pointer to the bag that
   );
   const records = await readBatchRecords(join(dir, here));
   assert.deepEqual(
-    records.map((record) => (record.kind === 'version' ? record.payloads.map((p) => [p.bag ?? here, p.path]) : [])),
+    records.map((record) => (record.kind === 'version' ? record.payloads.map((p) => [p.revisitOf ?? here, p.path]) : [])),
     [[[held, 'data/example.org/a.txt']], [[held, 'data/example.org/a.txt']], [[here, 'data/example.org/new.txt']], [[here, 'data/example.org/new.txt']]],
   );
   const copied = catalog.latestVersion(source.id, 'https://example.org/copy/of-a.txt')!;

@@ -8,19 +8,14 @@ import { join } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import sax from 'sax';
 import { ArchiverError } from '../core/errors.js';
-import { AIP_NAMESPACE } from './aip-metadata.js';
+import { AIP_NAMESPACE, type Delivery, type RecordPayload } from './aip-metadata.js';
 import { RECORDS_FILE } from './batch-bag.js';
 
-/** A datastream of a record read back: bytes in this bag, or a revisit of another's. */
-export interface ReadPayload {
-  part: number;
-  path: string;
-  /** The bag holding the bytes when it is not this one (a revisit), relative to the archive. */
-  bag?: string;
-  size: number;
-  sha256: string;
-  fetch?: { ref: string; url: string; redirects: string[] };
-}
+/**
+ * A datastream of a record read back, in the shape it was written (RecordPayload): bytes in
+ * this bag, or a revisit (`revisitOf`: the bag holding them, this one or an earlier one).
+ */
+export type ReadPayload = Omit<RecordPayload, 'promisedSha256' | 'fetched'> & { fetched?: { ref: string; url: string; redirects: string[] } };
 
 export type ReadRecordEntry =
   | {
@@ -95,19 +90,23 @@ export async function readBatchRecords(bagDir: string): Promise<ReadRecordEntry[
       } else if (tag.local === 'deleted') {
         entries.push({ kind: 'deletion', n: whole(tag, 'n'), identifier: required(tag, 'identifier'), datestamp: required(tag, 'datestamp') });
       } else if ((tag.local === 'payload' || tag.local === 'revisit') && current) {
-        const bag = attribute(tag, 'bag');
+        const via = required(tag, 'via');
+        if (via !== 'by-value' && via !== 'by-reference') throw damaged(`<${tag.local}> via is neither by-value nor by-reference`);
+        const sha512 = attribute(tag, 'sha512');
         payload = {
           part: whole(tag, 'part'),
           path: required(tag, 'path'),
-          ...(tag.local === 'revisit' && bag !== undefined ? { bag } : {}),
+          ...(tag.local === 'revisit' ? { revisitOf: required(tag, 'bag') } : {}),
           size: whole(tag, 'size'),
           sha256: required(tag, 'sha256'),
+          ...(sha512 !== undefined ? { sha512 } : {}),
+          via: via as Delivery,
         };
         current.payloads.push(payload);
       } else if (tag.local === 'fetch' && payload) {
-        payload.fetch = { ref: required(tag, 'ref'), url: required(tag, 'url'), redirects: [] };
-      } else if (tag.local === 'redirect' && payload?.fetch) {
-        payload.fetch.redirects.push(required(tag, 'to'));
+        payload.fetched = { ref: required(tag, 'ref'), url: required(tag, 'url'), redirects: [] };
+      } else if (tag.local === 'redirect' && payload?.fetched) {
+        payload.fetched.redirects.push(required(tag, 'to'));
       }
     } catch (error) {
       problem = error as ArchiverError;

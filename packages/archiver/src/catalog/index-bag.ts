@@ -56,7 +56,7 @@ export function indexBatchBag(catalog: Catalog, bag: ReadBatchBag): IndexTally {
         continue;
       }
       for (const payload of entry.payloads) {
-        if (payload.bag !== undefined) revisits++;
+        if (payload.revisitOf !== undefined) revisits++;
         else here.set(payload.sha256, { sha256: payload.sha256, size: payload.size, path: payload.path });
       }
     }
@@ -80,10 +80,10 @@ export function indexBatchBag(catalog: Catalog, bag: ReadBatchBag): IndexTally {
       }
       const parts = [...entry.payloads].sort((a, b) => a.part - b.part);
       for (const part of parts) {
-        if (part.bag !== undefined && !catalog.payload(part.sha256)) {
+        if (part.revisitOf !== undefined && !catalog.payload(part.sha256)) {
           throw new ArchiverError(
             'ERR_ARCHIVE_DAMAGED',
-            `${bag.bagPath}: record ${entry.n} (${entry.identifier}) revisits ${part.bag}/${part.path}, which the archive does not hold`,
+            `${bag.bagPath}: record ${entry.n} (${entry.identifier}) revisits ${part.revisitOf}/${part.path}, which the archive does not hold`,
             { path: bag.bagPath, hint: 'run `oaibag verify` to see which bags are missing or damaged' },
           );
         }
@@ -100,7 +100,7 @@ export function indexBatchBag(catalog: Catalog, bag: ReadBatchBag): IndexTally {
         harvestId,
         parts: parts.map((part) => part.sha256),
         lastModified: entry.lastModified,
-        fetches: parts.flatMap((part) => (part.fetch ? [{ part: part.part, ...part.fetch }] : [])),
+        fetches: parts.flatMap((part) => (part.fetched ? [{ part: part.part, ...part.fetched }] : [])),
         ...(baggedAt !== undefined ? { storedAt: baggedAt } : {}),
       });
       if (recorded.known) continue;
