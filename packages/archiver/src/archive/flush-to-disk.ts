@@ -103,6 +103,24 @@ export async function openDiskFlusher(archiveDir: string, mode: FlushMode = defa
 }
 
 /**
+ * A flusher to hand out before `starting` (an `openDiskFlusher`) has settled: its check is one
+ * syncfs, which writes back whatever the file system holds dirty (seconds after a large copy),
+ * and nothing needs a flush until the first batch is sealed. The first flush waits for it.
+ */
+export function flusherWhenReady(starting: Promise<DiskFlusher>, mode: FlushMode = defaultFlushMode()): DiskFlusher {
+  let ready: DiskFlusher | undefined;
+  const settled = starting.then((flusher) => (ready = flusher));
+  settled.catch(() => undefined); // reported by the first flush or by close
+  return {
+    get mode() {
+      return ready?.mode ?? mode;
+    },
+    flush: async (request) => (await settled).flush(request),
+    close: async () => (await settled.catch(() => undefined))?.close(),
+  };
+}
+
+/**
  * `sh` reading one line per request from its stdin and answering `ok` or `failed` after running
  * `sync -f` on the archive (whose path is the shell's `$1`, never part of the script).
  */

@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { type FileHandle, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gzipSync as gzipDefault, constants as zlibConstants } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip as gzipCallback, gzipSync as gzipSyncDefault, constants as zlibConstants } from 'node:zlib';
 import { TEMP_DIRECTORY } from '../archive/storage-path.js';
 import { archiveIoError } from '../core/errors.js';
 import { writeFully } from '../core/write-fully.js';
@@ -30,7 +31,11 @@ import type { SealedBag } from './sealed-bag.js';
  * records.xml, 3.8 MB of PREMIS for 1,338 records) level 9 took the time level 6 took and
  * wrote 2% less; every byte saved is saved for each record, for good.
  */
-const gzipSync = (data: string | Uint8Array): Buffer => gzipDefault(data, { level: zlibConstants.Z_BEST_COMPRESSION });
+const GZIP_OPTIONS = { level: zlibConstants.Z_BEST_COMPRESSION };
+const gzipSync = (data: string | Uint8Array): Buffer => gzipSyncDefault(data, GZIP_OPTIONS);
+const gzipOnPool = promisify(gzipCallback);
+/** Compressed on libuv's thread pool: the harvester's main thread reads the next page meanwhile. */
+const gzip = (data: string | Uint8Array): Promise<Buffer> => gzipOnPool(data, GZIP_OPTIONS);
 
 /** Where a batch's records go in its bag. */
 export const RECORDS_FILE = 'metadata/records.xml.gz';
@@ -75,6 +80,8 @@ export class BatchBag {
   private readonly files = new Set<string>();
   private readonly folders = new Set<string>();
   private readonly objects: Array<{ path: string; size: number; sha256: string; sha512: string; mimeType: string | undefined }> = [];
+  /** The pages appended so far, compressed and written in order behind the reading (see append). */
+  private writing: Promise<void> = Promise.resolve();
   private constructor(
     private readonly setup: BatchBagSetup,
     private readonly builder: BagBuilder,
@@ -134,6 +141,7 @@ export class BatchBag {
   /** Appends records (in the list's order) to records.xml and their events to the PREMIS events. */
   async append(entries: readonly BatchRecordFacts[]): Promise<number[]> {
     if (entries.length === 0) return [];
+    if (await isRejected(this.writing)) await this.writing;
     const context: EventContext = {
       baseUrl: this.setup.baseUrl,
       idPrefix: this.setup.eventPrefix,
@@ -151,12 +159,19 @@ export class BatchBag {
       records.push(recordXml(n, facts));
       events += recordEventsXml(n, facts, context);
     }
-    try {
-      await this.records.write(gzipSync(Buffer.concat(records)));
-      await writeFully(this.events.handle, gzipSync(events));
-    } catch (error) {
+    // Compressed and written behind the caller, in order: a failure is thrown by the next
+    // append or by seal, so that nothing of a batch that could not be written is committed.
+    const recordBytes = Buffer.concat(records);
+    const previous = this.writing;
+    this.writing = (async () => {
+      await previous;
+      const [recordsGz, eventsGz] = await Promise.all([gzip(recordBytes), gzip(events)]);
+      await this.records.write(recordsGz);
+      await writeFully(this.events.handle, eventsGz);
+    })().catch((error: unknown) => {
       throw archiveIoError(error, `cannot write the records of ${this.setup.destination}`);
-    }
+    });
+    this.writing.catch(() => undefined); // awaited by the next append or by seal
     return numbers;
   }
 
@@ -166,11 +181,12 @@ export class BatchBag {
    */
   async seal(bagInfo: ReadonlyArray<readonly [string, string]>): Promise<SealedBag> {
     try {
+      await this.writing;
       await this.records.write(gzipSync(RECORDS_TAIL));
       await this.records.close();
       await this.events.handle.close();
       const premis = await this.builder.openTagFile(PREMIS_FILE.slice('metadata/'.length));
-      await premis.write(gzipSync(premisHead() + this.objects.map(premisObjectXml).join('')));
+      await premis.write(await gzip(premisHead() + this.objects.map(premisObjectXml).join('')));
       // The events' gzip members, as they are: a gzip stream may be any number of members.
       await premis.write(await readFile(this.events.path));
       await premis.write(gzipSync(premisTail(this.setup.agent)));
@@ -185,6 +201,7 @@ export class BatchBag {
 
   /** Removes everything written so far. */
   async abort(): Promise<void> {
+    await this.writing.catch(() => undefined);
     await this.records.close().catch(() => undefined); // closed once: a second close is refused, and ignored
     await this.events.handle.close().catch(() => undefined);
     rmSync(this.events.path, { force: true });
@@ -225,4 +242,13 @@ function checkedPath(relName: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Whether a promise has already rejected (without waiting for one still pending). */
+async function isRejected(promise: Promise<unknown>): Promise<boolean> {
+  const pending = Symbol('pending');
+  return Promise.race([promise, Promise.resolve(pending)]).then(
+    () => false,
+    () => true,
+  );
 }

@@ -342,6 +342,14 @@ export class Catalog {
     return row && toVersion(row);
   }
 
+  /** Whether exactly this record state is stored already (knownVersion, without reading it). */
+  hasVersion(sourceId: number, identifier: string, datestamp: string, sha256: string): boolean {
+    return (
+      this.sql(`SELECT 1 FROM resources r JOIN versions v ON v.resource_id = r.id
+      WHERE r.source_id = ? AND r.identifier = ? AND v.datestamp = ? AND v.sha256 = ?`).get(sourceId, identifier, datestamp, sha256) !== undefined
+    );
+  }
+
   /** Whether this deletion (identifier and datestamp) is recorded already. */
   knownDeletion(sourceId: number, identifier: string, datestamp: string): boolean {
     return (
@@ -385,23 +393,29 @@ export class Catalog {
    */
   recordVersion(version: NewVersion): RecordedVersion {
     return this.durably(() => {
-      const known = this.knownVersion(version.sourceId, version.identifier, version.datestamp, version.sha256);
-      if (known) {
-        this.resolveFailures(version.sourceId, version.identifier);
-        return { version: known, change: known.change, known: true };
+      // The resource and its current state in one lookup: this runs once per record harvested.
+      const current = this.sql(`SELECT r.id, r.deleted_at, v.sha256 FROM resources r LEFT JOIN versions v ON v.id = r.current_version_id
+        WHERE r.source_id = ? AND r.identifier = ?`).get(version.sourceId, version.identifier) as
+        | { id: number; deleted_at: string | null; sha256: string | null }
+        | undefined;
+      if (current) {
+        const same = this.sql('SELECT id FROM versions WHERE resource_id = ? AND datestamp = ? AND sha256 = ?').get(
+          current.id,
+          version.datestamp,
+          version.sha256,
+        );
+        if (same) {
+          const known = this.knownVersion(version.sourceId, version.identifier, version.datestamp, version.sha256)!;
+          this.resolveFailures(version.sourceId, version.identifier);
+          return { version: known, change: known.change, known: true };
+        }
       }
       const bag = this.sql('SELECT id FROM bags WHERE bag_path = ?').get(version.bagPath) as { id: number } | undefined;
       if (!bag) throw new ArchiverError('ERR_ARCHIVE_CATALOG', `version of ${version.identifier} names the bag ${version.bagPath}, which is not recorded`);
-      const resource = this.resource(version.sourceId, version.identifier);
-      const previous = this.latestVersion(version.sourceId, version.identifier);
-      const change: VersionChange = !previous
-        ? 'added'
-        : resource?.deletedAt != null
-          ? 'restored'
-          : previous.sha256 === version.sha256
-            ? 'touched'
-            : 'modified';
-      const resourceId = resource?.id ?? this.insertResource(version.sourceId, version.identifier);
+      const change: VersionChange =
+        current?.sha256 == null ? 'added' : current.deleted_at != null ? 'restored' : current.sha256 === version.sha256 ? 'touched' : 'modified';
+      const resourceId = current?.id ?? this.insertResource(version.sourceId, version.identifier);
+      const storedAt = version.storedAt ?? stamp();
       const result = this.sql(`INSERT INTO versions (resource_id, datestamp, size, sha256, mime_type, bag_id, record, harvest_id, stored_at, change,
           payload_files, last_modified)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
@@ -413,7 +427,7 @@ export class Catalog {
         bag.id,
         version.record,
         version.harvestId ?? null,
-        version.storedAt ?? stamp(),
+        storedAt,
         change,
         version.parts.length,
         version.lastModified ?? null,
@@ -433,9 +447,23 @@ export class Catalog {
         resourceId,
       );
       this.resolveFailures(version.sourceId, version.identifier);
-      const row = this.sql(`SELECT ${VERSION_COLUMNS} FROM versions v JOIN resources r ON r.id = v.resource_id JOIN bags b ON b.id = v.bag_id
-        WHERE v.id = ?`).get(versionId) as Row;
-      return { version: toVersion(row), change, known: false };
+      const stored: CatalogVersion = {
+        id: versionId,
+        resourceId,
+        identifier: version.identifier,
+        datestamp: version.datestamp,
+        size: version.size,
+        sha256: version.sha256,
+        mimeType: version.mimeType ?? null,
+        bagPath: version.bagPath,
+        record: version.record,
+        harvestId: version.harvestId ?? null,
+        storedAt,
+        change,
+        payloadFiles: version.parts.length,
+        lastModified: version.lastModified ?? null,
+      };
+      return { version: stored, change, known: false };
     });
   }
 

@@ -109,7 +109,7 @@ export class HarvestBatch {
   claimState(identifier: string, datestamp: string, sha256: string): boolean {
     const key = `${identifier}\n${datestamp}\n${sha256}`;
     if (this.states.has(key)) return false;
-    if (this.harvest.catalog.knownVersion(this.harvest.sourceId, identifier, datestamp, sha256)) return false;
+    if (this.harvest.catalog.hasVersion(this.harvest.sourceId, identifier, datestamp, sha256)) return false;
     this.states.add(key);
     return true;
   }

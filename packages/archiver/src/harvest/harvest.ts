@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { acquireArchiveLock } from '../archive/archive-lock.js';
-import { type DiskFlusher, defaultFlushMode, openDiskFlusher } from '../archive/flush-to-disk.js';
+import { defaultFlushMode, flusherWhenReady, openDiskFlusher } from '../archive/flush-to-disk.js';
 import { cleanupLeftovers } from '../bag/bag-writer.js';
 import { Catalog } from '../catalog/catalog.js';
 import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js';
@@ -97,11 +97,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     ...(options.compression ? { compression: options.compression } : {}),
     onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
   });
-  let flusher: DiskFlusher | undefined;
-  // The flusher checks itself with one syncfs, which writes back whatever the file system holds
-  // dirty (seconds, after a large copy): it runs while Identify is asked, not before.
-  const flusherStarting = openDiskFlusher(options.archiveDir);
-  flusherStarting.catch(() => undefined); // awaited below; an early failure is not unhandled
+  // The flusher's self-check (one syncfs) runs while Identify and the first pages are read.
+  const flusher = flusherWhenReady(openDiskFlusher(options.archiveDir));
   try {
     // What an interrupted run left: a harvest row still running, tmp/, bags placed but not recorded.
     catalog.interruptRunningHarvests();
@@ -109,7 +106,6 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     const adopted = await adoptPendingBags(options.archiveDir, catalog);
     if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
     const facts = await identifyRepository(client, prefix);
-    flusher = await flusherStarting;
     const source = catalog.upsertSource(options.baseUrl, facts);
     const plan = planHarvest({
       prefix,
@@ -188,7 +184,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     // Before the list (adopting bags, starting the harvest) a full disk is the same story.
     throw isStorageExhausted(error) ? archiveFullError(options.archiveDir, error) : error;
   } finally {
-    await (flusher ?? (await flusherStarting.catch(() => undefined)))?.close();
+    await flusher.close();
     await client.close();
     catalog.close();
     await lock.release();

@@ -1,11 +1,11 @@
 import type { Readable, Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip, createInflate } from 'node:zlib';
-import { Pool, errors as undiciErrors } from 'undici';
 import { ArchiverError } from '../core/errors.js';
 import { onLocalNetwork } from './address-policy.js';
 import { OriginPools, type ResolveHost } from './origin-pools.js';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, type RetryPolicy, retryDelayMs } from './retry-policy.js';
+import { Pool, undiciErrors } from './undici-pool.js';
 
 export interface Credentials {
   user: string;

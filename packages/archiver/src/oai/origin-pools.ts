@@ -7,9 +7,9 @@
 import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { Pool } from 'undici';
 import { ArchiverError } from '../core/errors.js';
 import { type AddressKind, type AddressPolicy, addressKind, refusalOf } from './address-policy.js';
+import { Pool } from './undici-pool.js';
 
 /** Resolves a host name to its addresses (node's `dns.lookup` unless a test gives another). */
 export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
