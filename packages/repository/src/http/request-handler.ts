@@ -10,6 +10,7 @@ import type { FileIndex } from '../site/file-index.js';
 import { openIndexedFile } from '../site/open-indexed-file.js';
 import type { SiteIndexer } from '../site/site-indexer.js';
 import { pathForUrlPath } from '../site/url-path.js';
+import { coalescedBody } from './coalesced-body.js';
 import { encodeResponse, negotiateContentEncoding } from './content-encoding.js';
 import { sendFile } from './send-file.js';
 
@@ -88,7 +89,7 @@ async function oai(req: IncomingMessage, res: ServerResponse, context: RequestHa
     return;
   }
   try {
-    await pipeline(Readable.from(body, { objectMode: false }), out);
+    await pipeline(Readable.from(coalescedBody(body), { objectMode: false }), out);
   } catch (error) {
     // The client left, or a file changed while it was being sent (the body is cut off so
     // the harvester sees a broken page and asks again, never a record with a wrong digest).

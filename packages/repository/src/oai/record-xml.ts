@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { FileHandle } from 'node:fs/promises';
+import { closeSync, readSync } from 'node:fs';
 import type { IndexedFile } from '../core/model.js';
-import { openIndexedFile } from '../site/open-indexed-file.js';
+import { openIndexedDescriptor } from '../site/open-indexed-file.js';
 import type { SiteIndexer } from '../site/site-indexer.js';
 import type { MetadataFormat } from './metadata-formats.js';
 import { headerXml } from './oai-xml.js';
@@ -28,21 +28,21 @@ export async function* writeRecord(
     yield `<record>${headerXml(listed, identifier)}</record>\n`;
     return 0;
   }
-  const opened = await openIndexedFile(indexer, listed);
+  const opened = await openIndexedDescriptor(indexer, listed);
   if (!opened) {
     const now = indexer.index.byPath(listed.path) ?? { ...listed, deleted: true };
     yield `<record>${headerXml(now.deleted ? now : { ...now, deleted: true }, identifier)}</record>\n`;
     return 0;
   }
-  const { file, handle } = opened;
+  const { file, fd } = opened;
   try {
-    const byValue = format.carriesContent && file.size <= byValueMax ? readChecked(indexer, handle, file) : undefined;
+    const byValue = format.carriesContent && file.size <= byValueMax ? readChecked(indexer, fd, file) : undefined;
     yield `<record>${headerXml(file, identifier)}<metadata>\n`;
     yield* format.write({ file, identifier, ...(byValue ? { byValue } : {}) });
     yield '</metadata></record>\n';
     return byValue ? file.size : 0;
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
@@ -51,14 +51,15 @@ export async function* writeRecord(
  * (written to in place while being sent), the index is refreshed and the stream fails:
  * the response is cut off rather than a record sent whose digest does not match its bytes.
  */
-async function* readChecked(indexer: SiteIndexer, handle: FileHandle, file: IndexedFile): AsyncGenerator<Uint8Array> {
+async function* readChecked(indexer: SiteIndexer, fd: number, file: IndexedFile): AsyncGenerator<Uint8Array> {
   const hash = createHash('sha256');
   // One buffer per record: the base64 encoder is done with a chunk (it copies any remainder)
   // before it asks for the next one.
   const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK, file.size));
   let position = 0;
   while (position < file.size) {
-    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, file.size - position), position);
+    // Synchronous, like the open (see openIndexedDescriptor): a chunk of at most 262 KB.
+    const bytesRead = readSync(fd, buffer, 0, Math.min(buffer.length, file.size - position), position);
     if (bytesRead === 0) break;
     const chunk = buffer.subarray(0, bytesRead);
     hash.update(chunk);
