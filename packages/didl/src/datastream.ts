@@ -16,9 +16,17 @@ export interface IncomingDatastream {
   resourceIndex: number;
   mimeType?: string;
   /**
+   * The SHA-256 the record promises for these bytes (lowercase hex), when a Descriptor before
+   * the Resource gave one. A caller that holds such bytes already may decline them (see
+   * `bytes`): the reader hashes them all the same, and the record's `byValue.sha256` says
+   * what they were, to be compared with the promise.
+   */
+  promisedSha256?: string;
+  /**
    * The decoded bytes, with backpressure: the reader waits while they are not read.
-   * Consume them fully, or call `bytes.resume()` to discard them. When the record turns
-   * out to be bad the stream is destroyed with the DidlError.
+   * Consume them fully, call `bytes.resume()` to discard them, or `bytes.destroy()` to decline
+   * them (nothing more is handed over; they are still counted and hashed). When the record
+   * turns out to be bad the stream is destroyed with the DidlError.
    */
   bytes: Readable;
 }

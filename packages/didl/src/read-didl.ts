@@ -43,9 +43,10 @@ export interface ReadDidlOptions {
    */
   lenientIdentifier?: boolean;
   /**
-   * The chunks are the reader's to change (default false): the base64 of a By-Value Resource
-   * is then decoded into the chunk it came in, and the datastream's bytes are views of it, so
-   * that reading allocates nothing per chunk for them (a network body's chunks, a file's).
+   * The chunks are the reader's to change, and nobody else changes them (default false): the
+   * base64 of a By-Value Resource is then decoded into the chunk it came in, the datastream's
+   * bytes are views of it, and so are the runs of markup `keepReceivedXml` keeps, so that
+   * reading allocates nothing per chunk for them (a network body's chunks, a file's).
    */
   chunksAreOurs?: boolean;
 }
@@ -109,7 +110,7 @@ class DidlStreamReader {
 
   constructor(options: ReadDidlOptions) {
     this.inPlace = options.chunksAreOurs === true;
-    if (options.keepReceivedXml) this.received = new ReceivedXmlCapture();
+    if (options.keepReceivedXml) this.received = new ReceivedXmlCapture(this.inPlace);
     // strictEntities: only the five predefined entities, never HTML's (missing from @types/sax).
     this.parser = sax.parser(true, { xmlns: true, position: true, strictEntities: true } as sax.SAXOptions);
     this.builder = new RecordBuilder(
@@ -172,7 +173,7 @@ class DidlStreamReader {
           active.viaSax = true;
           this.feed(bytes.subarray(pos, end));
           pos = end;
-          await this.runTasks();
+          if (this.builder.hasTasks) await this.runTasks();
         }
         if (lt === -1) break;
       }
@@ -185,7 +186,7 @@ class DidlStreamReader {
       this.feed(run);
       if (this.received && this.saxState() === TEXT_STATE) this.received.settled();
       pos = end;
-      await this.runTasks();
+      if (this.builder.hasTasks) await this.runTasks();
     }
   }
 
@@ -203,7 +204,7 @@ class DidlStreamReader {
       });
     }
     this.parser.close();
-    await this.runTasks();
+    if (this.builder.hasTasks) await this.runTasks();
   }
 
   async abort(error: unknown): Promise<void> {
@@ -234,10 +235,10 @@ class DidlStreamReader {
       const reason = active.decoder.sawPadding && found !== 0x3d ? `${shown} after base64 padding` : `${shown} is not base64`;
       this.builder.failByValue(new DidlError('ERR_DIDL_BAD_BASE64', reason, this.builder.errorContext()));
       this.advance(bytes, stop, end);
-      await this.runTasks();
+      if (this.builder.hasTasks) await this.runTasks();
       return end;
     }
-    await this.runTasks();
+    if (this.builder.hasTasks) await this.runTasks();
     return stop;
   }
 

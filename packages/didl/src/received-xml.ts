@@ -31,6 +31,12 @@ export class ReceivedXmlCapture {
   private bytes = 0;
   private overflow = false;
 
+  /**
+   * @param keepViews the reader's chunks are its own and nobody changes them (`chunksAreOurs`):
+   *   runs are kept as views, not copied (a record's markup comes in some 30 runs).
+   */
+  constructor(private readonly keepViews = false) {}
+
   /** A run of markup (possibly with the text before it), before sax parses it. */
   markup(run: Buffer): void {
     if (this.parts !== undefined) {
@@ -38,8 +44,8 @@ export class ReceivedXmlCapture {
       return;
     }
     if (this.pendingBytes > MAX_RECEIVED_BYTES) return;
-    // The reader's buffer is reused: keep a copy.
-    this.pending.push(Buffer.from(run));
+    // Otherwise the reader's buffer may be reused: keep a copy.
+    this.pending.push(this.keepViews ? run : Buffer.from(run));
     this.pendingBytes += run.length;
   }
 
@@ -105,7 +111,7 @@ export class ReceivedXmlCapture {
     const parts = this.parts;
     this.parts = undefined;
     if (parts === undefined || this.overflow) return undefined;
-    return { parts };
+    return { parts: this.keepViews ? joinRuns(parts) : parts };
   }
 
   /** Forgets a DIDL element in progress (the record turned out bad, or reading stopped). */
@@ -120,6 +126,26 @@ export class ReceivedXmlCapture {
       this.overflow = true;
       return;
     }
-    this.parts!.push(Buffer.from(run));
+    this.parts!.push(this.keepViews ? run : Buffer.from(run));
   }
+}
+
+/**
+ * The parts with each stretch of runs joined into one buffer of its own: views of the reader's
+ * chunks must not outlive the record (a chunk may be 1 MiB, mostly someone's decoded bytes).
+ */
+function joinRuns(parts: ReadonlyArray<Uint8Array | DidlResource>): Array<Uint8Array | DidlResource> {
+  const joined: Array<Uint8Array | DidlResource> = [];
+  let runs: Uint8Array[] = [];
+  for (const part of parts) {
+    if (part instanceof Uint8Array) {
+      runs.push(part);
+      continue;
+    }
+    if (runs.length > 0) joined.push(Buffer.concat(runs));
+    runs = [];
+    joined.push(part);
+  }
+  if (runs.length > 0) joined.push(Buffer.concat(runs));
+  return joined;
 }

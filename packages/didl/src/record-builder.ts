@@ -5,7 +5,7 @@ import { DidlError, type DidlPosition } from './errors.js';
 import type { DidlComponent, DidlDocument, DidlItem, DidlResource, HttpHeader, OaiHeader, OaiPage, ResumptionToken } from './model.js';
 import { METADATA_ENTITY_TYPE, NS } from './namespaces.js';
 import type { ReceivedDidl, ReceivedXmlCapture } from './received-xml.js';
-import { checkDatastreams, checkRef } from './record-checks.js';
+import { checkDatastreams, checkRef, componentDigest, isSha256 } from './record-checks.js';
 import { attribute, describe, plainAttributes, positionInText, trimXmlSpace } from './sax-helpers.js';
 import { inheritedNamespaceDeclarations, XmlCapture } from './xml-capture.js';
 
@@ -129,6 +129,11 @@ export class RecordBuilder {
   /** Async work queued by the last events, in order; the driver runs it before writing more. */
   takeTasks(): Array<() => Promise<void>> {
     return this.tasks.splice(0);
+  }
+
+  /** Whether any async work is queued (checked after each run of markup, most of which queue none). */
+  get hasTasks(): boolean {
+    return this.tasks.length > 0;
   }
 
   onOpenTag(tag: QualifiedTag): void {
@@ -454,6 +459,7 @@ export class RecordBuilder {
       componentIndex: item.item.components.length - 1,
       resourceIndex: parent.component!.resources.length - 1,
       ...(resource.mimeType !== undefined ? { mimeType: resource.mimeType } : {}),
+      ...promisedSha256Of(item.item, parent.component!),
     };
     const sink = new ByValueSink(this.options.onDatastream, info, this.options.highWaterMark);
     const active: ActiveByValue = { sink, decoder: new Base64Decoder(), discarding: false, viaSax: false };
@@ -644,4 +650,10 @@ export class RecordBuilder {
   private schedule(task: () => Promise<void>): void {
     this.tasks.push(task);
   }
+}
+
+/** The component's SHA-256 promise as far as the record has given it (Descriptors come first). */
+function promisedSha256Of(item: DidlItem, component: DidlComponent): { promisedSha256?: string } {
+  const digest = componentDigest(item, component);
+  return digest && isSha256(digest.algorithm) ? { promisedSha256: digest.value } : {};
 }

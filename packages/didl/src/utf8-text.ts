@@ -11,16 +11,22 @@ const REPLACEMENT_BYTES = Buffer.from(REPLACEMENT, 'utf8');
  */
 export class Utf8Segments {
   private readonly decoder = new StringDecoder('utf8');
-  /** Last bytes of the previous segment: a real U+FFFD may straddle two segments. */
-  private tail: Buffer = Buffer.alloc(0);
+  /** Last two bytes of the previous segment (-1: none): a real U+FFFD may straddle two segments. */
+  private beforeLast = -1;
+  private last = -1;
 
   /** Returns the text of `bytes`, or undefined when they are not valid UTF-8. */
   write(bytes: Buffer): string | undefined {
     const text = this.decoder.write(bytes);
-    const previousTail = this.tail;
-    this.tail = Buffer.from(bytes.subarray(Math.max(0, bytes.length - 2)));
+    const beforeLast = this.beforeLast;
+    const last = this.last;
+    // Kept as numbers: this runs for every run of markup, and most never need them.
+    if (bytes.length >= 2) this.beforeLast = bytes[bytes.length - 2]!;
+    else if (bytes.length === 1) this.beforeLast = this.last;
+    if (bytes.length >= 1) this.last = bytes[bytes.length - 1]!;
     if (!text.includes(REPLACEMENT)) return text;
     const decoded = text.split(REPLACEMENT).length - 1;
+    const previousTail = Buffer.from([beforeLast, last].filter((byte) => byte !== -1));
     return countOccurrences(Buffer.concat([previousTail, bytes]), REPLACEMENT_BYTES) >= decoded ? text : undefined;
   }
 

@@ -125,6 +125,8 @@ test('ListRecords: two DIDL records and a deleted one, with the page envelope an
     componentIndex: 0,
     resourceIndex: 1,
     mimeType: 'text/plain',
+    // The digest its Descriptor promised before the Resource (a caller holding it may decline the bytes).
+    promisedSha256: sha256(first),
   });
   assert.ok(streams[0]!.bytes.equals(first));
 });

@@ -96,6 +96,7 @@ test('our own profile: identifier, headers in order with repeats, component dige
     componentIndex: 0,
     resourceIndex: 1,
     mimeType: 'application/pdf',
+    promisedSha256: sha256(payload),
   });
   assertDecoded(result, payload, 'own profile');
 });
@@ -282,7 +283,7 @@ test('compound object: two By-Value Components, each with its own headers, deliv
   assert.deepEqual(item.components[0]!.resources[1]!.byValue, { encoding: 'base64', size: pdf.length, sha256: sha256(pdf) });
   assert.equal(result.streams.length, 2);
   const base = { identifier: 'http://www.example.org/report', itemPath: [] };
-  assert.deepEqual(result.streams[0]!.info, { ...base, componentIndex: 0, resourceIndex: 1, mimeType: 'application/pdf' });
+  assert.deepEqual(result.streams[0]!.info, { ...base, componentIndex: 0, resourceIndex: 1, mimeType: 'application/pdf', promisedSha256: sha256(pdf) });
   assert.deepEqual(result.streams[1]!.info, { ...base, componentIndex: 1, resourceIndex: 0, mimeType: 'text/html' });
   assert.ok(result.streams[0]!.bytes.equals(pdf));
   assert.ok(result.streams[1]!.bytes.equals(html));
