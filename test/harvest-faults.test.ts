@@ -613,6 +613,46 @@ test('a repeating resumption token: the harvest ends failed with a tokenLoop fai
 // ---------------------------------------------------------------------------------------------
 // Bad base64, on an incremental harvest: the watermark must stay where it was
 
+test('bytes whose promised digest the archive holds are declined unkept, yet checked: other bytes under that digest are refused', async () => {
+  const archive = newArchive('held-promise');
+  script(() => undefined);
+  assertComplete(await run(archive));
+
+  await nextSecond();
+  write('alpha.txt', 'alpha, rewritten '.repeat(20), Date.now() / 1000);
+  write('delta.txt', readFileSync(join(site, 'delta.txt')), Date.now() / 1000); // a touch: the same bytes, a new date
+  await repository.scan();
+  await nextSecond();
+
+  // alpha's new bytes arrive under bravo's digest, which the archive holds: the harvester
+  // declines them as held, and the reader's own digest of them must still refuse the record.
+  const bravoDigest = sha256(readFileSync(join(site, 'bravo.txt')));
+  const promiseBravo = (record: string) => record.replace(/<premis:messageDigest>[0-9a-f]+</, `<premis:messageDigest>${bravoDigest}<`);
+  script(({ page }) => (page > 0 ? { kind: 'rewrite', edit: (body) => editRecord(body, 'alpha.txt', promiseBravo) } : undefined));
+  const second = await run(archive);
+  assert.equal(second.status, 'partial');
+  assert.deepEqual({ modified: second.modified, touched: second.touched, failed: second.failed }, { modified: 0, touched: 1, failed: 1 });
+  const state = await checkArchive(archive, { versions: { 'alpha.txt': 1, 'delta.txt': 2 }, stale: ['alpha.txt'] });
+  const alpha = failureOf(state.failures, 'alpha.txt');
+  assert.equal(alpha.code, 'ERR_DIDL_DIGEST_MISMATCH');
+  assert.deepEqual([alpha.expected, alpha.found], [bravoDigest, sha256(readFileSync(join(site, 'alpha.txt')))]);
+
+  // delta's touch was declined too and is a revisit: its new version's bytes are the first bag's.
+  const catalog = Catalog.open(archive);
+  try {
+    const source = catalog.source(endpoint)!;
+    const [before, touched] = catalog.versions(source.id, identifierOf('delta.txt'));
+    assert.equal(touched!.change, 'touched');
+    assert.notEqual(touched!.bagPath, before!.bagPath);
+    assert.deepEqual(
+      catalog.versionParts(touched!.id).map((part) => part.bagPath),
+      [before!.bagPath],
+    );
+  } finally {
+    catalog.close();
+  }
+});
+
 test('corrupted By-Value base64: that record fails, the others are stored, the watermark stays; the next harvest stores it', async () => {
   const archive = newArchive('base64');
   script(() => undefined);

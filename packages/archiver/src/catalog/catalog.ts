@@ -80,6 +80,9 @@ export class Catalog {
       db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
       db.pragma('busy_timeout = 5000');
+      // Statement journals in memory, not in temporary files: a harvest's inserts wrote one
+      // with a system call per page touched.
+      db.pragma('temp_store = MEMORY');
       migrateCatalog(db, file);
       return new Catalog(file, db);
     } catch (error) {

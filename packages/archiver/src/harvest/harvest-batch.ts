@@ -30,6 +30,7 @@ import {
   type VersionChange,
   type VersionFetch,
 } from '../catalog/catalog-schema.js';
+import { ArchiverError } from '../core/errors.js';
 import { ARCHIVER_VERSION } from '../core/version.js';
 
 /** Names the software in PREMIS events. */
@@ -119,6 +120,11 @@ export class HarvestBatch {
     this.states.delete(`${identifier}\n${datestamp}\n${sha256}`);
   }
 
+  /** Whether the archive holds bytes with this sha-256 (in a recorded bag, or in this batch's). */
+  holdsPayload(sha256: string): boolean {
+    return this.harvest.catalog.payload(sha256) !== undefined || this.bag?.heldHere(sha256) !== undefined;
+  }
+
   /** Whether the archive has recorded this deletion already. */
   knownDeletion(identifier: string, datestamp: string): boolean {
     return this.harvest.catalog.knownDeletion(this.harvest.sourceId, identifier, datestamp);
@@ -131,7 +137,7 @@ export class HarvestBatch {
   async takePayload(
     urlSegments: readonly string[] | undefined,
     fallbackName: string,
-    file: ReceivedBytes,
+    file: ReceivedBytes & { declined?: true },
     mimeType?: string,
   ): Promise<{ path: string; revisitOf?: string }> {
     const held = this.harvest.catalog.payload(file.sha256);
@@ -139,6 +145,11 @@ export class HarvestBatch {
     const bag = await this.openBag();
     const here = bag.heldHere(file.sha256);
     if (here !== undefined) return { path: here, revisitOf: bag.destination };
+    if (file.declined) {
+      // Declined as held, yet not held: the promise and the bytes agreed (verified), so this
+      // cannot happen; refuse the record rather than store a version without its bytes.
+      throw new ArchiverError('ERR_HARVEST_VERIFY', `bytes with sha-256 ${file.sha256} were declined as held, and the archive does not hold them`);
+    }
     return { path: await bag.addPayload(urlSegments, fallbackName, file, mimeType) };
   }
 

@@ -14,7 +14,7 @@ import type { OaiClient, OaiHttpResponse } from '../oai/oai-client.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from '../oai/retry-policy.js';
 import { type BatchBounds, type BatchTally, HarvestBatch, type PageEntry } from './harvest-batch.js';
 import type { HarvestPlan } from './harvest-plan.js';
-import { discardIncoming, type IncomingFile, receiveIncoming } from './incoming-file.js';
+import { declinedAsHeld, discardIncoming, type IncomingFile, receiveIncoming } from './incoming-file.js';
 import { RecordRefused, type StoreContext, storeRecord } from './store-record.js';
 
 /** How many times one harvest starts its list again (badResumptionToken, a token loop). */
@@ -247,6 +247,13 @@ export class HarvestList {
           keepReceivedXml: true,
           lenientIdentifier: true,
           onDatastream: async (datastream: IncomingDatastream) => {
+            // Bytes the record promises and the archive holds (a touch, a revert): declined,
+            // only hashed by the reader; storeRecord holds that digest to the promise.
+            if (datastream.promisedSha256 !== undefined && batch.holdsPayload(datastream.promisedSha256)) {
+              datastream.bytes.destroy();
+              pending.push(declinedAsHeld());
+              return;
+            }
             // The reader hashes each By-Value datastream with sha-256 itself (storeRecord takes it).
             pending.push(await receiveIncoming(context.archiveDir, datastream.bytes, context.budget, { sha256: false }));
           },

@@ -19,6 +19,18 @@ export interface IncomingFile {
   sha512: string;
   /** The budget the bytes were taken from (given back by `discardIncoming`). */
   budget?: MemoryBudget;
+  /**
+   * The bytes were declined because the archive holds bytes with the sha-256 the record
+   * promised (see `declinedAsHeld`): nothing is kept, `size` is -1 and `sha256` empty until
+   * the reader's measurements are taken, and they must match the promise for the record to be
+   * stored (as a revisit).
+   */
+  declined?: true;
+}
+
+/** A By-Value datastream declined because its promised bytes are held already: see `IncomingFile.declined`. */
+export function declinedAsHeld(): IncomingFile {
+  return { path: null, bytes: null, size: -1, sha256: '', sha512: '', declined: true };
 }
 
 /**
@@ -102,7 +114,11 @@ export async function receiveIncoming(
   }
   await handle?.close();
   const digests = { size, sha256: sha256?.digest('hex') ?? '', sha512: sha512.digest('hex') };
-  if (held !== null) return { path: null, bytes: Buffer.concat(held, heldBytes), ...digests, ...(budget ? { budget } : {}) };
+  if (held !== null) {
+    // Most datastreams arrive in one read: that copy is the file's bytes already.
+    const bytes = held.length === 1 ? held[0]! : Buffer.concat(held, heldBytes);
+    return { path: null, bytes, ...digests, ...(budget ? { budget } : {}) };
+  }
   return { path: path ?? (await emptyFile(archiveDir)), bytes: null, ...digests };
 }
 

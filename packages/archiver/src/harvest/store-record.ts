@@ -136,10 +136,12 @@ export async function storeRecord(
       const byValue = part.byValue ? received[byValueIndex++] : undefined;
       if (part.byValue && !byValue) throw new RecordRefused(`the record's datastream ${got.length + 1} was not received`, 'store');
       if (byValue && byValue.sha256 === '') {
-        // Received without its own sha-256: the reader's, of the same decoded bytes.
+        // Received without its own sha-256 (or declined as held): the reader's, of the same
+        // decoded bytes. verifyPart then holds them to the record's promise.
         const read = part.component.resources.find((resource) => resource.byValue)?.byValue;
-        if (!read?.sha256 || read.size !== byValue.size)
+        if (!read?.sha256 || (byValue.declined ? read.size < 0 : read.size !== byValue.size))
           throw new RecordRefused(`the record's datastream ${got.length + 1} has no digest from the reader`, 'store');
+        if (byValue.declined) byValue.size = read.size;
         byValue.sha256 = read.sha256;
       }
       const next = byValue ? { file: byValue } : await fetchPart(context, document.identifier, part);
