@@ -606,3 +606,34 @@ test('a new catalog is of archive format 2; a catalog holding format-1 versions 
   assert.equal(migrated.schemaVersion(), CATALOG_SCHEMA_VERSION);
   migrated.close();
 });
+
+test('a read session: lookups in one transaction, a durable write inside it committed at once, nothing left open', async (t) => {
+  const { dir, catalog, source, version } = await harvesting(t);
+  storeVersion(catalog, version('oai:x:1', '2024-01-01T00:00:00Z', SHA_A));
+  const other = new Database(join(dir, CATALOG_FILE_NAME), { readonly: true });
+  t.after(() => other.close());
+  const versionsSeenElsewhere = () => Number((other.prepare('SELECT count(*) AS n FROM versions').get() as { n: number }).n);
+
+  const seen = await catalog.readSession(async () => {
+    assert.equal(catalog.hasVersion(source.id, 'oai:x:1', '2024-01-01T00:00:00Z', SHA_A), true);
+    await new Promise((resolve) => setImmediate(resolve));
+    // A durable write inside the session is its own transaction: another reader sees it now,
+    // not when the session ends; lookups after it see it too.
+    storeVersion(catalog, version('oai:x:2', '2024-01-01T00:00:00Z', SHA_B));
+    assert.equal(versionsSeenElsewhere(), 2);
+    return catalog.payload(SHA_B) !== undefined;
+  });
+  assert.equal(seen, true);
+
+  // Nothing is left open: a durable write after the session is not nested in anything.
+  storeVersion(catalog, version('oai:x:3', '2024-01-01T00:00:00Z', SHA_C));
+  assert.equal(versionsSeenElsewhere(), 3);
+  await assert.rejects(
+    catalog.readSession(async () => {
+      throw new Error('the page failed');
+    }),
+    /the page failed/,
+  );
+  storeVersion(catalog, version('oai:x:4', '2024-01-02T00:00:00Z', SHA_C));
+  assert.equal(versionsSeenElsewhere(), 4);
+});

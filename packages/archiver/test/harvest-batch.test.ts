@@ -76,7 +76,7 @@ async function take(batch: HarvestBatch, path: string, datestamp: string, text: 
   const identifier = `https://example.org/${path}`;
   const digest = sha256(bytes);
   if (!batch.claimState(identifier, datestamp, digest)) return undefined;
-  const place = await batch.takePayload(['example.org', ...path.split('/')], path.split('/').pop()!, {
+  const place = await batch.takePayload(() => ({ segments: ['example.org', ...path.split('/')], fallbackName: path.split('/').pop()! }), {
     path: null,
     bytes,
     size: bytes.length,
@@ -296,7 +296,7 @@ test("payload paths: the URL's segments in NFC; a name bagit-python would misrea
   const { batch } = await open();
   const place = async (segments: string[], text: string) => {
     const bytes = Buffer.from(text);
-    return batch.takePayload(segments, segments.at(-1)!.replace(/%/g, '_'), {
+    return batch.takePayload(() => ({ segments, fallbackName: segments.at(-1)!.replace(/%/g, '_') }), {
       path: null,
       bytes,
       size: bytes.length,

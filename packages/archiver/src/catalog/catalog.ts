@@ -64,6 +64,8 @@ export class Catalog {
   readonly file: string;
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
+  /** True inside `readSession`, whose transaction only reads. */
+  private reading = false;
 
   private constructor(file: string, db: Database.Database) {
     this.file = file;
@@ -120,6 +122,25 @@ export class Catalog {
    */
   read<T>(fn: () => T): T {
     return this.db.transaction(fn)();
+  }
+
+  /**
+   * Runs `work` (async: a page of a harvest) with its lookups in one read transaction. Each
+   * statement outside a transaction takes and releases SQLite's WAL locks, a handful of system
+   * calls that cost four times the lookup itself (10 µs against 2.5 µs measured); a harvest
+   * looks up every record and datastream it is sent. `work` must only read: a durable write
+   * (`transaction`, `recordVersion`…) ends the read transaction first and begins another after.
+   */
+  async readSession<T>(work: () => Promise<T>): Promise<T> {
+    if (this.db.inTransaction) return work();
+    this.db.exec('BEGIN');
+    this.reading = true;
+    try {
+      return await work();
+    } finally {
+      this.reading = false;
+      if (this.db.inTransaction) this.db.exec('COMMIT');
+    }
   }
 
   /** Notes, durably, a batch bag about to be renamed into place; `recordBag` removes the note. */
@@ -600,6 +621,17 @@ export class Catalog {
 
   /** Runs `fn` in a transaction that commits with synchronous = FULL (joins an open one). */
   private durably<T>(fn: () => T): T {
+    if (this.reading && this.db.inTransaction) {
+      // Inside a read session: the write must not wait for the session's end to be durable.
+      this.db.exec('COMMIT');
+      this.reading = false; // the writes below, nested ones included, are a transaction of their own
+      try {
+        return this.durably(fn);
+      } finally {
+        this.db.exec('BEGIN');
+        this.reading = true;
+      }
+    }
     if (this.db.inTransaction) return this.db.transaction(fn)();
     this.db.pragma('synchronous = FULL');
     try {

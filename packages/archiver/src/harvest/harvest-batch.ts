@@ -26,6 +26,7 @@ import {
   type HarvestCounts,
   type NewFailure,
   type NewVersion,
+  type PayloadLocation,
   type ResumeState,
   type VersionChange,
   type VersionFetch,
@@ -90,6 +91,8 @@ export class HarvestBatch {
   private staged: Staged[] = [];
   /** identifier, datestamp, sha-256 of the versions taken since the last commit. */
   private readonly states = new Set<string>();
+  /** Payload locations looked up since the last commit (see heldElsewhere). */
+  private readonly heldLookups = new Map<string, PayloadLocation>();
   private firstPage: number | undefined;
   private lastPage: number | undefined;
   private sequence = 0;
@@ -122,7 +125,7 @@ export class HarvestBatch {
 
   /** Whether the archive holds bytes with this sha-256 (in a recorded bag, or in this batch's). */
   holdsPayload(sha256: string): boolean {
-    return this.harvest.catalog.payload(sha256) !== undefined || this.bag?.heldHere(sha256) !== undefined;
+    return this.heldElsewhere(sha256) !== undefined || this.bag?.heldHere(sha256) !== undefined;
   }
 
   /** Whether the archive has recorded this deletion already. */
@@ -135,12 +138,11 @@ export class HarvestBatch {
    * already (by sha-256, archive-wide), or a new payload file of this batch's bag.
    */
   async takePayload(
-    urlSegments: readonly string[] | undefined,
-    fallbackName: string,
+    place: () => { segments: readonly string[] | undefined; fallbackName: string },
     file: ReceivedBytes & { declined?: true },
     mimeType?: string,
   ): Promise<{ path: string; revisitOf?: string }> {
-    const held = this.harvest.catalog.payload(file.sha256);
+    const held = this.heldElsewhere(file.sha256);
     if (held) return { path: held.path, revisitOf: held.bagPath };
     const bag = await this.openBag();
     const here = bag.heldHere(file.sha256);
@@ -150,7 +152,22 @@ export class HarvestBatch {
       // cannot happen; refuse the record rather than store a version without its bytes.
       throw new ArchiverError('ERR_HARVEST_VERIFY', `bytes with sha-256 ${file.sha256} were declined as held, and the archive does not hold them`);
     }
-    return { path: await bag.addPayload(urlSegments, fallbackName, file, mimeType) };
+    // Only new bytes need a place of their own (a URL made into a path: not for a revisit).
+    const { segments, fallbackName } = place();
+    return { path: await bag.addPayload(segments, fallbackName, file, mimeType) };
+  }
+
+  /**
+   * Where a recorded bag holds bytes with this sha-256. A payload's place never changes once
+   * recorded, so the answer `holdsPayload` found for a datastream is kept for its record's
+   * `takePayload` (forgotten when the batch commits).
+   */
+  private heldElsewhere(sha256: string): PayloadLocation | undefined {
+    const known = this.heldLookups.get(sha256);
+    if (known) return known;
+    const held = this.harvest.catalog.payload(sha256);
+    if (held) this.heldLookups.set(sha256, held);
+    return held;
   }
 
   /** Appends one page's records (in list order) to the batch; `page` counts from 1 in this harvest. */
@@ -269,6 +286,7 @@ export class HarvestBatch {
     this.starting = undefined;
     this.staged = [];
     this.states.clear();
+    this.heldLookups.clear();
     this.firstPage = undefined;
     this.lastPage = undefined;
   }

@@ -230,7 +230,13 @@ export class HarvestList {
    * Fetches and processes one page. A page that breaks off or is not well-formed is asked for
    * again (its records already stored are recognised); after the retries it is an error.
    */
-  private async readPage(args: Record<string, string>, prefetched?: Promise<OaiHttpResponse>): Promise<PageResult> {
+  private readPage(args: Record<string, string>, prefetched?: Promise<OaiHttpResponse>): Promise<PageResult> {
+    // The page's lookups (known states, held payloads) in one read transaction: nothing is
+    // written to the catalog until the batch commits, after the page.
+    return this.setup.catalog.readSession(() => this.readPageAttempts(args, prefetched));
+  }
+
+  private async readPageAttempts(args: Record<string, string>, prefetched?: Promise<OaiHttpResponse>): Promise<PageResult> {
     const { client, context, log, concurrency } = this.setup;
     const policy = this.setup.retry ?? DEFAULT_RETRY_POLICY;
     const counts = this.counts;

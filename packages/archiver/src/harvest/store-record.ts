@@ -185,8 +185,7 @@ async function takeRecord(
   async function takeClaimed(): Promise<StoredRecord> {
     const payloads: RecordPayload[] = [];
     for (const [index, file] of files.entries()) {
-      const { segments, fallbackName } = payloadPlace(header, document, parts[index]!, index + 1);
-      const place = await batch.takePayload(segments, fallbackName, file, parts[index]!.mimeType);
+      const place = await batch.takePayload(() => payloadPlace(header, document, parts[index]!, index + 1), file, parts[index]!.mimeType);
       const digest = componentDigest(parts[index]!.item, parts[index]!.component);
       payloads.push({
         part: index + 1,
