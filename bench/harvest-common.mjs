@@ -6,13 +6,14 @@ import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { join, relative } from 'node:path';
 import { memoryOf, ROOT, startChild } from './repository-common.mjs';
 
-/** The installed command (a shim importing dist/cli.js). */
+/** The installed command (a shim importing the bundle in dist/bundle/, scripts/bundle-cli.mjs). */
 export const ARCHIVER_BIN = join(ROOT, 'packages/archiver/bin/oaibag.js');
 
 /** Fails early, with the fix, when the archiver has not been built. */
 export function checkBuilt() {
-  for (const file of ['packages/archiver/dist/cli.js', 'packages/repository/dist/index.js']) {
-    if (!existsSync(join(ROOT, file))) throw new Error(`${file} is missing: build first (npx tsc -b), or run \`npx --yes pnpm@10.34.9 bench:harvest\``);
+  for (const file of ['packages/archiver/dist/bundle/oaibag.js', 'packages/repository/dist/index.js']) {
+    if (!existsSync(join(ROOT, file)))
+      throw new Error(`${file} is missing: build first (npx --yes pnpm@10.34.9 build), or run \`npx --yes pnpm@10.34.9 bench:harvest\``);
   }
 }
 

@@ -7,7 +7,7 @@
 // site's bytes, nothing left in tmp/, the stale lock taken over, the killed harvest marked
 // interrupted, the watermark set.
 //
-// Needs the built command: `npx tsc -b` first (packages/archiver/bin/oaibag.js imports dist/).
+// Needs the built command: `npx --yes pnpm@10.34.9 build` first (packages/archiver/bin/oaibag.js imports the bundle in dist/).
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -1,5 +1,5 @@
 // `oaibag urls` against a real repository: list everything, change the site, list what changed.
-// The CLI part needs the built command (`npx tsc -b`) and runs once packages/archiver/src/cli.ts
+// The CLI part needs the built command (`npx --yes pnpm@10.34.9 build`) and runs once packages/archiver/src/cli.ts
 // wires urlsCommand.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -2,7 +2,7 @@
 // done to the bags on disk. The main archive is harvested one record per batch bag (one page of
 // one record each), so each kind of damage lands in a bag of its own; the revisit test harvests
 // a site twice with the default bounds (several records per bag), a touched file's second version
-// revisiting the bytes the first bag holds. The CLI part needs the built command (`npx tsc -b`)
+// revisiting the bytes the first bag holds. The CLI part needs the built command (`npx --yes pnpm@10.34.9 build`)
 // and runs once packages/archiver/src/cli.ts wires verifyCommand.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -535,13 +535,14 @@ async function runPool(count: number, jobs: number, makeJob: (id: number) => Ver
 }
 
 /**
- * A worker running verify-worker. From dist/ that is the compiled .js file. From source (the
+ * A worker running verify-worker. From dist/ (or the bundled command) that is the compiled .js file. From source (the
  * tests run .ts under tsx), Node 20 does not pass tsx's loader hooks on to worker threads, so
  * the worker registers tsx itself before importing the .ts file.
  */
 function startWorker(): Worker {
   const self = import.meta.url;
-  if (!self.endsWith('.ts')) return new Worker(new URL('./verify-worker.js', self));
+  // `../verify/`: the same file from dist/verify/ and from the bundle in dist/bundle/.
+  if (!self.endsWith('.ts')) return new Worker(new URL('../verify/verify-worker.js', self));
   const entry = new URL('./verify-worker.ts', self).href;
   const tsx = import.meta.resolve('tsx/esm/api');
   return new Worker(`import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`, { eval: true });
