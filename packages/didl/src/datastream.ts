@@ -34,6 +34,14 @@ export interface IncomingDatastream {
 /** Called once per By-Value Resource. The reader awaits the returned promise at the Resource's end. */
 export type DatastreamHandler = (datastream: IncomingDatastream) => void | Promise<void>;
 
+/**
+ * Asked, before a By-Value datastream is handed over, when its record promised a SHA-256 for
+ * it: true declines the bytes (the caller holds such bytes already). The reader then makes no
+ * stream for them and does not call `onDatastream`; it still measures and hashes them, and
+ * checks them against the promise with the rest of the record.
+ */
+export type DeclineHeld = (promisedSha256: string, datastream: Omit<IncomingDatastream, 'bytes'>) => boolean;
+
 /** Readable whose producer can wait until the consumer wants more. */
 class DatastreamReadable extends Readable {
   private wake: (() => void) | undefined;

@@ -1,6 +1,6 @@
 export { Base64Decoder } from './base64-decoder.js';
 export { encodeBase64Lines } from './base64-encoder.js';
-export type { DatastreamHandler, IncomingDatastream } from './datastream.js';
+export type { DatastreamHandler, DeclineHeld, IncomingDatastream } from './datastream.js';
 export { DidlError, type DidlErrorCode, type DidlPosition, isDidlError } from './errors.js';
 export type {
   ByValueContent,

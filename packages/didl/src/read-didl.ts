@@ -1,7 +1,7 @@
 import { createReadStream, type ReadStream } from 'node:fs';
 import sax from 'sax';
 import type { Base64WriteResult } from './base64-decoder.js';
-import type { DatastreamHandler } from './datastream.js';
+import type { DatastreamHandler, DeclineHeld } from './datastream.js';
 import { DidlError, type DidlPosition } from './errors.js';
 import { inputFileError } from './input-file.js';
 import type { OaiPage } from './model.js';
@@ -16,6 +16,8 @@ export interface ReadDidlOptions {
   onRecord?: RecordHandler;
   /** Called for each By-Value datastream with a stream of its decoded bytes. */
   onDatastream?: DatastreamHandler;
+  /** Declines datastreams whose promised SHA-256 the caller holds already (see DeclineHeld). */
+  declineHeld?: DeclineHeld;
   /**
    * 'throw' (default): the first bad record rejects the whole read.
    * 'report': a bad record is handed to onRecord with `error` set and reading goes on;
@@ -117,6 +119,7 @@ class DidlStreamReader {
       {
         onRecord: options.onRecord,
         onDatastream: options.onDatastream,
+        declineHeld: options.declineHeld,
         recordErrors: options.recordErrors ?? 'throw',
         maxDepth: options.maxDepth ?? 100,
         maxMetadataChars: options.maxMetadataChars ?? 4 << 20,

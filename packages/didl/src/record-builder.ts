@@ -1,6 +1,6 @@
 import type { QualifiedAttribute, QualifiedTag } from 'sax';
 import { Base64Decoder } from './base64-decoder.js';
-import { ByValueSink, type DatastreamHandler } from './datastream.js';
+import { ByValueSink, type DatastreamHandler, type DeclineHeld } from './datastream.js';
 import { DidlError, type DidlPosition } from './errors.js';
 import type { DidlComponent, DidlDocument, DidlItem, DidlResource, HttpHeader, OaiHeader, OaiPage, ResumptionToken } from './model.js';
 import { METADATA_ENTITY_TYPE, NS } from './namespaces.js';
@@ -28,6 +28,7 @@ export type RecordHandler = (record: ReadRecord) => void | Promise<void>;
 export interface RecordBuilderOptions {
   onRecord?: RecordHandler | undefined;
   onDatastream?: DatastreamHandler | undefined;
+  declineHeld?: DeclineHeld | undefined;
   recordErrors: 'throw' | 'report';
   maxDepth: number;
   maxMetadataChars: number;
@@ -461,7 +462,9 @@ export class RecordBuilder {
       ...(resource.mimeType !== undefined ? { mimeType: resource.mimeType } : {}),
       ...promisedSha256Of(item.item, parent.component!),
     };
-    const sink = new ByValueSink(this.options.onDatastream, info, this.options.highWaterMark);
+    // Declined: no stream and no handler call for these bytes, only their size and digest.
+    const declined = info.promisedSha256 !== undefined && this.options.declineHeld?.(info.promisedSha256, info) === true;
+    const sink = new ByValueSink(declined ? undefined : this.options.onDatastream, info, this.options.highWaterMark);
     const active: ActiveByValue = { sink, decoder: new Base64Decoder(), discarding: false, viaSax: false };
     this.active = active;
     resource.byValue = { encoding: 'base64', size: 0, sha256: '' };

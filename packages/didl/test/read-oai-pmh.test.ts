@@ -268,3 +268,30 @@ test('lenientIdentifier: several dii:Identifiers, or none (DIDLDocumentId, then 
   assert.equal(c!.identifier, 'oai:c');
   assert.equal(c!.identifierFrom, 'oai-header');
 });
+
+test('declineHeld: declined bytes get no stream and no onDatastream call, yet are measured and checked against the promise', async () => {
+  const asked: string[] = [];
+  const declined = await read(listRecords, {
+    declineHeld: (promisedSha256) => {
+      asked.push(promisedSha256);
+      return true;
+    },
+  });
+  assert.deepEqual(asked, [sha256(first)], 'asked once, with the digest the record promised');
+  assert.equal(declined.streams.length, 0, 'no stream was handed over');
+  const byValue = declined.records[0]!.didl!.item.components[0]!.resources[1]!.byValue;
+  assert.deepEqual(byValue, { encoding: 'base64', size: first.length, sha256: sha256(first) });
+  assert.equal(declined.records[0]!.error, undefined);
+
+  // Other bytes under the same promise: declined all the same, and the record is refused.
+  const other = Buffer.from('other bytes, the same length!!\n');
+  assert.equal(other.length, first.length);
+  const swapped = listRecords.replace(base64Lines(first), base64Lines(other));
+  const refused = await read(swapped, { recordErrors: 'report', declineHeld: () => true });
+  assert.equal(refused.streams.length, 0);
+  assert.equal(refused.records[0]!.error?.code, 'ERR_DIDL_DIGEST_MISMATCH');
+
+  // Not declined: delivered as usual.
+  const kept = await read(listRecords, { declineHeld: () => false });
+  assert.ok(kept.streams[0]!.bytes.equals(first));
+});

@@ -252,14 +252,14 @@ export class HarvestList {
         const page = await readListPage(response, `ListRecords of ${client.endpoint.href}`, {
           keepReceivedXml: true,
           lenientIdentifier: true,
+          // Bytes the record promises and the archive holds (a touch, a revert): declined, only
+          // hashed by the reader; storeRecord holds that digest to the promise.
+          declineHeld: (promisedSha256: string) => {
+            if (!batch.holdsPayload(promisedSha256)) return false;
+            pending.push(declinedAsHeld());
+            return true;
+          },
           onDatastream: async (datastream: IncomingDatastream) => {
-            // Bytes the record promises and the archive holds (a touch, a revert): declined,
-            // only hashed by the reader; storeRecord holds that digest to the promise.
-            if (datastream.promisedSha256 !== undefined && batch.holdsPayload(datastream.promisedSha256)) {
-              datastream.bytes.destroy();
-              pending.push(declinedAsHeld());
-              return;
-            }
             // The reader hashes each By-Value datastream with sha-256 itself (storeRecord takes it).
             pending.push(await receiveIncoming(context.archiveDir, datastream.bytes, context.budget, { sha256: false }));
           },

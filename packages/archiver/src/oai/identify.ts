@@ -21,7 +21,12 @@ const MAX_SMALL_RESPONSE = 1 << 20;
  * prefix we harvest. These answers are small, read whole (at most 1 MiB).
  */
 export async function identifyRepository(client: OaiClient, prefix: string): Promise<IdentifyFacts> {
-  const identify = await smallResponse(client, { verb: 'Identify' });
+  // Both asked at once (two connections of the pool): the harvest waits one round trip, not
+  // two. Identify's answer is judged first, so a base URL that is not OAI-PMH says so.
+  const identifying = smallResponse(client, { verb: 'Identify' });
+  const listingFormats = smallResponse(client, { verb: 'ListMetadataFormats' });
+  listingFormats.catch(() => undefined); // awaited below, unless Identify fails first
+  const identify = await identifying;
   if (!/<OAI-PMH[\s>]/.test(identify) || !/<Identify[\s>]/.test(identify)) {
     throw new ArchiverError('ERR_HARVEST_NOT_OAI', `${client.endpoint.href} did not answer Identify as an OAI-PMH repository`, {
       hint: 'give the OAI-PMH base URL, e.g. https://example.org/oai',
@@ -34,7 +39,7 @@ export async function identifyRepository(client: OaiClient, prefix: string): Pro
     ...optional('deletedRecord', element(identify, 'deletedRecord')),
     compression: elements(identify, 'compression'),
   };
-  const formats = await smallResponse(client, { verb: 'ListMetadataFormats' });
+  const formats = await listingFormats;
   const prefixes = elements(formats, 'metadataPrefix');
   if (!prefixes.includes(prefix)) {
     // DSpace and DARE-style repositories offer DIDL under the prefix `didl`: say so.
