@@ -82,6 +82,8 @@ export class BatchBag {
   private readonly objects: Array<{ path: string; size: number; sha256: string; sha512: string; mimeType: string | undefined }> = [];
   /** The pages appended so far, compressed and written in order behind the reading (see append). */
   private writing: Promise<void> = Promise.resolve();
+  /** Why writing the appended pages failed, once it has. */
+  private writeFailure: unknown;
   private constructor(
     private readonly setup: BatchBagSetup,
     private readonly builder: BagBuilder,
@@ -141,7 +143,7 @@ export class BatchBag {
   /** Appends records (in the list's order) to records.xml and their events to the PREMIS events. */
   async append(entries: readonly BatchRecordFacts[]): Promise<number[]> {
     if (entries.length === 0) return [];
-    if (await isRejected(this.writing)) await this.writing;
+    if (this.writeFailure !== undefined) throw this.writeFailure;
     const context: EventContext = {
       baseUrl: this.setup.baseUrl,
       idPrefix: this.setup.eventPrefix,
@@ -169,7 +171,8 @@ export class BatchBag {
       await this.records.write(recordsGz);
       await writeFully(this.events.handle, eventsGz);
     })().catch((error: unknown) => {
-      throw archiveIoError(error, `cannot write the records of ${this.setup.destination}`);
+      this.writeFailure ??= archiveIoError(error, `cannot write the records of ${this.setup.destination}`);
+      throw this.writeFailure;
     });
     this.writing.catch(() => undefined); // awaited by the next append or by seal
     return numbers;
@@ -242,13 +245,4 @@ function checkedPath(relName: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Whether a promise has already rejected (without waiting for one still pending). */
-async function isRejected(promise: Promise<unknown>): Promise<boolean> {
-  const pending = Symbol('pending');
-  return Promise.race([promise, Promise.resolve(pending)]).then(
-    () => false,
-    () => true,
-  );
 }
