@@ -3,6 +3,7 @@
 // is not an OAI-PMH response, and reduced to what the list loop needs next.
 import { type ReadDidlOptions, readDidl } from '@oaibag/didl';
 import { ArchiverError } from '../core/errors.js';
+import { bodyChunks } from './body-chunks.js';
 import type { OaiHttpResponse } from './oai-client.js';
 
 /** What a page says about the list: its errors, its responseDate, the next token. */
@@ -23,7 +24,7 @@ export interface ListPage {
  */
 export async function readListPage(response: Promise<OaiHttpResponse>, what: string, read: ReadDidlOptions): Promise<ListPage> {
   // The body's chunks are nobody else's: base64 is decoded into them (no buffer per chunk).
-  const summary = await readDidl((await response).body, { ...read, recordErrors: 'report', chunksAreOurs: true });
+  const summary = await readDidl(bodyChunks((await response).body), { ...read, recordErrors: 'report', chunksAreOurs: true });
   if (summary.kind !== 'oai-pmh') throw new ArchiverError('ERR_HARVEST_NOT_OAI', `${what} did not answer with an OAI-PMH response`);
   const { errors, responseDate, resumptionToken } = summary.page;
   const page: ListPage = { errors };
