@@ -6,7 +6,7 @@
  * loop validates while it decodes, takes whitespace anywhere (76-column lines or one
  * long line), carries partial quads across chunks, and counts line breaks so the reader
  * can keep its line/column bookkeeping without scanning the bytes a second time.
- * See bench/README.md for its throughput, several times sax's.
+ * See bench/README.md for its throughput, several times sax's on the same bytes.
  */
 
 const INVALID = -1;

@@ -1,5 +1,4 @@
 import { createReadStream, type ReadStream } from 'node:fs';
-import sax from 'sax';
 import type { Base64WriteResult } from './base64-decoder.js';
 import type { DatastreamHandler, DeclineHeld } from './datastream.js';
 import { DidlError, type DidlPosition } from './errors.js';
@@ -8,8 +7,8 @@ import type { OaiPage } from './model.js';
 import { ReceivedXmlCapture } from './received-xml.js';
 import { RecordBuilder, type RecordHandler } from './record-builder.js';
 import { Utf8Segments } from './utf8-text.js';
-import { MarkupNormalizer } from './xml-normalize.js';
 import { findForbiddenXmlChar } from './xml-text.js';
+import { XmlTokenizer } from './xml-tokenizer.js';
 
 export interface ReadDidlOptions {
   /** Called for each record (a standalone document is one record), awaited before reading on. */
@@ -65,16 +64,12 @@ export interface DidlReadSummary {
 const LT = 0x3c;
 const GT = 0x3e;
 const AMP = 0x26;
-const SAX_STATE = (sax as unknown as { STATE: Record<string, number> }).STATE;
-const TEXT_STATE = SAX_STATE.TEXT!;
-/** Inside an entity or character reference in text (`&#10;`), still character content. */
-const TEXT_ENTITY_STATE = SAX_STATE.TEXT_ENTITY!;
 
 /**
  * Reads a DIDL document, or an OAI-PMH response whose records carry DIDL, from a stream of
- * bytes (UTF-8). sax parses the markup; the text of a By-Value Resource, which is nearly all
- * of the bytes in a large record, bypasses sax: the driver scans for the next `<` and hands
- * the run to the base64 decoder directly.
+ * bytes (UTF-8). The XML tokenizer (xml-tokenizer.ts) reads the markup; the text of a By-Value
+ * Resource, which is nearly all of the bytes in a large record, bypasses it: the driver scans
+ * for the next `<` and hands the run to the base64 decoder directly.
  */
 export async function readDidl(input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ReadDidlOptions = {}): Promise<DidlReadSummary> {
   const reader = new DidlStreamReader(options);
@@ -102,10 +97,9 @@ export async function readDidlFile(path: string, options: ReadDidlOptions = {}):
 }
 
 class DidlStreamReader {
-  private readonly parser: sax.SAXParser;
+  private readonly xml: XmlTokenizer;
   private readonly builder: RecordBuilder;
   private readonly text = new Utf8Segments();
-  private readonly markup = new MarkupNormalizer();
   private readonly received: ReceivedXmlCapture | undefined;
   private started = false;
   private readonly inPlace: boolean;
@@ -113,8 +107,6 @@ class DidlStreamReader {
   constructor(options: ReadDidlOptions) {
     this.inPlace = options.chunksAreOurs === true;
     if (options.keepReceivedXml) this.received = new ReceivedXmlCapture(this.inPlace);
-    // strictEntities: only the five predefined entities, never HTML's (missing from @types/sax).
-    this.parser = sax.parser(true, { xmlns: true, position: true, strictEntities: true } as sax.SAXOptions);
     this.builder = new RecordBuilder(
       {
         onRecord: options.onRecord,
@@ -129,29 +121,26 @@ class DidlStreamReader {
       },
       () => this.position(),
     );
-    const parser = this.parser;
     const builder = this.builder;
-    parser.onopentag = (tag) => builder.onOpenTag(tag as sax.QualifiedTag);
-    parser.onclosetag = () => builder.onCloseTag();
-    parser.ontext = (text) => builder.onText(text);
-    parser.oncdata = (text) => builder.onText(text);
-    parser.oncomment = (text) => builder.onComment(text);
-    parser.ondoctype = () => {
-      throw new DidlError('ERR_DIDL_DOCTYPE', 'a DOCTYPE declaration is not accepted (no DTDs, no entity declarations)', {
-        position: this.position(),
-      });
-    };
-    parser.onprocessinginstruction = (node) => {
-      if (node.name === 'xml') checkDeclaredEncoding(node.body, this.position());
-    };
-    parser.onerror = (error) => {
-      const reason = error.message.split('\n')[0] ?? '';
-      // sax's own bound on a name, attribute value or comment it is still collecting.
-      if (reason.startsWith('Max buffer length exceeded')) {
-        throw new DidlError('ERR_DIDL_TOO_LARGE', `a name, attribute value or comment is longer than 64 KiB (${reason})`, { position: this.position() });
-      }
-      throw new DidlError('ERR_DIDL_NOT_WELL_FORMED', `not well-formed XML: ${reason}`, { position: this.position() });
-    };
+    this.xml = new XmlTokenizer({
+      openTag: (tag) => builder.onOpenTag(tag),
+      closeTag: () => builder.onCloseTag(),
+      text: (text) => builder.onText(text),
+      cdata: (text) => builder.onText(text),
+      comment: (text) => builder.onComment(text),
+      doctype: () => {
+        throw new DidlError('ERR_DIDL_DOCTYPE', 'a DOCTYPE declaration is not accepted (no DTDs, no entity declarations)', {
+          position: this.position(),
+        });
+      },
+      processingInstruction: (target, body) => {
+        if (target === 'xml') checkDeclaredEncoding(body, this.position());
+      },
+      error: (reason, tooLarge) => {
+        if (tooLarge) throw new DidlError('ERR_DIDL_TOO_LARGE', reason, { position: this.position() });
+        throw new DidlError('ERR_DIDL_NOT_WELL_FORMED', `not well-formed XML: ${reason}`, { position: this.position() });
+      },
+    });
   }
 
   async write(chunk: Uint8Array): Promise<void> {
@@ -163,31 +152,30 @@ class DidlStreamReader {
     let pos = 0;
     while (pos < bytes.length) {
       const active = this.builder.active;
-      // The content of a By-Value Resource (sax in text, or in a reference a chunk cut in two):
+      // The content of a By-Value Resource (character data, or a reference a chunk cut in two):
       // never markup, never kept.
-      const state = this.saxState();
-      if (active && (state === TEXT_STATE || state === TEXT_ENTITY_STATE)) {
+      if (active && this.xml.inCharacterData) {
         const lt = bytes.indexOf(LT, pos);
         const end = lt === -1 ? bytes.length : lt;
-        // Fast path: the run of base64 text up to the next markup, without sax. Once an entity
-        // reference forced this Resource onto sax's path, its text must keep its order there.
-        if (!active.viaSax && end > pos) pos = await this.decodeRun(bytes, pos, end);
+        // Fast path: the run of base64 text up to the next markup, without the tokenizer. Once a
+        // reference forced this Resource onto the tokenizer's path, its text must keep its order there.
+        if (!active.viaTokenizer && end > pos) pos = await this.decodeRun(bytes, pos, end);
         if (pos < end) {
-          active.viaSax = true;
+          active.viaTokenizer = true;
           this.feed(bytes.subarray(pos, end));
           pos = end;
           if (this.builder.hasTasks) await this.runTasks();
         }
         if (lt === -1) break;
       }
-      // Markup: feed sax up to and including the next '>', so that we regain control right
-      // after the start tag of a By-Value Resource.
+      // Markup: feed the tokenizer up to and including the next '>', so that we regain control
+      // right after the start tag of a By-Value Resource.
       const gt = bytes.indexOf(GT, pos);
       const end = gt === -1 ? bytes.length : gt + 1;
       const run = bytes.subarray(pos, end);
       this.received?.markup(run);
       this.feed(run);
-      if (this.received && this.saxState() === TEXT_STATE) this.received.settled();
+      if (this.received && this.xml.idle) this.received.settled();
       pos = end;
       if (this.builder.hasTasks) await this.runTasks();
     }
@@ -198,15 +186,14 @@ class DidlStreamReader {
     if (last === undefined) {
       throw new DidlError('ERR_DIDL_TRUNCATED', 'the document ends inside a UTF-8 character (truncated?)', { position: this.position() });
     }
-    const rest = last + this.markup.flush();
-    if (rest) this.parser.write(rest);
+    if (last) this.xml.write(last);
     if (!this.started) throw new DidlError('ERR_DIDL_TRUNCATED', 'the document is empty');
     if (!this.builder.rootClosed) {
       throw new DidlError('ERR_DIDL_TRUNCATED', 'the document ends before its root element is closed (truncated?)', {
         position: this.position(),
       });
     }
-    this.parser.close();
+    this.xml.end();
     if (this.builder.hasTasks) await this.runTasks();
   }
 
@@ -245,7 +232,7 @@ class DidlStreamReader {
     return stop;
   }
 
-  /** Skips bytes sax never sees, keeping its line/column right for later errors. */
+  /** Skips bytes the tokenizer never sees, keeping its line/column right for later errors. */
   private advance(bytes: Buffer, start: number, end: number): void {
     let newlines = 0;
     let last = -1;
@@ -257,37 +244,35 @@ class DidlStreamReader {
   }
 
   private advancePosition(length: number, newlines: number, columnAfterLastNewline: number): void {
-    // sax documents line, column and position as public members; bytes the fast path took
-    // never went through it, so we move them on ourselves (base64 is ASCII: bytes = chars).
-    const parser = this.parser as sax.SAXParser & { position: number };
-    parser.position += length;
+    // Bytes the fast path took never went through the tokenizer (which holds nothing back
+    // then): we move its position on ourselves (base64 is ASCII: bytes = chars).
+    const xml = this.xml;
+    xml.position += length;
     if (newlines > 0) {
-      parser.line += newlines;
-      parser.column = columnAfterLastNewline;
+      xml.line += newlines;
+      xml.column = columnAfterLastNewline;
     } else {
-      parser.column += length;
+      xml.column += length;
     }
   }
 
   private feed(bytes: Buffer): void {
-    const state = this.saxState();
-    const decoded = this.text.write(bytes);
-    if (decoded === undefined) throw this.notUtf8();
-    const text = this.markup.segment(decoded, state);
+    const text = this.text.write(bytes);
+    if (text === undefined) throw this.notUtf8();
     const forbidden = findForbiddenXmlChar(text);
     if (forbidden !== -1) {
       const code = text.charCodeAt(forbidden).toString(16).toUpperCase().padStart(4, '0');
-      const position = this.position();
+      const end = this.xml.endPosition();
       const before = text.slice(0, forbidden);
       const lines = before.split('\n').length - 1;
       throw new DidlError('ERR_DIDL_NOT_WELL_FORMED', `not well-formed XML: character U+${code} is not allowed in XML 1.0`, {
         position:
           lines === 0
-            ? { line: position.line, column: position.column + forbidden }
-            : { line: position.line + lines, column: forbidden - before.lastIndexOf('\n') },
+            ? { line: end.line + 1, column: end.column + 1 + forbidden }
+            : { line: end.line + 1 + lines, column: forbidden - before.lastIndexOf('\n') },
       });
     }
-    if (text.length > 0) this.parser.write(text);
+    if (text.length > 0) this.xml.write(text);
   }
 
   private async runTasks(): Promise<void> {
@@ -296,16 +281,12 @@ class DidlStreamReader {
     }
   }
 
-  private saxState(): number {
-    return (this.parser as unknown as { state: number }).state;
-  }
-
   private notUtf8(): DidlError {
     return new DidlError('ERR_DIDL_ENCODING', 'bytes that are not valid UTF-8', { position: this.position() });
   }
 
   private position(): DidlPosition {
-    return { line: this.parser.line + 1, column: this.parser.column + 1 };
+    return { line: this.xml.line + 1, column: this.xml.column + 1 };
   }
 }
 

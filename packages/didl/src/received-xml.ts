@@ -18,13 +18,13 @@ const LT = 0x3c;
 
 /**
  * Keeps the bytes of DIDL elements (and of OAI-PMH record headers) as the reader meets them. The reader hands over every run of
- * markup before sax sees it (`markup`), and says when sax is back between constructs
+ * markup before the tokenizer sees it (`markup`), and says when it is back between constructs
  * (`settled`); the record builder says where a DIDL element starts, where each By-Value
  * Resource's content goes, and where the element ends. Base64 content never comes here: the
  * reader decodes it without passing it on.
  */
 export class ReceivedXmlCapture {
-  /** Markup since sax was last between constructs: holds the start tag when a DIDL element opens. */
+  /** Markup since the tokenizer was last between constructs: holds the start tag when a DIDL element opens. */
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private parts: Array<Uint8Array | DidlResource> | undefined;
@@ -37,7 +37,7 @@ export class ReceivedXmlCapture {
    */
   constructor(private readonly keepViews = false) {}
 
-  /** A run of markup (possibly with the text before it), before sax parses it. */
+  /** A run of markup (possibly with the text before it), before the tokenizer reads it. */
   markup(run: Buffer): void {
     if (this.parts !== undefined) {
       this.append(run);
@@ -49,7 +49,7 @@ export class ReceivedXmlCapture {
     this.pendingBytes += run.length;
   }
 
-  /** sax is between constructs again: nothing pending can belong to a start tag still to come. */
+  /** The tokenizer is between constructs again: nothing pending can belong to a start tag still to come. */
   settled(): void {
     if (this.pendingBytes === 0) return;
     this.pending = [];

@@ -1,4 +1,3 @@
-import type { QualifiedAttribute, QualifiedTag } from 'sax';
 import { Base64Decoder } from './base64-decoder.js';
 import { ByValueSink, type DatastreamHandler, type DeclineHeld } from './datastream.js';
 import { DidlError, type DidlPosition } from './errors.js';
@@ -6,8 +5,9 @@ import type { DidlComponent, DidlDocument, DidlItem, DidlResource, HttpHeader, O
 import { METADATA_ENTITY_TYPE, NS } from './namespaces.js';
 import type { ReceivedDidl, ReceivedXmlCapture } from './received-xml.js';
 import { checkDatastreams, checkRef, componentDigest, isSha256 } from './record-checks.js';
-import { attribute, describe, plainAttributes, positionInText, trimXmlSpace } from './sax-helpers.js';
+import { attribute, describe, plainAttributes, positionInText, trimXmlSpace } from './tag-helpers.js';
 import { inheritedNamespaceDeclarations, XmlCapture } from './xml-capture.js';
+import type { XmlAttribute as QualifiedAttribute, XmlTag as QualifiedTag } from './xml-tokenizer.js';
 
 /** One record as the reader hands it over: an OAI-PMH header, a DIDL document, or both. */
 export interface ReadRecord {
@@ -45,11 +45,11 @@ export interface ActiveByValue {
   decoder: Base64Decoder;
   /** Set once the content was found bad: further bytes are skipped, not decoded. */
   discarding: boolean;
-  /** Set when an entity reference appeared: the rest of the content goes through sax. */
-  viaSax: boolean;
+  /** Set when an entity reference appeared: the rest of the content goes through the tokenizer. */
+  viaTokenizer: boolean;
 }
 
-/** sax's own limit for names and attribute values, which it checks only between writes. */
+/** The longest attribute value accepted (the tokenizer bounds only what it must hold between writes). */
 const MAX_ATTRIBUTE_CHARS = 64 * 1024;
 
 interface ItemState {
@@ -106,7 +106,7 @@ interface RecordState {
 }
 
 /**
- * Turns sax events into records. Synchronous like sax itself: whatever must be awaited
+ * Turns the XML tokenizer's events into records. Synchronous like the tokenizer itself: whatever must be awaited
  * (the caller's handlers, backpressure) is queued with `schedule` and run by the driver
  * between two writes.
  */
@@ -465,7 +465,7 @@ export class RecordBuilder {
     // Declined: no stream and no handler call for these bytes, only their size and digest.
     const declined = info.promisedSha256 !== undefined && this.options.declineHeld?.(info.promisedSha256, info) === true;
     const sink = new ByValueSink(declined ? undefined : this.options.onDatastream, info, this.options.highWaterMark);
-    const active: ActiveByValue = { sink, decoder: new Base64Decoder(), discarding: false, viaSax: false };
+    const active: ActiveByValue = { sink, decoder: new Base64Decoder(), discarding: false, viaTokenizer: false };
     this.active = active;
     resource.byValue = { encoding: 'base64', size: 0, sha256: '' };
     this.options.received?.byValue(resource, tag.name, tag.isSelfClosing);

@@ -1,6 +1,6 @@
-import type { QualifiedTag } from 'sax';
 import { DidlError, type DidlErrorDetails } from './errors.js';
 import { escapeAttribute, escapeText } from './xml-text.js';
+import type { XmlTag as QualifiedTag } from './xml-tokenizer.js';
 
 /**
  * Rebuilds an element we do not interpret (an unknown Descriptor, inline Resource XML) as a

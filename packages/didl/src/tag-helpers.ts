@@ -1,7 +1,7 @@
-import type { QualifiedAttribute, QualifiedTag } from 'sax';
 import type { DidlPosition } from './errors.js';
+import type { XmlAttribute as QualifiedAttribute, XmlTag as QualifiedTag } from './xml-tokenizer.js';
 
-/** Small helpers over what sax hands us: tags, attributes and text. */
+/** Small helpers over what the XML tokenizer hands us: tags, attributes and text. */
 
 /** Value of the un-namespaced attribute `local`, if present. */
 export function attribute(tag: QualifiedTag, local: string): string | undefined {
@@ -19,7 +19,7 @@ export function plainAttributes(attributes: Record<string, QualifiedAttribute>):
 }
 
 /**
- * sax reports text when it ends; `where` is that end. Step back to character `at` of the
+ * The tokenizer reports text when it ends; `where` is that end. Step back to character `at` of the
  * text: exact for lines as long as the text holds no references to line feeds.
  */
 export function positionInText(text: string, at: number, where: DidlPosition): DidlPosition {
