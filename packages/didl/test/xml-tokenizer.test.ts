@@ -5,7 +5,23 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { XML_NAMESPACE, XmlTokenizer } from '../src/xml-tokenizer.ts';
+import { XML_NAMESPACE, type XmlHandlers, XmlTokenizer } from '../src/xml-tokenizer.ts';
+
+/** Handlers that ignore everything but tags (given) and errors (thrown). */
+function tagsOnly(tags: Pick<XmlHandlers, 'openTag'> & Partial<Pick<XmlHandlers, 'closeTag'>>): XmlHandlers {
+  return {
+    closeTag() {},
+    text() {},
+    cdata() {},
+    comment() {},
+    doctype() {},
+    processingInstruction() {},
+    error(reason) {
+      throw new Error(reason);
+    },
+    ...tags,
+  };
+}
 
 class Refused extends Error {
   constructor(
@@ -120,18 +136,7 @@ describe('what the tokenizer hands over', () => {
 
   test('a tag inherits the bindings of its parent and sees its own first', () => {
     const seen: Array<Record<string, string>> = [];
-    const tokenizer = new XmlTokenizer({
-      openTag: (tag) => seen.push(tag.ns),
-      closeTag() {},
-      text() {},
-      cdata() {},
-      comment() {},
-      doctype() {},
-      processingInstruction() {},
-      error(reason) {
-        throw new Error(reason);
-      },
-    });
+    const tokenizer = new XmlTokenizer(tagsOnly({ openTag: (tag) => seen.push(tag.ns) }));
     tokenizer.write('<a xmlns:p="urn:1"><b xmlns:p="urn:2" xmlns:q="urn:3"/><c/></a>');
     tokenizer.end();
     const [a, b, c] = seen as [Record<string, string>, Record<string, string>, Record<string, string>];
@@ -146,18 +151,12 @@ describe('what the tokenizer hands over', () => {
 
   test('line and column of the end of each construct', () => {
     const places: string[] = [];
-    const tokenizer: XmlTokenizer = new XmlTokenizer({
-      openTag: (tag) => places.push(`${tag.name}@${tokenizer.line + 1}:${tokenizer.column + 1}`),
-      closeTag: (name) => places.push(`/${name}@${tokenizer.line + 1}:${tokenizer.column + 1}`),
-      text() {},
-      cdata() {},
-      comment() {},
-      doctype() {},
-      processingInstruction() {},
-      error(reason) {
-        throw new Error(reason);
-      },
-    });
+    const tokenizer: XmlTokenizer = new XmlTokenizer(
+      tagsOnly({
+        openTag: (tag) => places.push(`${tag.name}@${tokenizer.line + 1}:${tokenizer.column + 1}`),
+        closeTag: (name) => places.push(`/${name}@${tokenizer.line + 1}:${tokenizer.column + 1}`),
+      }),
+    );
     tokenizer.write('<a>\n  <b\n   x="1">\r\n</b></a>');
     tokenizer.end();
     assert.deepEqual(places, ['a@1:4', 'b@3:10', '/b@4:5', '/a@4:9']);
