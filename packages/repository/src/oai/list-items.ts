@@ -1,13 +1,11 @@
+import { decodeResumptionToken, encodeResumptionToken, type ListState, type OaiRequest, oaiError } from '@oaibag/oai-pmh';
 import type { Viewer } from '../access/access-control.js';
 import type { FileIndex, ListQuery } from '../site/file-index.js';
 import type { SiteIndexer } from '../site/site-indexer.js';
 import { identifierForPath } from '../site/url-path.js';
 import type { MetadataFormat } from './metadata-formats.js';
-import { oaiError } from './oai-errors.js';
-import type { OaiRequest } from './oai-request.js';
 import { errorElements, headerXml, RESPONSE_END, type ResponseBody, resumptionTokenXml } from './oai-xml.js';
 import { writeRecord } from './record-xml.js';
-import { decodeResumptionToken, encodeResumptionToken, type ListState } from './resumption-token.js';
 
 export interface ListSettings {
   /** Records per ListRecords page (the mod_oai paper found ~50 the sweet spot). */

@@ -1,7 +1,6 @@
 import { escapeAttribute, escapeText, NS } from '@oaibag/didl';
+import { formatDatestamp, type OaiProtocolError } from '@oaibag/oai-pmh';
 import type { IndexedFile } from '../core/model.js';
-import { formatDatestamp } from './oai-date.js';
-import type { OaiProtocolError } from './oai-errors.js';
 
 /** A response body: strings written in order (an array for short answers, a generator when streamed). */
 export type ResponseBody = Iterable<string> | AsyncIterable<string>;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatDatestamp, MAX_OAI_SECONDS, MIN_OAI_SECONDS, parseOaiDate } from '../src/oai/oai-date.ts';
-import { OAI_ERROR_DESCRIPTIONS, type OaiErrorCode, oaiError, quoteInput } from '../src/oai/oai-errors.ts';
-import { isOaiRequestFailure, type OaiRequest, type OaiRequestFailure, parseOaiRequest } from '../src/oai/oai-request.ts';
+import { formatDatestamp, MAX_OAI_SECONDS, MIN_OAI_SECONDS, parseOaiDate } from '../src/oai-date.ts';
+import { OAI_ERROR_DESCRIPTIONS, type OaiErrorCode, oaiError, quoteInput } from '../src/oai-errors.ts';
+import { isOaiRequestFailure, type OaiRequest, type OaiRequestFailure, parseOaiRequest } from '../src/oai-request.ts';
 
 const context = { metadataPrefixes: ['oai_dc', 'http_header', 'oai_didl'] };
 

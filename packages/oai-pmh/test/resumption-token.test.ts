@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { decodeResumptionToken, encodeResumptionToken, type ListState, MAX_RESUMPTION_TOKEN_LENGTH } from '../src/oai/resumption-token.ts';
+import { decodeResumptionToken, encodeResumptionToken, type ListState, MAX_RESUMPTION_TOKEN_LENGTH } from '../src/resumption-token.ts';
 
 const key = Buffer.from('0123456789abcdef0123456789abcdef', 'utf8');
 const otherKey = Buffer.from('fedcba9876543210fedcba9876543210', 'utf8');

@@ -1,0 +1,41 @@
+// The OAI-PMH 2.0 protocol as a data provider speaks it, shared by `oaibag-repository` (a site)
+// and `oaibag serve` (an archive): what a request may say, the errors, the dates, and
+// resumption tokens that carry the list's state so that no server keeps any.
+export {
+  formatDatestamp,
+  MAX_OAI_SECONDS,
+  MIN_OAI_SECONDS,
+  type OaiGranularity,
+  type ParsedOaiDate,
+  parseOaiDate,
+} from './oai-date.js';
+export {
+  characterCount,
+  MAX_QUOTED_CHARACTERS,
+  OAI_ERROR_DESCRIPTIONS,
+  type OaiErrorCode,
+  type OaiProtocolError,
+  oaiError,
+  quoteInput,
+} from './oai-errors.js';
+export {
+  isOaiRequestFailure,
+  MAX_ARGUMENT_LENGTH,
+  METADATA_PREFIX_PATTERN,
+  OAI_VERBS,
+  type OaiDate,
+  type OaiRequest,
+  type OaiRequestArgs,
+  type OaiRequestContext,
+  type OaiRequestFailure,
+  type OaiVerb,
+  parseOaiRequest,
+  SET_SPEC_PATTERN,
+} from './oai-request.js';
+export {
+  decodeResumptionToken,
+  encodeResumptionToken,
+  type ListState,
+  MAX_RESUMPTION_TOKEN_LENGTH,
+  MIN_RESUMPTION_KEY_BYTES,
+} from './resumption-token.js';
