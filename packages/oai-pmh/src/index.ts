@@ -1,6 +1,9 @@
 // The OAI-PMH 2.0 protocol as a data provider speaks it, shared by `oaibag-repository` (a site)
-// and `oaibag serve` (an archive): what a request may say, the errors, the dates, and
-// resumption tokens that carry the list's state so that no server keeps any.
+// and `oaibag serve` (an archive): what a request may say, the errors, the dates, resumption
+// tokens that carry the list's state so that no server keeps any, and the static file answer
+// (conditional GET, ranges) for the datastreams records point to By-Reference.
+
+export { entityTag, type FileFacts, fileHeaders, httpDate, lastModifiedSeconds } from './file-headers.js';
 export {
   formatDatestamp,
   MAX_OAI_SECONDS,
@@ -39,3 +42,13 @@ export {
   MAX_RESUMPTION_TOKEN_LENGTH,
   MIN_RESUMPTION_KEY_BYTES,
 } from './resumption-token.js';
+export {
+  type FileResponsePlan,
+  type HeaderField,
+  parseHttpDate,
+  parseRange,
+  planFileResponse,
+  type RangeDecision,
+  type SendableFile,
+  sendFile,
+} from './send-file.js';

@@ -1,4 +1,4 @@
-export { formatDatestamp, parseOaiDate } from '@oaibag/oai-pmh';
+export { entityTag, fileHeaders, formatDatestamp, parseOaiDate } from '@oaibag/oai-pmh';
 export { AccessControl, challengeHeader, type Viewer } from './access/access-control.js';
 export { type AuthConfig, loadAuthFile, type ProtectRule, parseAuthFile } from './access/auth-file.js';
 export { hashPassword, verifyPassword } from './access/password-hash.js';
@@ -8,7 +8,6 @@ export { HTTP_HEADER_SCHEMA_PATH } from './oai/metadata-formats.js';
 export { createRepository, normalizeBaseUrl, type Repository } from './repository.js';
 export { DEFAULTS, defaultIndexPath, type RepositoryOptions } from './repository-options.js';
 export { createExportPolicy, DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS, type ExclusionReason, type ExportPolicy } from './site/export-policy.js';
-export { entityTag, fileHeaders } from './site/file-headers.js';
 export { mimeTypeForPath } from './site/mime-type.js';
 export { isValidSetSpec, mimeTypeForSetSpec, setNameFor, setSpecAncestors, setSpecForMimeType } from './site/set-spec.js';
 export type { ScanProgress, ScanSummary } from './site/site-indexer.js';

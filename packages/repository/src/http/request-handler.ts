@@ -2,17 +2,16 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { entityTag, fileHeaders, lastModifiedSeconds, sendFile } from '@oaibag/oai-pmh';
 import { type AccessControl, challengeHeader, type Viewer } from '../access/access-control.js';
 import { HTTP_HEADER_SCHEMA_PATH } from '../oai/metadata-formats.js';
 import type { OaiProvider } from '../oai/oai-provider.js';
-import { entityTag, fileHeaders, lastModifiedSeconds } from '../site/file-headers.js';
 import type { FileIndex } from '../site/file-index.js';
 import { openIndexedFile } from '../site/open-indexed-file.js';
 import type { SiteIndexer } from '../site/site-indexer.js';
 import { pathForUrlPath } from '../site/url-path.js';
 import { coalescedBody } from './coalesced-body.js';
 import { encodeResponse, negotiateContentEncoding } from './content-encoding.js';
-import { sendFile } from './send-file.js';
 
 export interface RequestHandlerContext {
   index: FileIndex;

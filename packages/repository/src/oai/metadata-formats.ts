@@ -1,7 +1,6 @@
 import { escapeText, NS, writeDidl } from '@oaibag/didl';
-import { formatDatestamp } from '@oaibag/oai-pmh';
+import { fileHeaders, formatDatestamp, lastModifiedSeconds } from '@oaibag/oai-pmh';
 import type { IndexedFile } from '../core/model.js';
-import { fileHeaders, lastModifiedSeconds } from '../site/file-headers.js';
 
 /** What a format needs to write one record's metadata. */
 export interface RecordSource {

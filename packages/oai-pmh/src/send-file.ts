@@ -1,6 +1,11 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { HeaderField } from '../core/model.js';
+
+/** One HTTP response header field. */
+export interface HeaderField {
+  name: string;
+  value: string;
+}
 
 /**
  * An open, already verified version of an indexed file, as the server hands it over:

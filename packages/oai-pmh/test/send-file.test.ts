@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { parseHttpDate, parseRange, planFileResponse, type SendableFile, sendFile } from '../src/http/send-file.ts';
-import { fileHeaders } from '../src/site/file-headers.ts';
+import { fileHeaders } from '../src/file-headers.ts';
+import { parseHttpDate, parseRange, planFileResponse, type SendableFile, sendFile } from '../src/send-file.ts';
 
 /** Last-Modified of every fixture: a fraction, so whole-second comparison is exercised. */
 const MTIME = 1_700_000_000.75;

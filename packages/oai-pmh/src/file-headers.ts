@@ -1,4 +1,13 @@
-import type { HeaderField, IndexedFile } from '../core/model.js';
+import type { HeaderField } from './send-file.js';
+
+/** What the headers of a file's version are made of. */
+export interface FileFacts {
+  mimeType: string;
+  size: number;
+  /** Modification time in nanoseconds since the epoch. */
+  mtimeNs: bigint;
+  sha256: string;
+}
 
 /**
  * The headers a GET of the file returns, in order. One function for both the static file
@@ -6,7 +15,7 @@ import type { HeaderField, IndexedFile } from '../core/model.js';
  * record promises is what a By-Reference fetch gets. Date and the connection headers
  * describe one response rather than the resource: responses add them, records leave them out.
  */
-export function fileHeaders(file: Pick<IndexedFile, 'mimeType' | 'size' | 'mtimeNs' | 'sha256'>): HeaderField[] {
+export function fileHeaders(file: FileFacts): HeaderField[] {
   return [
     { name: 'Content-Type', value: file.mimeType },
     { name: 'Content-Length', value: String(file.size) },
