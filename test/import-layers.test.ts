@@ -22,6 +22,7 @@ const ARCHIVER_LAYERS: Record<string, number> = {
   verify: 4,
   audit: 4,
   reindex: 4,
+  serve: 4,
   mirror: 5,
   commands: 6,
   '.': 7, // cli.ts and index.ts

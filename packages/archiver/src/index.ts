@@ -77,6 +77,8 @@ export {
   restoreSite,
 } from './restore/restore.js';
 export { parseAsOf, planRestore, type ResourceState, type RestorePlan, resourceStateAt } from './restore/restore-plan.js';
+export { type ArchiveServer, type ArchiveServerOptions, startArchiveServer } from './serve/archive-server.js';
+export { payloadLocationOf, payloadUrlPath } from './serve/payload-files.js';
 export {
   type ChangedUrl,
   formatChangedUrl,

@@ -484,6 +484,13 @@ export interface PayloadLocation {
   path: string;
 }
 
+/** A payload file as `oaibag serve` answers for it: the original type and date of the latest version it holds. */
+export interface ServedPayload extends PayloadLocation {
+  mimeType: string | null;
+  /** The record's Last-Modified header as sent, or null. */
+  lastModified: string | null;
+}
+
 /** What {@link Catalog.recordVersion} needs. */
 export interface NewVersion {
   sourceId: number;

@@ -24,6 +24,7 @@ import {
   type RecordedVersion,
   type ResumeState,
   type Row,
+  type ServedPayload,
   type SourceStatus,
   toBag,
   toFailure,
@@ -207,6 +208,29 @@ export class Catalog {
       | Row
       | undefined;
     return row && { sha256: String(row.sha256), size: Number(row.size), bagPath: String(row.bag_path), path: String(row.path) };
+  }
+
+  /**
+   * A payload file by its bag and path, with the original Content-Type and Last-Modified of
+   * the latest version whose bytes it holds (what `oaibag serve` answers for it), if the
+   * catalog lists that file as a payload.
+   */
+  servedPayload(bagPath: string, path: string): ServedPayload | undefined {
+    const row = this.sql(`SELECT p.sha256, p.size, p.path, b.bag_path,
+        (SELECT v.mime_type FROM version_parts vp JOIN versions v ON v.id = vp.version_id
+          WHERE vp.payload_id = p.id ORDER BY v.stored_at DESC, v.id DESC LIMIT 1) AS mime_type,
+        (SELECT v.last_modified FROM version_parts vp JOIN versions v ON v.id = vp.version_id
+          WHERE vp.payload_id = p.id ORDER BY v.stored_at DESC, v.id DESC LIMIT 1) AS last_modified
+      FROM payloads p JOIN bags b ON b.id = p.bag_id WHERE b.bag_path = ? AND p.path = ?`).get(bagPath, path) as Row | undefined;
+    if (!row) return undefined;
+    return {
+      sha256: String(row.sha256),
+      size: Number(row.size),
+      bagPath: String(row.bag_path),
+      path: String(row.path),
+      mimeType: row.mime_type === null ? null : String(row.mime_type),
+      lastModified: row.last_modified === null ? null : String(row.last_modified),
+    };
   }
 
   /** The payload files of a version, in the record's order. */

@@ -1,0 +1,77 @@
+// The archive's payload files over HTTP, for `oaibag serve` (docs/serve.md, "Payloads"):
+// `/files/<bag under aips/>/<payload path>`, only for a (bag, path) the catalog lists as a
+// payload, with the original Content-Type and Last-Modified and an ETag from the SHA-256.
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { entityTag, type HeaderField, type SendableFile } from '@oaibag/oai-pmh';
+import { AIPS_DIRECTORY } from '../archive/storage-path.js';
+import type { Catalog } from '../catalog/catalog.js';
+
+/** Where payload URLs begin. */
+export const FILES_PREFIX = '/files/';
+
+/** Bag folders under aips/ are two levels deep: `harvest-NNNNNN/batch-NNNNN`. */
+const BAG_SEGMENTS = 2;
+
+/**
+ * The catalogued payload a `/files/…` URL path names, opened and checked against the
+ * catalog's size; undefined when the URL names no payload (anything else of the archive, a
+ * malformed or hostile path, a file gone or of another size). The caller closes the handle.
+ */
+export async function openServedPayload(archiveDir: string, catalog: Catalog, urlPath: string): Promise<SendableFile | undefined> {
+  const location = payloadLocationOf(urlPath);
+  if (!location) return undefined;
+  const payload = catalog.servedPayload(location.bagPath, location.path);
+  if (!payload) return undefined;
+  // Both parts came from the catalog's own rows: the file opened is one the catalog placed.
+  const file = join(archiveDir, ...payload.bagPath.split('/'), ...payload.path.split('/'));
+  const handle = await open(file, 'r').catch(() => undefined);
+  if (!handle) return undefined;
+  const stat = await handle.stat();
+  if (!stat.isFile() || stat.size !== payload.size) {
+    await handle.close();
+    return undefined;
+  }
+  const lastModifiedMs = payload.lastModified === null ? Number.NaN : Date.parse(payload.lastModified);
+  const lastModifiedSeconds = Math.floor((Number.isNaN(lastModifiedMs) ? stat.mtimeMs : lastModifiedMs) / 1000);
+  const etag = entityTag(payload.sha256);
+  const headers: HeaderField[] = [
+    { name: 'Content-Type', value: payload.mimeType ?? 'application/octet-stream' },
+    { name: 'Content-Length', value: String(payload.size) },
+    { name: 'Last-Modified', value: new Date(lastModifiedSeconds * 1000).toUTCString() },
+    { name: 'ETag', value: etag },
+    { name: 'Accept-Ranges', value: 'bytes' },
+  ];
+  return { handle, size: payload.size, headers, etag, lastModifiedSeconds };
+}
+
+/**
+ * The bag (`aips/…`) and payload path (`data/…`) of a `/files/…` URL path, each segment
+ * percent-decoded; undefined for anything that cannot name a payload: no `data/` part, empty,
+ * `.` or `..` segments, or a decoded segment holding `/`, `\` or NUL.
+ */
+export function payloadLocationOf(urlPath: string): { bagPath: string; path: string } | undefined {
+  if (!urlPath.startsWith(FILES_PREFIX)) return undefined;
+  const segments: string[] = [];
+  for (const raw of urlPath.slice(FILES_PREFIX.length).split('/')) {
+    let segment: string;
+    try {
+      segment = decodeURIComponent(raw);
+    } catch {
+      return undefined;
+    }
+    if (segment === '' || segment === '.' || segment === '..' || /[/\\\0]/.test(segment)) return undefined;
+    segments.push(segment);
+  }
+  if (segments.length < BAG_SEGMENTS + 2 || segments[BAG_SEGMENTS] !== 'data') return undefined;
+  return {
+    bagPath: [AIPS_DIRECTORY, ...segments.slice(0, BAG_SEGMENTS)].join('/'),
+    path: segments.slice(BAG_SEGMENTS).join('/'),
+  };
+}
+
+/** The `/files/…` URL path of a payload (each segment percent-encoded). */
+export function payloadUrlPath(bagPath: string, path: string): string {
+  const bag = bagPath.split('/').slice(1); // without aips/
+  return FILES_PREFIX + [...bag, ...path.split('/')].map(encodeURIComponent).join('/');
+}
