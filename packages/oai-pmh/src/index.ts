@@ -12,6 +12,7 @@ export {
   type ParsedOaiDate,
   parseOaiDate,
 } from './oai-date.js';
+export { errorElements, RESPONSE_END, type ResponseBody, responseStart, resumptionTokenXml } from './oai-envelope.js';
 export {
   characterCount,
   MAX_QUOTED_CHARACTERS,

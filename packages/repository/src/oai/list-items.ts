@@ -1,10 +1,20 @@
-import { decodeResumptionToken, encodeResumptionToken, type ListState, type OaiRequest, oaiError } from '@oaibag/oai-pmh';
+import {
+  decodeResumptionToken,
+  encodeResumptionToken,
+  errorElements,
+  type ListState,
+  type OaiRequest,
+  oaiError,
+  RESPONSE_END,
+  type ResponseBody,
+  resumptionTokenXml,
+} from '@oaibag/oai-pmh';
 import type { Viewer } from '../access/access-control.js';
 import type { FileIndex, ListQuery } from '../site/file-index.js';
 import type { SiteIndexer } from '../site/site-indexer.js';
 import { identifierForPath } from '../site/url-path.js';
 import type { MetadataFormat } from './metadata-formats.js';
-import { errorElements, headerXml, RESPONSE_END, type ResponseBody, resumptionTokenXml } from './oai-xml.js';
+import { headerXml } from './oai-xml.js';
 import { writeRecord } from './record-xml.js';
 
 export interface ListSettings {

@@ -1,5 +1,15 @@
 import { escapeText } from '@oaibag/didl';
-import { formatDatestamp, isOaiRequestFailure, type OaiProtocolError, oaiError, parseOaiRequest } from '@oaibag/oai-pmh';
+import {
+  errorElements,
+  formatDatestamp,
+  isOaiRequestFailure,
+  type OaiProtocolError,
+  oaiError,
+  parseOaiRequest,
+  RESPONSE_END,
+  type ResponseBody,
+  responseStart,
+} from '@oaibag/oai-pmh';
 import type { Viewer } from '../access/access-control.js';
 import type { IndexedFile } from '../core/model.js';
 import type { FileIndex } from '../site/file-index.js';
@@ -8,7 +18,6 @@ import type { SiteIndexer } from '../site/site-indexer.js';
 import { pathForIdentifier } from '../site/url-path.js';
 import { type ListSettings, listItems } from './list-items.js';
 import type { MetadataFormat } from './metadata-formats.js';
-import { errorElements, RESPONSE_END, type ResponseBody, responseStart } from './oai-xml.js';
 import { writeRecord } from './record-xml.js';
 
 export interface ProviderSettings extends ListSettings {

@@ -1,0 +1,118 @@
+// The archive's items as `oaibag serve` lists them (docs/serve.md, "Items"): one per archived
+// resource, its record the latest version (or its deletion), its datestamp the time the
+// archive ingested that, in whole seconds.
+import type { Catalog } from './catalog.js';
+
+export interface ArchiveItem {
+  id: number;
+  sourceId: number;
+  /** As served: the original, or `info:oaibag/source/N/…` when an earlier source has it too. */
+  identifier: string;
+  original: string;
+  deleted: boolean;
+  /** Ingest time, seconds since the epoch. */
+  datestamp: number;
+  /** The latest version's facts (null for a deleted item). */
+  version: { datestamp: string; mimeType: string | null; size: number; lastModified: string | null } | null;
+  sourceBaseUrl: string;
+}
+
+export interface ItemQuery {
+  from?: number;
+  until: number;
+  sourceId?: number;
+  /** Keyset: items strictly after this (datestamp, id). */
+  after?: { datestamp: number; id: number };
+  limit?: number;
+}
+
+/** Served identifiers of items whose original an earlier source uses too. */
+export const QUALIFIED_PREFIX = 'info:oaibag/source/';
+
+// Each resource once, with its ingest time: the current version's stored_at, or when it is
+// deleted now, the latest deletion's recorded_at.
+const ITEMS = `WITH items AS (
+  SELECT r.id, r.source_id, r.identifier, r.deleted_at IS NOT NULL AS deleted, r.current_version_id,
+    CAST(strftime('%s', CASE WHEN r.deleted_at IS NOT NULL
+      THEN (SELECT MAX(d.recorded_at) FROM deletions d WHERE d.resource_id = r.id)
+      ELSE (SELECT v.stored_at FROM versions v WHERE v.id = r.current_version_id) END) AS INTEGER) AS stamp,
+    EXISTS (SELECT 1 FROM resources o WHERE o.identifier = r.identifier AND o.source_id < r.source_id) AS shadowed
+  FROM resources r)`;
+
+const WHERE = `stamp IS NOT NULL AND (:from IS NULL OR stamp >= :from) AND stamp <= :until AND (:source IS NULL OR source_id = :source)`;
+
+export function countItems(catalog: Catalog, query: ItemQuery): number {
+  const row = catalog.statement(`${ITEMS} SELECT COUNT(*) AS n FROM items WHERE ${WHERE}`).get(parameters(query)) as { n: number };
+  return row.n;
+}
+
+export function listItems(catalog: Catalog, query: ItemQuery): ArchiveItem[] {
+  const rows = catalog
+    .statement(
+      `${ITEMS} SELECT i.*, v.datestamp AS v_datestamp, v.mime_type, v.size, v.last_modified, s.base_url
+       FROM items i JOIN sources s ON s.id = i.source_id LEFT JOIN versions v ON v.id = i.current_version_id AND NOT i.deleted
+       WHERE ${WHERE} AND (:afterStamp IS NULL OR stamp > :afterStamp OR (stamp = :afterStamp AND i.id > :afterId))
+       ORDER BY stamp, i.id LIMIT :limit`,
+    )
+    .all({ ...parameters(query), afterStamp: query.after?.datestamp ?? null, afterId: query.after?.id ?? 0, limit: query.limit ?? -1 }) as Row[];
+  return rows.map(toItem);
+}
+
+/** The item an identifier as served names, if any. */
+export function findItem(catalog: Catalog, identifier: string): ArchiveItem | undefined {
+  const qualified = identifier.startsWith(QUALIFIED_PREFIX) ? /^(\d+)\/(.+)$/s.exec(identifier.slice(QUALIFIED_PREFIX.length)) : null;
+  const row = catalog
+    .statement(
+      `${ITEMS} SELECT i.*, v.datestamp AS v_datestamp, v.mime_type, v.size, v.last_modified, s.base_url
+       FROM items i JOIN sources s ON s.id = i.source_id LEFT JOIN versions v ON v.id = i.current_version_id AND NOT i.deleted
+       WHERE stamp IS NOT NULL AND i.identifier = :identifier AND (:source IS NULL OR i.source_id = :source)
+       ORDER BY i.source_id LIMIT 1`,
+    )
+    .get({ identifier: qualified ? qualified[2]! : identifier, source: qualified ? Number(qualified[1]) : null }) as Row | undefined;
+  const item = row && toItem(row);
+  return item && item.identifier === identifier ? item : undefined;
+}
+
+/** The earliest ingest time of anything served, seconds (undefined: the archive is empty). */
+export function earliestDatestamp(catalog: Catalog): number | undefined {
+  const row = catalog.statement(`${ITEMS} SELECT MIN(stamp) AS first FROM items`).get() as { first: number | null };
+  return row.first ?? undefined;
+}
+
+/** The sources that have items: the archive's sets. */
+export function sourcesWithItems(catalog: Catalog): Array<{ id: number; baseUrl: string; name: string | null }> {
+  const rows = catalog
+    .statement('SELECT s.id, s.base_url, s.repository_name FROM sources s WHERE EXISTS (SELECT 1 FROM resources r WHERE r.source_id = s.id) ORDER BY s.id')
+    .all() as Row[];
+  return rows.map((row) => ({ id: Number(row.id), baseUrl: String(row.base_url), name: row.repository_name === null ? null : String(row.repository_name) }));
+}
+
+type Row = Record<string, unknown>;
+
+function parameters(query: ItemQuery): Record<string, number | null> {
+  return { from: query.from ?? null, until: query.until, source: query.sourceId ?? null };
+}
+
+function toItem(row: Row): ArchiveItem {
+  const original = String(row.identifier);
+  const sourceId = Number(row.source_id);
+  const deleted = Number(row.deleted) === 1;
+  return {
+    id: Number(row.id),
+    sourceId,
+    identifier: Number(row.shadowed) === 1 ? `${QUALIFIED_PREFIX}${sourceId}/${original}` : original,
+    original,
+    deleted,
+    datestamp: Number(row.stamp),
+    version:
+      deleted || row.v_datestamp === null || row.v_datestamp === undefined
+        ? null
+        : {
+            datestamp: String(row.v_datestamp),
+            mimeType: row.mime_type === null ? null : String(row.mime_type),
+            size: Number(row.size),
+            lastModified: row.last_modified === null ? null : String(row.last_modified),
+          },
+    sourceBaseUrl: String(row.base_url),
+  };
+}
