@@ -39,7 +39,10 @@ export {
 export {
   decodeResumptionToken,
   encodeResumptionToken,
+  type ListStart,
   type ListState,
+  listIsEmpty,
+  listStart,
   MAX_RESUMPTION_TOKEN_LENGTH,
   MIN_RESUMPTION_KEY_BYTES,
 } from './resumption-token.js';

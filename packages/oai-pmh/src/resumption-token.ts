@@ -227,3 +227,30 @@ function readString(reader: Reader): string | null {
     return null;
   }
 }
+
+/** What a list's first page fixes: everything of its ListState but the keyset, cursor and size. */
+export type ListStart = Omit<ListState, 'after' | 'cursor' | 'completeListSize'>;
+
+/**
+ * The start of a list from its first request. `until` is fixed at one second before the
+ * response's responseDate (`now`), so an item that changes while the list is paged leaves it
+ * rather than shifting the others, and comes with the next harvest, whose `from` is that
+ * responseDate. Tokens hold no negative numbers: `from` is at least 0 (1970).
+ */
+export function listStart(
+  request: { verb: ListState['verb']; metadataPrefix: string; set?: string; from?: { seconds: number }; until?: { seconds: number } },
+  now: number,
+): ListStart {
+  return {
+    verb: request.verb,
+    metadataPrefix: request.metadataPrefix,
+    ...(request.set !== undefined ? { set: request.set } : {}),
+    ...(request.from !== undefined ? { from: Math.max(0, request.from.seconds) } : {}),
+    until: Math.min(request.until?.seconds ?? Number.MAX_SAFE_INTEGER, now - 1),
+  };
+}
+
+/** Whether a list's start can match nothing whatever the items: until before 1970, or from after until. */
+export function listIsEmpty(start: ListStart): boolean {
+  return start.until < 0 || (start.from !== undefined && start.from > start.until);
+}

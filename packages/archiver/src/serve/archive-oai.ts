@@ -9,6 +9,8 @@ import {
   formatDatestamp,
   isOaiRequestFailure,
   type ListState,
+  listIsEmpty,
+  listStart,
   type OaiProtocolError,
   type OaiRequest,
   oaiError,
@@ -112,18 +114,9 @@ export class ArchiveOai {
       if (!decoded || decoded.verb !== request.verb) return fail('badResumptionToken', 'the resumptionToken is not one this server issued for this verb');
       state = decoded;
     } else {
-      // `until` is fixed at the first page, a second before its responseDate: what is ingested
-      // while the list is paged comes with the next harvest, whose `from` is that responseDate.
-      const until = Math.min(request.until?.seconds ?? Number.MAX_SAFE_INTEGER, now - 1);
-      const base = {
-        verb: request.verb,
-        metadataPrefix: request.metadataPrefix,
-        ...(request.set !== undefined ? { set: request.set } : {}),
-        ...(request.from !== undefined ? { from: Math.max(0, request.from.seconds) } : {}),
-        until,
-      };
+      const base = listStart(request, now);
       const sourceId = sourceOfSet(base.set);
-      const empty = sourceId === null || until < 0 || (base.from !== undefined && base.from > until);
+      const empty = sourceId === null || listIsEmpty(base);
       const total = empty ? 0 : countItems(this.catalog, query(base));
       if (total === 0) return fail('noRecordsMatch', 'no item matches the given from, until and set');
       state = { ...base, after: { datestamp: -1, id: 0 }, cursor: 0, completeListSize: total };

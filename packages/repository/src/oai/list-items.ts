@@ -3,6 +3,8 @@ import {
   encodeResumptionToken,
   errorElements,
   type ListState,
+  listIsEmpty,
+  listStart,
   type OaiRequest,
   oaiError,
   RESPONSE_END,
@@ -63,16 +65,8 @@ export async function listItems(
     state = decoded;
     first = false;
   } else {
-    const until = Math.min(request.until?.seconds ?? Number.MAX_SAFE_INTEGER, context.now - 1);
-    const base = {
-      verb: request.verb,
-      metadataPrefix: request.metadataPrefix,
-      ...(request.set !== undefined ? { set: request.set } : {}),
-      // Tokens hold no negative numbers; no file is dated before 1970.
-      ...(request.from !== undefined ? { from: Math.max(0, request.from.seconds) } : {}),
-      until,
-    };
-    const empty = until < 0 || (base.from !== undefined && base.from > until);
+    const base = listStart(request, context.now);
+    const empty = listIsEmpty(base);
     const total = empty ? 0 : index.count(query(base, context.viewer));
     if (total === 0) return fail('noRecordsMatch', 'no item matches the given from, until and set');
     state = { ...base, after: { datestamp: Number.MIN_SAFE_INTEGER, id: 0 }, cursor: 0, completeListSize: total };
