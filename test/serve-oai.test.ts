@@ -156,3 +156,15 @@ test('a small page size pages with tokens that carry the list', async () => {
   assert.equal(pages, 3);
   assert.equal(new Set(seen).size, 6);
 });
+
+test('a POSTed request is answered like a GET; an oversized one is 413', async () => {
+  const posted = await fetch(oai, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'verb=ListSets' });
+  assert.equal(posted.status, 200);
+  assert.match(valid(await posted.text()), /<setSpec>source:1<\/setSpec>/);
+  const huge = await fetch(oai, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: `verb=Identify&x=${'a'.repeat(70_000)}`,
+  });
+  assert.equal(huge.status, 413);
+});

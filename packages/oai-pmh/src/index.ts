@@ -4,6 +4,7 @@
 // (conditional GET, ranges) for the datastreams records point to By-Reference.
 
 export { entityTag, type FileFacts, fileHeaders, httpDate, lastModifiedSeconds } from './file-headers.js';
+export { MAX_FORM_BYTES, readFormBody } from './form-body.js';
 export {
   formatDatestamp,
   MAX_OAI_SECONDS,

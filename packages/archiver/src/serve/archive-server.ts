@@ -2,7 +2,7 @@
 // oai_dc) and the payloads under /files/. oai_didl, http_header, ore and provenance come next.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sendFile } from '@oaibag/oai-pmh';
+import { MAX_FORM_BYTES, readFormBody, sendFile } from '@oaibag/oai-pmh';
 import { Catalog } from '../catalog/catalog.js';
 import { ArchiveOai } from './archive-oai.js';
 import { FILES_PREFIX, openServedPayload } from './payload-files.js';
@@ -23,9 +23,6 @@ export interface ArchiveServerOptions {
   pageRecords?: number;
   pageIdentifiers?: number;
 }
-
-/** The largest POST body an OAI-PMH request may have. */
-const MAX_FORM_BYTES = 64 * 1024;
 
 export interface ArchiveServer {
   /** `http://host:port`, without a trailing slash. */
@@ -82,8 +79,8 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
       res.writeHead(405, { Allow: 'GET, POST' }).end();
       return;
     }
-    const form = req.method === 'POST' ? await formBody(req) : url.search.slice(1);
-    if (form === undefined) {
+    const form = req.method === 'POST' ? await readFormBody(req) : url.search.slice(1);
+    if (form === null) {
       res.writeHead(413, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`an OAI-PMH request has at most ${MAX_FORM_BYTES} bytes\n`);
       return;
     }
@@ -105,18 +102,6 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
   }
   res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });
   res.end(req.method === 'HEAD' ? undefined : 'not found: the archive answers OAI-PMH at /oai and serves its payloads under /files/<bag>/data/…\n');
-}
-
-/** A POSTed form, or undefined when it is larger than MAX_FORM_BYTES. */
-async function formBody(req: IncomingMessage): Promise<string | undefined> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_FORM_BYTES) return undefined;
-    parts.push(chunk);
-  }
-  return Buffer.concat(parts).toString('utf8');
 }
 
 function closeServer(server: Server, catalog: Catalog): Promise<void> {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { entityTag, fileHeaders, lastModifiedSeconds, sendFile } from '@oaibag/oai-pmh';
+import { entityTag, fileHeaders, lastModifiedSeconds, MAX_FORM_BYTES, readFormBody, sendFile } from '@oaibag/oai-pmh';
 import { type AccessControl, challengeHeader, type Viewer } from '../access/access-control.js';
 import { HTTP_HEADER_SCHEMA_PATH } from '../oai/metadata-formats.js';
 import type { OaiProvider } from '../oai/oai-provider.js';
@@ -23,7 +23,6 @@ export interface RequestHandlerContext {
 }
 
 /** The largest form body accepted for an OAI-PMH POST. */
-const MAX_FORM_BYTES = 64 * 1024;
 const SCHEMA_FILE = new URL('../../schemas/http_header.xsd', import.meta.url);
 
 /**
@@ -65,7 +64,7 @@ async function oai(req: IncomingMessage, res: ServerResponse, context: RequestHa
       return plain(res, 415, 'an OAI-PMH POST must be application/x-www-form-urlencoded\n');
     }
     const declared = Number(req.headers['content-length'] ?? 0);
-    const body = declared > MAX_FORM_BYTES ? null : await readForm(req);
+    const body = declared > MAX_FORM_BYTES ? null : await readFormBody(req);
     if (body === null) {
       res.setHeader('Connection', 'close'); // the rest of the body is not read
       return plain(res, 413, `an OAI-PMH POST body may have at most ${MAX_FORM_BYTES} bytes\n`);
@@ -150,15 +149,4 @@ function plain(res: ServerResponse, status: number, text: string): void {
 function stripOrigin(path: string): string {
   const match = /^https?:\/\/[^/]*/i.exec(path);
   return match ? path.slice(match[0].length) || '/' : path;
-}
-
-async function readForm(req: IncomingMessage): Promise<string | null> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const part of req as AsyncIterable<Buffer>) {
-    size += part.length;
-    if (size > MAX_FORM_BYTES) return null;
-    parts.push(part);
-  }
-  return Buffer.concat(parts).toString('utf8');
 }
