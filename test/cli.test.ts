@@ -6,7 +6,7 @@ import { test } from 'node:test';
 
 const BIN = new URL('../packages/archiver/dist/cli.js', import.meta.url).pathname;
 const oaibag = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
-const COMMANDS = ['harvest', 'mirror', 'restore', 'audit', 'verify', 'urls', 'status'];
+const COMMANDS = ['harvest', 'mirror', 'restore', 'audit', 'verify', 'urls', 'status', 'serve'];
 
 test('--version and -V print the version of package.json and exit 0', () => {
   const { version } = JSON.parse(readFileSync(new URL('../packages/archiver/package.json', import.meta.url), 'utf8')) as { version: string };

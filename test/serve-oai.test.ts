@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { type ArchiveServer, startArchiveServer } from '../packages/archiver/src/serve/archive-server.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
-import { validateXmlSchema } from './xml-schema.ts';
+import { validateArchiveResponse } from './archive-schemas.ts';
 
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const PATHS = ['a.html', 'b.html', 'c.txt', 'dir/d.txt', 'dir/e.txt', 'gone.txt'];
@@ -31,7 +31,7 @@ async function ask(query: string): Promise<string> {
 }
 
 function valid(xml: string): string {
-  const check = validateXmlSchema('OAI-PMH-with-payloads.xsd', xml, 'response');
+  const check = validateArchiveResponse(xml);
   assert.ok(check.ok, check.output);
   return xml;
 }
@@ -83,10 +83,12 @@ test('Identify: the archive as a repository, persistent deletions, seconds granu
 
 test('ListSets and ListMetadataFormats', async () => {
   const sets = valid(await ask('verb=ListSets'));
-  assert.deepEqual(all(sets, /<setSpec>([^<]+)<\/setSpec>/g), ['source:1']);
+  // One per source, then the MIME sets of the records with the sets above them.
+  assert.deepEqual(all(sets, /<setSpec>([^<]+)<\/setSpec>/g), ['source:1', 'mime', 'mime:text', 'mime:text:html', 'mime:text:plain']);
+  assert.match(sets, /<setName>MIME type text\/plain<\/setName>/);
   assert.ok(sets.includes(repository.baseUrl));
   const formats = valid(await ask('verb=ListMetadataFormats'));
-  assert.deepEqual(all(formats, /<metadataPrefix>([^<]+)</g), ['oai_dc']);
+  assert.deepEqual(all(formats, /<metadataPrefix>([^<]+)</g), ['oai_dc', 'http_header', 'oai_didl', 'ore']);
 });
 
 test('ListRecords pages through every item with tokens; the deleted one is a deleted header', async () => {

@@ -8,6 +8,7 @@ import { harvestCommand } from './commands/harvest-command.js';
 import { mirrorCommand } from './commands/mirror-command.js';
 import { reindexCommand } from './commands/reindex-command.js';
 import { restoreCommand } from './commands/restore-command.js';
+import { serveCommand } from './commands/serve-command.js';
 import { statusCommand } from './commands/status-command.js';
 import { urlsCommand } from './commands/urls-command.js';
 import { verifyCommand } from './commands/verify-command.js';
@@ -29,6 +30,7 @@ for (const command of [
   reindexCommand(),
   urlsCommand(),
   statusCommand(),
+  serveCommand(),
 ]) {
   program.addCommand(command.showHelpAfterError().exitOverride());
 }

@@ -20,4 +20,6 @@ export type { ReceivedDidl } from './received-xml.js';
 export type { ReadRecord, RecordHandler } from './record-builder.js';
 export { componentDigest, componentHeaders, getHeader, isSha256 } from './record-checks.js';
 export { type DidlWriteComponent, type DidlWriteInput, type DidlWriteOptions, didlReadable, writeDidl } from './write-didl.js';
+export { inheritedNamespaceDeclarations } from './xml-capture.js';
 export { assertXmlChars, escapeAttribute, escapeText } from './xml-text.js';
+export { type XmlAttribute, type XmlHandlers, type XmlTag, XmlTokenizer } from './xml-tokenizer.js';

@@ -21,6 +21,11 @@ export interface ReadRecord {
   receivedDidl?: ReceivedDidl;
   /** The OAI-PMH `header` element as received (only with `keepReceivedXml`). */
   receivedHeader?: Uint8Array;
+  /**
+   * Each OAI-PMH `about` container of the record as received, in order (only with
+   * `keepReceivedXml`): provenance, rights, anything else a repository says about the record.
+   */
+  receivedAbout?: Uint8Array[];
 }
 
 export type RecordHandler = (record: ReadRecord) => void | Promise<void>;
@@ -75,6 +80,7 @@ interface Frame {
     | 'oai-verb'
     | 'oai-record'
     | 'oai-header'
+    | 'oai-about'
     | 'oai-metadata'
     | 'field'
     | 'ignore'
@@ -220,6 +226,11 @@ export class RecordBuilder {
         if (this.current?.headerOnly) this.closeRecord();
         break;
       }
+      case 'oai-about': {
+        const received = this.options.received?.finish();
+        if (received && this.current) (this.current.record.receivedAbout ??= []).push(Buffer.concat(received.parts as Uint8Array[]));
+        break;
+      }
       default:
         break;
     }
@@ -301,6 +312,11 @@ export class RecordBuilder {
       case 'oai-record':
         if (uri === NS.oai && local === 'header') return this.openHeader(tag);
         if (uri === NS.oai && local === 'metadata') return { kind: 'oai-metadata', name: tag.name };
+        if (uri === NS.oai && local === 'about') {
+          // Kept byte for byte: nothing inside is interpreted (no base64 is expected there).
+          this.options.received?.start(inheritedNamespaceDeclarations(tag));
+          return { kind: 'oai-about', name: tag.name };
+        }
         return this.ignore(tag);
       case 'oai-header': {
         const header = this.current!.record.header!;

@@ -43,12 +43,20 @@ const RECORD_2 =
 
 const HEADER_1 =
   '<header >\r\n <identifier>http://example.org/a.txt</identifier><!-- c --><datestamp>2026-11-23T00:00:00Z</datestamp>\r\n <setSpec>text</setSpec></header >';
+// Two about containers: OAI-rights relying on the envelope's default namespace for `about`,
+// and provenance with its own; both are kept byte for byte, in order.
+const ABOUT_1 =
+  '<about>\r\n<rights xmlns="http://www.openarchives.org/OAI/2.0/rights/"><rightsReference ref="http://example.org/rights.xml"/></rights></about>';
+const ABOUT_2 =
+  '<about ><provenance xmlns="http://www.openarchives.org/OAI/2.0/provenance"><originDescription harvestDate="2026-11-20T00:00:00Z" altered="false">' +
+  '<baseURL>http://other.example/oai</baseURL><identifier>x</identifier><datestamp>2026-11-19</datestamp>' +
+  '<metadataNamespace>urn:x</metadataNamespace></originDescription></provenance></about>';
 const ENVELOPE_NAMESPACES = ` xmlns="${NS.oai}" xmlns:didl="${NS.didl}" xmlns:dii="${NS.dii}"`;
 const PAGE = Buffer.from(
   '<?xml version="1.0" encoding="UTF-8"?>\n' +
     `<OAI-PMH${ENVELOPE_NAMESPACES}><responseDate>2026-11-23T00:00:00Z</responseDate>` +
     '<request verb="ListRecords" metadataPrefix="oai_didl">http://example.org/oai</request><ListRecords>\n' +
-    `<record>${HEADER_1}<metadata>${RECORD_1}</metadata></record>\n` +
+    `<record>${HEADER_1}<metadata>${RECORD_1}</metadata>${ABOUT_1}\n${ABOUT_2}</record>\n` +
     `<record><header><identifier>http://example.org/b.bin</identifier><datestamp>2026-11-23T00:00:00Z</datestamp></header><metadata>${RECORD_2}</metadata></record>\n` +
     '</ListRecords></OAI-PMH>\n',
   'utf8',
@@ -67,6 +75,7 @@ const EXPECTED = [
 
 /** What the first record's kept header must read as. */
 const EXPECTED_HEADER_1 = HEADER_1.replace('<header >', `<header ${ENVELOPE_NAMESPACES}>`);
+const EXPECTED_ABOUT_1 = [ABOUT_1.replace('<about>', `<about${ENVELOPE_NAMESPACES}>`), ABOUT_2.replace('<about >', `<about ${ENVELOPE_NAMESPACES}>`)];
 
 function shown(record: ReadRecord): string | undefined {
   return record.receivedDidl?.parts
@@ -82,13 +91,21 @@ async function readKept(chunks: Buffer[]): Promise<Array<string | undefined>> {
     onRecord: (record) => {
       assert.equal(record.error, undefined);
       kept.push(shown(record));
-      if (record.header?.identifier.endsWith('a.txt')) assert.equal(Buffer.from(record.receivedHeader ?? []).toString('utf8'), EXPECTED_HEADER_1);
+      if (record.header?.identifier.endsWith('a.txt')) {
+        assert.equal(Buffer.from(record.receivedHeader ?? []).toString('utf8'), EXPECTED_HEADER_1);
+        assert.deepEqual(
+          (record.receivedAbout ?? []).map((about) => Buffer.from(about).toString('utf8')),
+          EXPECTED_ABOUT_1,
+        );
+      } else {
+        assert.equal(record.receivedAbout, undefined);
+      }
     },
   });
   return kept;
 }
 
-test('the header and DIDL of each record as received: envelope namespaces added, base64 marked, everything else byte for byte', async () => {
+test('the header, DIDL and about containers of each record as received: envelope namespaces added, base64 marked, everything else byte for byte', async () => {
   assert.deepEqual(await readKept([PAGE]), EXPECTED);
 });
 
@@ -105,6 +122,7 @@ test('not asked for: no receivedDidl', async () => {
     onRecord: (record) => {
       assert.equal(record.receivedDidl, undefined);
       assert.equal(record.receivedHeader, undefined);
+      assert.equal(record.receivedAbout, undefined);
     },
   });
 });

@@ -1,10 +1,37 @@
 // The OAI-PMH 2.0 protocol as a data provider speaks it, shared by `oaibag-repository` (a site)
 // and `oaibag serve` (an archive): what a request may say, the errors, the dates, resumption
 // tokens that carry the list's state so that no server keeps any, and the static file answer
-// (conditional GET, ranges) for the datastreams records point to By-Reference.
+// (conditional GET, ranges) for the datastreams records point to By-Reference, and the `--auth`
+// file with its access rules.
 
+export {
+  AccessControl,
+  basicChallenge,
+  challengeHeader,
+  isUnderPrefix,
+  linkKeepsProtection,
+  parseBasicCredentials,
+  type Viewer,
+} from './access/access-control.js';
+export { type AuthConfig, AuthFileError, emptyAuthConfig, loadAuthFile, normalizeUserName, type ProtectRule, parseAuthFile } from './access/auth-file.js';
+export { hashPassword, isPasswordHash, verifyPassword } from './access/password-hash.js';
+export { readPassword } from './access/read-password.js';
+export { byteSize } from './byte-size.js';
+export { coalescedBody } from './coalesced-body.js';
 export { entityTag, type FileFacts, fileHeaders, httpDate, lastModifiedSeconds } from './file-headers.js';
 export { MAX_FORM_BYTES, readFormBody } from './form-body.js';
+export { HTTP_HEADER_SCHEMA, HTTP_HEADER_SCHEMA_PATH } from './http-header-schema.js';
+export {
+  isValidSetSpec,
+  MAX_SET_SPEC_LENGTH,
+  MIME_SET_ROOT,
+  mimeEssence,
+  mimeSetSelection,
+  mimeSetSpec,
+  mimeTypeForSetSpec,
+  setNameFor,
+  setSpecAncestors,
+} from './mime-sets.js';
 export {
   formatDatestamp,
   MAX_OAI_SECONDS,
@@ -47,6 +74,7 @@ export {
   MAX_RESUMPTION_TOKEN_LENGTH,
   MIN_RESUMPTION_KEY_BYTES,
 } from './resumption-token.js';
+export { RIGHTS_NAMESPACE, type RightsStatement, recordRightsAbout, rightsManifestXml } from './rights.js';
 export {
   type FileResponsePlan,
   type HeaderField,

@@ -5,6 +5,7 @@ import { hashPassword } from './access/password-hash.js';
 import { readPassword } from './access/read-password.js';
 import { RepositoryError } from './core/errors.js';
 import { REPOSITORY_VERSION } from './core/version.js';
+import { loadRights } from './oai/rights-option.js';
 import { createRepository } from './repository.js';
 import { DEFAULTS } from './repository-options.js';
 import { DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS } from './site/export-policy.js';
@@ -57,6 +58,7 @@ const serveCommand = program
     `comma-separated extensions of files a web server would run, never exported (default: ${DEFAULT_RUN_EXTENSIONS.join(',')})`,
   )
   .option('--auth <FILE>', 'protected path prefixes and their users (see docs/repository.md); clients send HTTP Basic credentials')
+  .option('--rights <URI|FILE>', 'rights of the metadata (OAI-rights): a URI naming them, or a file holding them as XML; given in Identify and in every record')
   .option('--name <TEXT>', 'repositoryName given by Identify')
   .option('--admin-email <ADDRESS>', 'adminEmail given by Identify (repeatable)', collect, [] as string[])
   .option('--rescan <SECONDS>', 'full rescan of the tree every SECONDS (0: never; changes are also watched)', parseCount, DEFAULTS.rescanSeconds)
@@ -93,6 +95,7 @@ interface ServeOptions {
   exclude: string[];
   runExtensions?: string;
   auth?: string;
+  rights?: string;
   name?: string;
   adminEmail: string[];
   rescan: number;
@@ -123,6 +126,7 @@ async function serve(options: ServeOptions): Promise<void> {
         }
       : {}),
     ...(options.auth !== undefined ? { auth: await loadAuthFile(options.auth) } : {}),
+    ...(options.rights !== undefined ? { rights: await loadRights(options.rights) } : {}),
     ...(options.name !== undefined ? { repositoryName: options.name } : {}),
     adminEmails: options.adminEmail,
     rescanSeconds: options.rescan,

@@ -1,10 +1,10 @@
-export { entityTag, fileHeaders, formatDatestamp, parseOaiDate } from '@oaibag/oai-pmh';
+export { entityTag, fileHeaders, formatDatestamp, HTTP_HEADER_SCHEMA_PATH, parseOaiDate, type RightsStatement } from '@oaibag/oai-pmh';
 export { AccessControl, challengeHeader, type Viewer } from './access/access-control.js';
 export { type AuthConfig, loadAuthFile, type ProtectRule, parseAuthFile } from './access/auth-file.js';
 export { hashPassword, verifyPassword } from './access/password-hash.js';
 export { isRepositoryError, RepositoryError, type RepositoryErrorCode } from './core/errors.js';
 export type { HeaderField, IndexedFile } from './core/model.js';
-export { HTTP_HEADER_SCHEMA_PATH } from './oai/metadata-formats.js';
+export { loadRights, RIGHTS_PATH } from './oai/rights-option.js';
 export { createRepository, normalizeBaseUrl, type Repository } from './repository.js';
 export { DEFAULTS, defaultIndexPath, type RepositoryOptions } from './repository-options.js';
 export { createExportPolicy, DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS, type ExclusionReason, type ExportPolicy } from './site/export-policy.js';

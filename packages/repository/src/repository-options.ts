@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { RightsStatement } from '@oaibag/oai-pmh';
 import type { AuthConfig } from './access/auth-file.js';
 
 /** Everything `createRepository` accepts; the command's options map onto these one to one. */
@@ -31,6 +32,11 @@ export interface RepositoryOptions {
   auth?: AuthConfig;
   repositoryName?: string;
   adminEmails?: string[];
+  /**
+   * The rights of the metadata (`--rights`, OAI-rights): a rightsManifest in Identify and a
+   * rightsReference in each record's `about`. See `loadRights` for the command's URI|FILE.
+   */
+  rights?: RightsStatement;
   /** Seconds between full rescans of the tree; 0: never (watching only). */
   rescanSeconds?: number;
   /** Watch the tree for changes between rescans. */

@@ -51,6 +51,7 @@ export async function createRepository(options: RepositoryOptions): Promise<Repo
     pageIdentifiers: positive(options.pageIdentifiers ?? DEFAULTS.pageIdentifiers, 'page-identifiers'),
     pageBytes: positive(options.pageBytes ?? DEFAULTS.pageBytes, 'page-bytes'),
     byValueMax: nonNegative(options.byValueMax ?? DEFAULTS.byValueMax, 'by-value-max'),
+    ...(options.rights ? { rights: options.rights } : {}),
   };
   let baseUrl = options.baseUrl === undefined ? '' : normalizeBaseUrl(options.baseUrl);
   const authConfig = options.auth ?? emptyAuthConfig();
@@ -69,6 +70,7 @@ export async function createRepository(options: RepositoryOptions): Promise<Repo
     access,
     baseUrl: () => baseUrl,
     log,
+    ...(options.rights && 'definition' in options.rights ? { rightsDefinition: options.rights.definition } : {}),
   };
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     let user: string | null = null;

@@ -1,12 +1,10 @@
+import { byteSize } from '@oaibag/oai-pmh';
 import { InvalidArgumentError } from 'commander';
-
-const UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 };
 
 /** `16M` → 16777216; plain digits are bytes. For command-line options. */
 export function parseByteSize(value: string): number {
-  const match = /^(\d+)([KMG]?)i?B?$/i.exec(value.trim());
-  const bytes = match ? Number(match[1]) * UNITS[match[2]!.toUpperCase()]! : Number.NaN;
-  if (!Number.isSafeInteger(bytes)) throw new InvalidArgumentError('expected a size in bytes, like 1048576, 512K, 16M or 1G');
+  const bytes = byteSize(value);
+  if (bytes === null) throw new InvalidArgumentError('expected a size in bytes, like 1048576, 512K, 16M or 1G');
   return bytes;
 }
 

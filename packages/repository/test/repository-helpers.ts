@@ -1,14 +1,14 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { HTTP_HEADER_SCHEMA } from '@oaibag/oai-pmh';
 import { SCHEMAS, validateXmlSchema, validateXmlSchemaAll } from '../../../test/xml-schema.ts';
 import { createRepository, type Repository, type RepositoryOptions } from '../src/index.ts';
 
-const here = dirname(fileURLToPath(import.meta.url));
-/** Our own schema for the http_header format. */
-export const HTTP_HEADER_XSD = resolve(here, '../schemas/http_header.xsd');
+/** Our own schema for the http_header format, as a file the validators can load. */
+export const HTTP_HEADER_XSD = join(mkdtempSync(join(tmpdir(), 'oaibag-http-header-')), 'http_header.xsd');
+writeFileSync(HTTP_HEADER_XSD, HTTP_HEADER_SCHEMA);
 
 /** A temporary folder removed by `cleanup`. */
 export function tempDir(prefix = 'oaibag-repo-'): { path: string; cleanup: () => void } {

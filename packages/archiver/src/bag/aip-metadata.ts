@@ -44,6 +44,8 @@ export interface StoredRecordFacts {
   /** The OAI-PMH header and the DIDL, as received (By-Value base64 replaced by pointers). */
   headerXml: Uint8Array;
   didlXml: Uint8Array;
+  /** The record's OAI-PMH `about` containers as received, in order (provenance, rights…). */
+  aboutXml?: readonly Uint8Array[];
 }
 
 /** A deleted record's header, kept as a tombstone. */
@@ -52,6 +54,7 @@ export interface DeletedRecordFacts {
   identifier: string;
   datestamp: string;
   headerXml: Uint8Array;
+  aboutXml?: readonly Uint8Array[];
 }
 
 export type BatchRecordFacts = StoredRecordFacts | DeletedRecordFacts;
@@ -62,12 +65,15 @@ export interface BatchLabels {
   harvestId: number;
   /** The bag, relative to the archive. */
   bagPath: string;
+  /** The source's OAI-rights rightsManifest as received: the rights of every record of the bag. */
+  rightsManifest?: string;
 }
 
 export function recordsHead(labels: BatchLabels): string {
   return (
     '<?xml version="1.0" encoding="UTF-8"?>\n' +
-    `<records xmlns="${AIP_NAMESPACE}" source="${escapeAttribute(labels.baseUrl)}" harvest="${labels.harvestId}" bag="${escapeAttribute(labels.bagPath)}">\n`
+    `<records xmlns="${AIP_NAMESPACE}" source="${escapeAttribute(labels.baseUrl)}" harvest="${labels.harvestId}" bag="${escapeAttribute(labels.bagPath)}">\n` +
+    (labels.rightsManifest ? `${labels.rightsManifest}\n` : '')
   );
 }
 
@@ -77,7 +83,7 @@ export const RECORDS_TAIL = '</records>\n';
 export function recordXml(n: number, facts: BatchRecordFacts): Buffer {
   const common = `n="${n}" identifier="${escapeAttribute(facts.identifier)}" datestamp="${escapeAttribute(facts.datestamp)}"`;
   if (facts.kind === 'deletion') {
-    return Buffer.concat([Buffer.from(`<deleted ${common}>`), facts.headerXml, Buffer.from('</deleted>\n')]);
+    return Buffer.concat([Buffer.from(`<deleted ${common}>`), facts.headerXml, ...aboutParts(facts.aboutXml), Buffer.from('</deleted>\n')]);
   }
   let head =
     `<record ${common} sha256="${facts.sha256}" size="${facts.size}"` +
@@ -99,8 +105,15 @@ export function recordXml(n: number, facts: BatchRecordFacts): Buffer {
       redirects.map((to) => `<redirect to="${escapeAttribute(to)}"/>`).join('') +
       `</fetch></${element}>\n`;
   }
-  return Buffer.concat([Buffer.from(head), facts.headerXml, Buffer.from('\n'), facts.didlXml, Buffer.from('\n</record>\n')]);
+  return Buffer.concat([Buffer.from(head), facts.headerXml, Buffer.from('\n'), facts.didlXml, ...aboutParts(facts.aboutXml), Buffer.from('\n</record>\n')]);
 }
+
+/** The record's `about` containers, each on a line of its own after the header or the DIDL. */
+function aboutParts(about: readonly Uint8Array[] | undefined): Uint8Array[] {
+  return (about ?? []).flatMap((element) => [NEWLINE, element]);
+}
+
+const NEWLINE = Buffer.from('\n');
 
 // ---------------------------------------------------------------------------------------------
 // PREMIS 3: objects (the payload files the bag brings), events per record, the agent.

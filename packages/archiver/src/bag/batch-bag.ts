@@ -57,6 +57,8 @@ export interface BatchBagSetup {
   destination: string;
   baseUrl: string;
   harvestId: number;
+  /** The source's OAI-rights rightsManifest, kept at the head of records.xml. */
+  rightsManifest?: string;
   /** Unique per bag in the archive: the prefix of its PREMIS event ids. */
   eventPrefix: string;
   agent: string;
@@ -95,7 +97,16 @@ export class BatchBag {
     const builder = await createBagBuilder(setup.archiveDir, setup.now ? { now: setup.now } : {});
     try {
       const records = await builder.openTagFile(RECORDS_FILE.slice('metadata/'.length));
-      await records.write(gzipSync(recordsHead({ baseUrl: setup.baseUrl, harvestId: setup.harvestId, bagPath: setup.destination })));
+      await records.write(
+        gzipSync(
+          recordsHead({
+            baseUrl: setup.baseUrl,
+            harvestId: setup.harvestId,
+            bagPath: setup.destination,
+            ...(setup.rightsManifest ? { rightsManifest: setup.rightsManifest } : {}),
+          }),
+        ),
+      );
       // The events are written beside the bag and joined to the objects when it is sealed:
       // PREMIS wants every object before the first event.
       const eventsPath = join(setup.archiveDir, TEMP_DIRECTORY, `premis-events-${randomBytes(8).toString('hex')}`);

@@ -299,6 +299,14 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
       db.prepare('INSERT INTO archive (format) VALUES (?)').run(ARCHIVE_FORMAT);
     },
   },
+  {
+    version: 6,
+    name: 'source rights',
+    up(db) {
+      // The OAI-rights rightsManifest a source's Identify gave (XML as received), or NULL.
+      db.exec('ALTER TABLE sources ADD COLUMN rights_manifest TEXT');
+    },
+  },
 ];
 
 /** The archive format this program reads and writes (docs/aip-profile.md). */
@@ -386,6 +394,8 @@ export interface CatalogSource {
   deletedRecord: string | null;
   compression: string[];
   identifyCheckedAt: string | null;
+  /** The OAI-rights rightsManifest its Identify gave, as received; null for none. */
+  rightsManifest: string | null;
   /** The `from` of the next incremental harvest; null before the first complete list. */
   watermark: string | null;
   resume: ResumeState | null;
@@ -642,6 +652,7 @@ export function toSource(row: Row): CatalogSource {
     deletedRecord: text(row.deleted_record),
     compression: JSON.parse(String(row.compression)) as string[],
     identifyCheckedAt: text(row.identify_checked_at),
+    rightsManifest: text(row.rights_manifest),
     watermark: text(row.watermark),
     resume:
       token === null

@@ -243,17 +243,19 @@ export class Catalog {
   /** Records or refreshes a source and what its Identify said; returns it. */
   upsertSource(baseUrl: string, facts: IdentifyFacts): CatalogSource {
     const now = stamp();
-    this.sql(`INSERT INTO sources (base_url, repository_name, granularity, earliest_datestamp, deleted_record, compression, identify_checked_at, created_at)
-      VALUES (@baseUrl, @repositoryName, @granularity, @earliestDatestamp, @deletedRecord, @compression, @now, @now)
+    this.sql(`INSERT INTO sources (base_url, repository_name, granularity, earliest_datestamp, deleted_record, compression, rights_manifest,
+        identify_checked_at, created_at)
+      VALUES (@baseUrl, @repositoryName, @granularity, @earliestDatestamp, @deletedRecord, @compression, @rightsManifest, @now, @now)
       ON CONFLICT (base_url) DO UPDATE SET repository_name = excluded.repository_name, granularity = excluded.granularity,
         earliest_datestamp = excluded.earliest_datestamp, deleted_record = excluded.deleted_record,
-        compression = excluded.compression, identify_checked_at = excluded.identify_checked_at`).run({
+        compression = excluded.compression, rights_manifest = excluded.rights_manifest, identify_checked_at = excluded.identify_checked_at`).run({
       baseUrl,
       repositoryName: facts.repositoryName ?? null,
       granularity: facts.granularity ?? null,
       earliestDatestamp: facts.earliestDatestamp ?? null,
       deletedRecord: facts.deletedRecord ?? null,
       compression: JSON.stringify(facts.compression ?? []),
+      rightsManifest: facts.rightsManifest ?? null,
       now,
     });
     return this.source(baseUrl)!;

@@ -1,3 +1,4 @@
+import { byteSize as parseSize } from '@oaibag/oai-pmh';
 import { InvalidArgumentError } from 'commander';
 import type { Compression } from '../oai/oai-client.js';
 
@@ -15,4 +16,18 @@ export function wholeNumber(value: string): number {
 export function compressionMode(value: string): Compression {
   if (value === 'auto' || value === 'always' || value === 'never') return value;
   throw new InvalidArgumentError('expected auto, always or never');
+}
+
+/** A size in bytes (`--by-value-max 16M`): digits, with K, M or G. */
+export function byteSize(value: string): number {
+  const bytes = parseSize(value);
+  if (bytes === null) throw new InvalidArgumentError('expected a size in bytes, like 1048576, 512K, 16M or 1G');
+  return bytes;
+}
+
+/** A TCP port: 0 (any free one) to 65535. */
+export function portNumber(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
+  return port;
 }

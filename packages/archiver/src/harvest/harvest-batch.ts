@@ -68,6 +68,8 @@ export interface BatchHarvest {
   harvestId: number;
   baseUrl: string;
   repositoryName: string;
+  /** The source's rightsManifest, written at the head of each bag's records.xml. */
+  rightsManifest?: string;
   prefix: string;
   from: string | null;
   until: string | null;
@@ -318,6 +320,7 @@ export class HarvestBatch {
       destination,
       baseUrl: this.harvest.baseUrl,
       harvestId,
+      ...(this.harvest.rightsManifest ? { rightsManifest: this.harvest.rightsManifest } : {}),
       eventPrefix: `h${harvestId}-b${this.sequence}`,
       agent: AGENT,
     });

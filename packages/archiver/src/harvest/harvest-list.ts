@@ -73,6 +73,7 @@ export class HarvestList {
       harvestId: setup.harvestId,
       baseUrl: context.baseUrl,
       repositoryName: context.repositoryName,
+      ...(context.rightsManifest ? { rightsManifest: context.rightsManifest } : {}),
       prefix: setup.prefix,
       from: setup.plan.from,
       until: setup.plan.until,
@@ -344,7 +345,16 @@ async function processRecord(
     for (const file of received) await discardIncoming(file);
     if (batch.knownDeletion(header.identifier, header.datestamp)) return undefined;
     const headerXml = record.receivedHeader ?? Buffer.from(oaiHeaderXml(header), 'utf8');
-    return { kind: 'deletion', facts: { kind: 'deletion', identifier: header.identifier, datestamp: header.datestamp, headerXml } };
+    return {
+      kind: 'deletion',
+      facts: {
+        kind: 'deletion',
+        identifier: header.identifier,
+        datestamp: header.datestamp,
+        headerXml,
+        ...(record.receivedAbout ? { aboutXml: record.receivedAbout } : {}),
+      },
+    };
   }
   if (record.error || !record.didl) {
     for (const file of received) await discardIncoming(file);
@@ -360,7 +370,11 @@ async function processRecord(
     });
   }
   try {
-    const asReceived = { ...(record.receivedHeader ? { header: record.receivedHeader } : {}), ...(record.receivedDidl ? { didl: record.receivedDidl } : {}) };
+    const asReceived = {
+      ...(record.receivedHeader ? { header: record.receivedHeader } : {}),
+      ...(record.receivedDidl ? { didl: record.receivedDidl } : {}),
+      ...(record.receivedAbout ? { about: record.receivedAbout } : {}),
+    };
     const stored = await storeRecord(context, batch, header, record.didl, received, asReceived);
     if (stored.known) return undefined;
     return { kind: 'version', facts: stored.facts, parts: stored.parts, fetches: stored.fetches };

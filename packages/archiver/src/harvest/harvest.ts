@@ -139,6 +139,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
         harvestId,
         baseUrl: options.baseUrl,
         repositoryName: facts.repositoryName ?? options.baseUrl,
+        ...(facts.rightsManifest ? { rightsManifest: facts.rightsManifest } : {}),
         flusher,
         budget: harvestMemoryBudget(),
         ...(options.signal ? { signal: options.signal } : {}),

@@ -31,6 +31,8 @@ export interface StoreContext {
   harvestId: number;
   baseUrl: string;
   repositoryName: string;
+  /** The source's OAI-rights rightsManifest (XML as received), kept in each batch bag. */
+  rightsManifest?: string;
   /** Makes each batch bag durable (see HarvestBatch). */
   flusher: DiskFlusher;
   /** Memory for small datastreams not yet in a bag (see `receiveIncoming`); none: always files. */
@@ -91,6 +93,8 @@ export function recordParts(document: DidlDocument): Part[] {
 export interface AsReceived {
   header?: Uint8Array;
   didl?: ReceivedDidl;
+  /** The record's `about` containers (provenance, rights…), kept with it byte for byte. */
+  about?: readonly Uint8Array[];
 }
 
 /** A record made ready for its batch: what its bag keeps, and what its version row needs. */
@@ -213,6 +217,7 @@ async function takeRecord(
         payloads,
         headerXml,
         didlXml,
+        ...(asReceived.about ? { aboutXml: asReceived.about } : {}),
       },
       parts: files.map((file) => file.sha256),
       fetches: got.flatMap((part, index) => (part.fetched ? [{ part: index + 1, ...part.fetched }] : [])),

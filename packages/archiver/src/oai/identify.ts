@@ -1,4 +1,10 @@
+import { NS, type XmlTag } from '@oaibag/didl';
+import { RIGHTS_NAMESPACE } from '@oaibag/oai-pmh';
 import { ArchiverError } from '../core/errors.js';
+import { scanXmlSpans, standaloneElement } from '../core/xml-spans.js';
+
+const OAI_NAMESPACE = NS.oai;
+
 import type { OaiClient } from './oai-client.js';
 
 /** What a source's Identify response said, as recorded (the catalog keeps them, see Catalog.upsertSource). */
@@ -11,6 +17,8 @@ export interface IdentifyFacts {
   deletedRecord?: string;
   /** Content encodings offered (`gzip`, `deflate`). */
   compression?: readonly string[];
+  /** The OAI-rights `rightsManifest` of Identify's descriptions, as received (standalone XML). */
+  rightsManifest?: string;
 }
 
 const MAX_SMALL_RESPONSE = 1 << 20;
@@ -38,6 +46,7 @@ export async function identifyRepository(client: OaiClient, prefix: string): Pro
     ...optional('earliestDatestamp', element(identify, 'earliestDatestamp')),
     ...optional('deletedRecord', element(identify, 'deletedRecord')),
     compression: elements(identify, 'compression'),
+    ...optional('rightsManifest', rightsManifestOf(identify)),
   };
   const formats = await listingFormats;
   const prefixes = elements(formats, 'metadataPrefix');
@@ -55,6 +64,36 @@ export async function identifyRepository(client: OaiClient, prefix: string): Pro
   return facts;
 }
 
+/** The rightsManifest an Identify answer carries in a `<description>`, standalone; undefined for none (or malformed XML). */
+function rightsManifestOf(identify: string): string | undefined {
+  if (!identify.includes(RIGHTS_NAMESPACE)) return undefined;
+  let found: string | undefined;
+  let pending: { tag: XmlTag; start: number; end: number; depth: number } | undefined;
+  let depth = 0;
+  let inDescription = 0;
+  try {
+    scanXmlSpans(identify, {
+      open(tag, start, end) {
+        depth++;
+        if (tag.uri === OAI_NAMESPACE && tag.local === 'description') inDescription = depth;
+        else if (!found && inDescription === depth - 1 && tag.uri === RIGHTS_NAMESPACE && tag.local === 'rightsManifest') {
+          pending = { tag, start, end, depth };
+        }
+      },
+      close(_name, _start, end) {
+        if (pending && depth === pending.depth) {
+          found = standaloneElement(identify, pending.tag, pending.start, pending.end, end);
+          pending = undefined;
+        }
+        if (depth === inDescription) inDescription = 0;
+        depth--;
+      },
+    });
+  } catch {
+    return undefined;
+  }
+  return found;
+}
 /** A date for the repository: day granularity repositories get `YYYY-MM-DD`. */
 export function dateAtGranularity(datestamp: string, granularity: string | null | undefined): string {
   return granularity === 'YYYY-MM-DD' ? datestamp.slice(0, 10) : datestamp;

@@ -1,11 +1,28 @@
-// `oaibag serve`'s HTTP server (docs/serve.md). Built so far: the OAI-PMH endpoint (/oai, with
-// oai_dc) and the payloads under /files/. oai_didl, http_header, ore and provenance come next.
+// `oaibag serve`'s HTTP server (docs/serve.md): OAI-PMH at /oai, the payloads under /files/,
+// ORE resource maps under /ore/, the schemas it names under /oai/schemas/. node:http, one
+// process, like oaibag-repository; `--auth` works as the repository's does, over these paths.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MAX_FORM_BYTES, readFormBody, sendFile } from '@oaibag/oai-pmh';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  AccessControl,
+  type AuthConfig,
+  basicChallenge,
+  coalescedBody,
+  HTTP_HEADER_SCHEMA,
+  HTTP_HEADER_SCHEMA_PATH,
+  MAX_FORM_BYTES,
+  readFormBody,
+  sendFile,
+} from '@oaibag/oai-pmh';
+import { AIPS_DIRECTORY } from '../archive/storage-path.js';
 import { Catalog } from '../catalog/catalog.js';
-import { ArchiveOai } from './archive-oai.js';
+import { ArchiveOai, SERVE_DEFAULTS } from './archive-oai.js';
+import { ORE_PREFIX } from './ore-map.js';
 import { FILES_PREFIX, openServedPayload } from './payload-files.js';
+import { ORE_SCHEMA, ORE_SCHEMA_PATH } from './served-formats.js';
+import { StoredRecords } from './stored-records.js';
 
 export interface ArchiveServerOptions {
   archiveDir: string;
@@ -19,31 +36,56 @@ export interface ArchiveServerOptions {
   repositoryName?: string;
   /** Identify's adminEmail (OAI-PMH wants at least one); default `nobody@localhost`. */
   adminEmails?: string[];
+  /** Payloads up to this many bytes go By-Value in oai_didl too (default 16 MiB; 0: By-Reference only). */
+  byValueMax?: number;
   /** Records per ListRecords page (default 100) and headers per ListIdentifiers page (default 1000). */
   pageRecords?: number;
   pageIdentifiers?: number;
+  /** A ListRecords page ends once it carries this many By-Value bytes (default 64 MiB). */
+  pageBytes?: number;
+  /** Users and protected path prefixes (`--auth`, the repository's format). */
+  auth?: AuthConfig;
+  /** One line per request that failed on the server's side. */
+  log?: (line: string) => void;
 }
 
 export interface ArchiveServer {
-  /** `http://host:port`, without a trailing slash. */
+  /** `http://host:port` (or the base URL given), without a trailing slash. */
   readonly baseUrl: string;
   close(): Promise<void>;
 }
 
+const CHALLENGE = basicChallenge('oaibag archive');
+
 /** Starts serving the archive; the catalog must exist (ERR_ARCHIVE_CATALOG otherwise). */
 export async function startArchiveServer(options: ArchiveServerOptions): Promise<ArchiveServer> {
   const catalog = Catalog.open(options.archiveDir, { create: false });
-  const oai = new ArchiveOai(catalog, {
+  const oai = new ArchiveOai(options.archiveDir, catalog, new StoredRecords(options.archiveDir), {
     repositoryName: options.repositoryName ?? 'oaibag archive',
     adminEmails: options.adminEmails ?? ['nobody@localhost'],
+    byValueMax: options.byValueMax ?? SERVE_DEFAULTS.byValueMax,
     ...(options.pageRecords !== undefined ? { pageRecords: options.pageRecords } : {}),
     ...(options.pageIdentifiers !== undefined ? { pageIdentifiers: options.pageIdentifiers } : {}),
+    ...(options.pageBytes !== undefined ? { pageBytes: options.pageBytes } : {}),
   });
-  let baseUrl = options.baseUrl?.replace(/\/+$/, '') ?? '';
+  const context: ServerContext = {
+    archiveDir: options.archiveDir,
+    catalog,
+    oai,
+    baseUrl: options.baseUrl?.replace(/\/+$/, '') ?? '',
+    access: new AccessControl(options.auth),
+    log: options.log ?? (() => {}),
+  };
   const server = createServer((req, res) => {
-    answer({ archiveDir: options.archiveDir, catalog, oai, baseUrl }, req, res).catch(() => {
-      // The file could not be read half-way: the response is cut off, never a clean short one.
-      res.destroy();
+    answer(context, req, res).catch((error: unknown) => {
+      if (!res.headersSent) {
+        // Before the first byte: say so (a damaged bag, the catalog); after it, cut the answer
+        // off (a file could not be read, the client left), never a clean short one.
+        plain(res, 500, `the archive could not answer: ${(error as Error).message}\n`);
+      } else {
+        res.destroy();
+      }
+      if (!isClientGone(error)) context.log(`error: ${req.method} ${req.url}: ${(error as Error).message}`);
     });
   });
   try {
@@ -57,9 +99,9 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
   }
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  if (baseUrl === '') baseUrl = `http://${host}:${address.port}`;
+  if (context.baseUrl === '') context.baseUrl = `http://${host}:${address.port}`;
   return {
-    baseUrl,
+    baseUrl: context.baseUrl,
     close: () => closeServer(server, catalog),
   };
 }
@@ -69,26 +111,30 @@ interface ServerContext {
   catalog: Catalog;
   oai: ArchiveOai;
   baseUrl: string;
+  access: AccessControl;
+  log: (line: string) => void;
 }
 
 async function answer(context: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://archive');
   const path = url.pathname;
-  if (path === '/oai') {
-    if (req.method !== 'GET' && req.method !== 'POST') {
-      res.writeHead(405, { Allow: 'GET, POST' }).end();
-      return;
-    }
-    const form = req.method === 'POST' ? await readFormBody(req) : url.search.slice(1);
-    if (form === null) {
-      res.writeHead(413, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`an OAI-PMH request has at most ${MAX_FORM_BYTES} bytes\n`);
-      return;
-    }
-    const body = context.oai.respond([...new URLSearchParams(form)], context.baseUrl);
-    res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
-    res.end(body);
-    return;
+  const viewer = await context.access.authenticate(req.headers.authorization);
+  if (!viewer) {
+    res.setHeader('WWW-Authenticate', CHALLENGE);
+    return plain(res, 401, 'the credentials sent are not valid\n');
   }
+  if (!viewer.canSee(decodedPath(path))) {
+    if (viewer.user === null) res.setHeader('WWW-Authenticate', CHALLENGE);
+    return plain(res, viewer.user === null ? 401 : 403, 'this part of the archive is protected\n');
+  }
+  if (context.access.protectsAnything) res.setHeader('Vary', 'Authorization');
+  if (path === '/oai') return oaiEndpoint(context, req, res, url);
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('Allow', 'GET, HEAD');
+    return plain(res, 405, 'only GET and HEAD are answered here\n');
+  }
+  if (path === `/${HTTP_HEADER_SCHEMA_PATH}`) return xml(req, res, 'application/xml', HTTP_HEADER_SCHEMA);
+  if (path === `/${ORE_SCHEMA_PATH}`) return xml(req, res, 'application/xml', ORE_SCHEMA);
   if (path.startsWith(FILES_PREFIX)) {
     const file = await openServedPayload(context.archiveDir, context.catalog, path);
     if (file) {
@@ -100,8 +146,60 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
       return;
     }
   }
-  res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });
-  res.end(req.method === 'HEAD' ? undefined : 'not found: the archive answers OAI-PMH at /oai and serves its payloads under /files/<bag>/data/…\n');
+  if (path.startsWith(ORE_PREFIX)) {
+    const place = /^\/ore\/([^/]+)\/([^/]+)\/(\d{1,9})$/.exec(path);
+    const map = place ? await context.oai.oreMap(`${AIPS_DIRECTORY}/${place[1]}/${place[2]}`, Number(place[3]), context.baseUrl) : undefined;
+    if (map) return xml(req, res, 'application/rdf+xml', map);
+  }
+  plain(res, 404, 'not found: the archive answers OAI-PMH at /oai, serves its payloads under /files/ and resource maps under /ore/\n');
+}
+
+async function oaiEndpoint(context: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  let form: string;
+  if (req.method === 'GET' || req.method === 'HEAD') form = url.search.slice(1);
+  else if (req.method === 'POST') {
+    const body = await readFormBody(req);
+    if (body === null) {
+      res.setHeader('Connection', 'close');
+      return plain(res, 413, `an OAI-PMH POST body may have at most ${MAX_FORM_BYTES} bytes\n`);
+    }
+    form = body;
+  } else {
+    res.setHeader('Allow', 'GET, HEAD, POST');
+    return plain(res, 405, 'the OAI-PMH endpoint answers GET and POST\n');
+  }
+  const body = await context.oai.respond([...new URLSearchParams(form)], context.baseUrl);
+  res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8' });
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  await pipeline(Readable.from(coalescedBody(body), { objectMode: false }), res);
+}
+
+/** The URL path as the auth rules name paths: without its leading `/`, percent-decoded. */
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path.slice(1));
+  } catch {
+    return path.slice(1);
+  }
+}
+
+function xml(req: IncomingMessage, res: ServerResponse, type: string, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  res.writeHead(200, { 'Content-Type': `${type}; charset=utf-8`, 'Content-Length': bytes.length });
+  res.end(req.method === 'HEAD' ? undefined : bytes);
+}
+
+function plain(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function isClientGone(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED';
 }
 
 function closeServer(server: Server, catalog: Catalog): Promise<void> {

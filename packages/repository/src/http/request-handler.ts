@@ -1,16 +1,24 @@
-import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { entityTag, fileHeaders, lastModifiedSeconds, MAX_FORM_BYTES, readFormBody, sendFile } from '@oaibag/oai-pmh';
+import {
+  coalescedBody,
+  entityTag,
+  fileHeaders,
+  HTTP_HEADER_SCHEMA,
+  HTTP_HEADER_SCHEMA_PATH,
+  lastModifiedSeconds,
+  MAX_FORM_BYTES,
+  readFormBody,
+  sendFile,
+} from '@oaibag/oai-pmh';
 import { type AccessControl, challengeHeader, type Viewer } from '../access/access-control.js';
-import { HTTP_HEADER_SCHEMA_PATH } from '../oai/metadata-formats.js';
 import type { OaiProvider } from '../oai/oai-provider.js';
+import { RIGHTS_PATH } from '../oai/rights-option.js';
 import type { FileIndex } from '../site/file-index.js';
 import { openIndexedFile } from '../site/open-indexed-file.js';
 import type { SiteIndexer } from '../site/site-indexer.js';
 import { pathForUrlPath } from '../site/url-path.js';
-import { coalescedBody } from './coalesced-body.js';
 import { encodeResponse, negotiateContentEncoding } from './content-encoding.js';
 
 export interface RequestHandlerContext {
@@ -20,10 +28,9 @@ export interface RequestHandlerContext {
   access: AccessControl;
   baseUrl: () => string;
   log: (line: string) => void;
+  /** The rights expression `--rights FILE` gave, served at RIGHTS_PATH. */
+  rightsDefinition?: string;
 }
-
-/** The largest form body accepted for an OAI-PMH POST. */
-const SCHEMA_FILE = new URL('../../schemas/http_header.xsd', import.meta.url);
 
 /**
  * Routes one request: `<base>/oai` is the OAI-PMH endpoint, `<base>/oai/schemas/…` our
@@ -51,7 +58,8 @@ export async function handleRequest(
   const rest = rawPath.slice(basePath.length + 1);
 
   if (rest === 'oai') return oai(req, res, context, viewer, queryAt === -1 ? '' : target.slice(queryAt + 1));
-  if (rest === HTTP_HEADER_SCHEMA_PATH) return schema(req, res);
+  if (rest === HTTP_HEADER_SCHEMA_PATH) return xmlDocument(req, res, HTTP_HEADER_SCHEMA);
+  if (rest === RIGHTS_PATH && context.rightsDefinition !== undefined) return xmlDocument(req, res, context.rightsDefinition);
   return file(req, res, context, viewer, rest === '' || rest.endsWith('/') ? `${rest}index.html` : rest);
 }
 
@@ -131,9 +139,9 @@ async function file(req: IncomingMessage, res: ServerResponse, context: RequestH
   }
 }
 
-async function schema(req: IncomingMessage, res: ServerResponse) {
+async function xmlDocument(req: IncomingMessage, res: ServerResponse, text: string) {
   if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'GET only\n');
-  const xsd = await readFile(SCHEMA_FILE);
+  const xsd = Buffer.from(text, 'utf8');
   res.writeHead(200, { 'Content-Type': 'application/xml', 'Content-Length': xsd.length });
   res.end(req.method === 'HEAD' ? undefined : xsd);
 }

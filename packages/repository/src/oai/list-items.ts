@@ -1,3 +1,4 @@
+import type { RightsStatement } from '@oaibag/oai-pmh';
 import {
   decodeResumptionToken,
   encodeResumptionToken,
@@ -18,6 +19,7 @@ import { identifierForPath } from '../site/url-path.js';
 import type { MetadataFormat } from './metadata-formats.js';
 import { headerXml } from './oai-xml.js';
 import { writeRecord } from './record-xml.js';
+import { recordAbout } from './rights-option.js';
 
 export interface ListSettings {
   /** Records per ListRecords page (the mod_oai paper found ~50 the sweet spot). */
@@ -28,6 +30,8 @@ export interface ListSettings {
   pageBytes: number;
   /** Files up to this size go By-Value in oai_didl; 0: By-Reference only. */
   byValueMax: number;
+  /** The rights of the metadata (`--rights`): each record carries them in an `about`. */
+  rights?: RightsStatement;
 }
 
 interface ListContext {
@@ -93,7 +97,7 @@ export async function listItems(
     let headerChunk = '';
     for (const row of rows.slice(0, limit)) {
       const identifier = identifierForPath(context.baseUrl, row.path);
-      if (records) byValueBytes += yield* writeRecord(indexer, row, identifier, format, settings.byValueMax);
+      if (records) byValueBytes += yield* writeRecord(indexer, row, identifier, format, settings.byValueMax, recordAbout(settings.rights, context.baseUrl));
       else {
         headerChunk += headerXml(row, identifier);
         if (headerChunk.length >= 65536) {

@@ -1,5 +1,5 @@
 import { escapeText, NS, writeDidl } from '@oaibag/didl';
-import { fileHeaders, formatDatestamp, lastModifiedSeconds } from '@oaibag/oai-pmh';
+import { fileHeaders, formatDatestamp, HTTP_HEADER_SCHEMA_PATH, lastModifiedSeconds } from '@oaibag/oai-pmh';
 import type { IndexedFile } from '../core/model.js';
 
 /** What a format needs to write one record's metadata. */
@@ -18,9 +18,6 @@ export interface MetadataFormat {
   carriesContent: boolean;
   write(source: RecordSource): AsyncIterable<string>;
 }
-
-/** Our own schema for http_header, served by the repository at this path below the base URL. */
-export const HTTP_HEADER_SCHEMA_PATH = 'oai/schemas/http_header.xsd';
 
 /** The three formats of mod_oai, in the order ListMetadataFormats gives them. */
 export function metadataFormats(baseUrl: string): MetadataFormat[] {

@@ -9,6 +9,7 @@ import {
   RESPONSE_END,
   type ResponseBody,
   responseStart,
+  rightsManifestXml,
 } from '@oaibag/oai-pmh';
 import type { Viewer } from '../access/access-control.js';
 import type { IndexedFile } from '../core/model.js';
@@ -19,6 +20,7 @@ import { pathForIdentifier } from '../site/url-path.js';
 import { type ListSettings, listItems } from './list-items.js';
 import type { MetadataFormat } from './metadata-formats.js';
 import { writeRecord } from './record-xml.js';
+import { recordAbout } from './rights-option.js';
 
 export interface ProviderSettings extends ListSettings {
   repositoryName: string;
@@ -85,7 +87,14 @@ export class OaiProvider {
         if (!file) return fail(oaiError('idDoesNotExist', `no item has the identifier ${quote(request.identifier)}`));
         return (async function* (provider) {
           yield `${start}<GetRecord>\n`;
-          yield* writeRecord(provider.indexer, file, request.identifier, format, provider.settings.byValueMax);
+          yield* writeRecord(
+            provider.indexer,
+            file,
+            request.identifier,
+            format,
+            provider.settings.byValueMax,
+            recordAbout(provider.settings.rights, exchange.baseUrl),
+          );
           yield `</GetRecord>\n${RESPONSE_END}`;
         })(this);
       }
@@ -120,6 +129,7 @@ export class OaiProvider {
       '<deletedRecord>persistent</deletedRecord>\n' +
       '<granularity>YYYY-MM-DDThh:mm:ssZ</granularity>\n' +
       '<compression>gzip</compression>\n<compression>deflate</compression>\n' +
+      (this.settings.rights ? `<description>${rightsManifestXml(this.settings.rights)}</description>\n` : '') +
       '</Identify>\n';
     return xml;
   }

@@ -23,6 +23,8 @@ export async function* writeRecord(
   identifier: string,
   format: MetadataFormat,
   byValueMax: number,
+  /** The record's `about` containers (rights), '' for none; deleted records carry none. */
+  about = '',
 ): AsyncGenerator<string, number> {
   if (listed.deleted) {
     yield `<record>${headerXml(listed, identifier)}</record>\n`;
@@ -39,7 +41,7 @@ export async function* writeRecord(
     const byValue = format.carriesContent && file.size <= byValueMax ? readChecked(indexer, fd, file) : undefined;
     yield `<record>${headerXml(file, identifier)}<metadata>\n`;
     yield* format.write({ file, identifier, ...(byValue ? { byValue } : {}) });
-    yield '</metadata></record>\n';
+    yield `</metadata>${about}</record>\n`;
     return byValue ? file.size : 0;
   } finally {
     closeSync(fd);

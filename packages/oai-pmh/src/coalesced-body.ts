@@ -1,4 +1,4 @@
-import type { ResponseBody } from '@oaibag/oai-pmh';
+import type { ResponseBody } from './oai-envelope.js';
 
 /** About the size of a socket write, and of the harvester's reads. */
 const PIECE_CHARS = 64 * 1024;

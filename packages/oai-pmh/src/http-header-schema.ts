@@ -1,4 +1,11 @@
-<?xml version="1.0" encoding="UTF-8"?>
+// The schema of the http_header metadata format (mod_oai's own schema for this namespace is not
+// published any more), served by both providers at HTTP_HEADER_SCHEMA_PATH below their base
+// URL. Kept as text, not as a file beside the code: the `oaibag` command runs bundled.
+
+/** Where both providers serve the schema, below their base URL. */
+export const HTTP_HEADER_SCHEMA_PATH = 'oai/schemas/http_header.xsd';
+
+export const HTTP_HEADER_SCHEMA = `<?xml version="1.0" encoding="UTF-8"?>
 <!--
   The http_header metadata format of oaibag-repository: the HTTP response headers a GET of
   the resource returns, one element per header, named after the header (Content-Type,
@@ -18,3 +25,4 @@
     </xs:complexType>
   </xs:element>
 </xs:schema>
+`;

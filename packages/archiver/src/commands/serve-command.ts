@@ -1,0 +1,105 @@
+import { AuthFileError, loadAuthFile } from '@oaibag/oai-pmh';
+import { Command } from 'commander';
+import { ArchiverError } from '../core/errors.js';
+import { SERVE_DEFAULTS } from '../serve/archive-oai.js';
+import { startArchiveServer } from '../serve/archive-server.js';
+import { byteSize, portNumber, wholeNumber } from './option-parsers.js';
+
+interface ServeOptions {
+  archive: string;
+  host: string;
+  port: number;
+  baseUrl?: string;
+  byValueMax: number;
+  pageRecords: number;
+  pageIdentifiers: number;
+  pageBytes: number;
+  auth?: string;
+  name: string;
+  adminEmail: string[];
+}
+
+/** `oaibag serve`: the archive as an OAI-PMH repository (docs/serve.md). */
+export function serveCommand(): Command {
+  return new Command('serve')
+    .description('serve the archive as an OAI-PMH repository that another archive can harvest (oai_didl, http_header, oai_dc, ore)')
+    .option('--archive <DIR>', 'the archive folder', './archive')
+    .option('--host <HOST>', 'address to listen on', '127.0.0.1')
+    .option('--port <N>', 'port to listen on (0: any free port)', portNumber, 8080)
+    .option('--base-url <URL>', 'the URL clients use, when a proxy (nginx) stands in front (default: http://HOST:PORT)')
+    .option(
+      '--by-value-max <SIZE>',
+      'payloads up to SIZE also go By-Value (base64) in oai_didl (K, M, G; 0: By-Reference only)',
+      byteSize,
+      SERVE_DEFAULTS.byValueMax,
+    )
+    .option('--page-records <N>', 'records per ListRecords page', wholeNumber, SERVE_DEFAULTS.pageRecords)
+    .option('--page-identifiers <N>', 'headers per ListIdentifiers page', wholeNumber, SERVE_DEFAULTS.pageIdentifiers)
+    .option('--page-bytes <SIZE>', 'a ListRecords page ends once it carries this many By-Value bytes', byteSize, SERVE_DEFAULTS.pageBytes)
+    .option('--auth <FILE>', "protected paths and their users, in oaibag-repository's --auth format (HTTP Basic)")
+    .option('--name <TEXT>', 'repositoryName given by Identify', 'oaibag archive')
+    .option('--admin-email <ADDRESS>', 'adminEmail given by Identify (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+    .addHelpText(
+      'after',
+      '\nWhat it serves:\n' +
+        '  /oai                OAI-PMH 2.0. Items are the archived resources with their original identifiers;\n' +
+        "                      each item's record is its latest version, or a deleted header (persistent).\n" +
+        '                      Datestamps are when the archive ingested each version, so a harvester of the\n' +
+        '                      archive misses nothing. Sets: source:N per source repository, and the MIME\n' +
+        '                      sets of the records (mime:image:jpeg). Formats: oai_didl (the record as\n' +
+        "                      received, refs to the archive's copies), http_header, oai_dc, ore.\n" +
+        '  /files/<bag>/<path> the payloads, with their original Content-Type and Last-Modified, ETag from\n' +
+        '                      the SHA-256, conditional GET and ranges. Nothing else of the archive.\n' +
+        '  /ore/<bag>/<n>      the OAI-ORE resource map (RDF/XML) of each version.\n' +
+        '\nEvery record carries its provenance (nested when it came from another archive) and the\n' +
+        'rights its repository gave (OAI-rights). Harvest it with: oaibag harvest http://HOST:PORT/oai\n' +
+        '\nIt takes no lock: a harvest may run beside it (only committed versions are served).\n' +
+        'Stop it with Ctrl-C. Exit codes: 0 stopped; 1 the archive cannot be served (named); 2 usage.',
+    )
+    .action(async (options: ServeOptions) => {
+      const auth = options.auth === undefined ? undefined : await loadAuth(options.auth);
+      const server = await startArchiveServer({
+        archiveDir: options.archive,
+        host: options.host,
+        port: options.port,
+        ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
+        byValueMax: options.byValueMax,
+        pageRecords: options.pageRecords,
+        pageIdentifiers: options.pageIdentifiers,
+        pageBytes: options.pageBytes,
+        ...(auth ? { auth } : {}),
+        repositoryName: options.name,
+        ...(options.adminEmail.length > 0 ? { adminEmails: options.adminEmail } : {}),
+        log: (line) => process.stderr.write(`oaibag serve: ${line}\n`),
+      }).catch((error: unknown) => {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+          throw new ArchiverError('ERR_ARCHIVE_USAGE', `cannot listen on ${options.host}:${options.port} (${code})`, {
+            hint: 'choose another --port or --host',
+          });
+        }
+        throw error;
+      });
+      process.stderr.write(`oaibag serve: ${options.archive} at ${server.baseUrl}/oai (Ctrl-C stops)\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          server.close().then(resolve, resolve);
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      process.stderr.write('oaibag serve: stopped\n');
+    });
+}
+
+async function loadAuth(file: string) {
+  try {
+    return await loadAuthFile(file);
+  } catch (error) {
+    if (error instanceof AuthFileError)
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', error.message, { ...(error.hint ? { hint: error.hint } : {}), cause: error });
+    throw error;
+  }
+}

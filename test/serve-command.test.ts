@@ -1,0 +1,64 @@
+// `oaibag serve` as a command: it prints where it answers, answers Identify, stops cleanly on
+// SIGTERM, and refuses what it cannot serve with one coded line.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
+import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+
+const BIN = new URL('../packages/archiver/dist/cli.js', import.meta.url).pathname;
+
+let work: string;
+let archive: string;
+let repository: Repository;
+
+before(async () => {
+  work = mkdtempSync(join(tmpdir(), 'oaibag-serve-command-'));
+  mkdirSync(join(work, 'site'));
+  writeFileSync(join(work, 'site', 'a.txt'), 'a');
+  repository = await createRepository({ root: join(work, 'site'), index: join(work, 'index.sqlite'), watch: false, rescanSeconds: 0 });
+  await repository.listen(0, '127.0.0.1');
+  archive = join(work, 'archive');
+  await harvest({ baseUrl: `${repository.baseUrl}/oai`, archiveDir: archive });
+});
+
+after(async () => {
+  await repository?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+test('it says where it answers, answers Identify with its name, and stops on SIGTERM with status 0', async () => {
+  const child = spawn(process.execPath, [BIN, 'serve', '--archive', archive, '--port', '0', '--name', 'my archive', '--admin-email', 'me@example.org'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (chunk: string) => {
+      stderr += chunk;
+      const match = / at (http:\/\/\S+\/oai) /.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
+  });
+  const identify = await (await fetch(`${url}?verb=Identify`)).text();
+  assert.match(identify, /<repositoryName>my archive<\/repositoryName>/);
+  assert.match(identify, /<adminEmail>me@example.org<\/adminEmail>/);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0);
+  assert.match(stderr, /oaibag serve: stopped/);
+});
+
+test('no archive there: exit 1, one coded line; a bad option: exit 2', () => {
+  const missing = spawnSync(process.execPath, [BIN, 'serve', '--archive', join(work, 'nothing'), '--port', '0'], { encoding: 'utf8' });
+  assert.equal(missing.status, 1, missing.stderr);
+  assert.match(missing.stderr, /^oaibag: .* \[ERR_ARCHIVE_CATALOG\]/);
+  assert.equal(missing.stderr.trim().split('\n').length, 1);
+  const bad = spawnSync(process.execPath, [BIN, 'serve', '--archive', archive, '--by-value-max', 'lots'], { encoding: 'utf8' });
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /expected a size in bytes/);
+});
