@@ -9,7 +9,9 @@
 //    the files, rewrites, adds and deletes a few), harvests again;
 // 3. prints the audit of the second harvest and writes the HTML audit;
 // 4. restores the site into DIR/restored and checks it equals the site byte for byte and
-//    mtime for mtime; runs `oaibag verify` on the archive; prints where everything is.
+//    mtime for mtime; runs `oaibag verify` on the archive;
+// 5. serves the archive onward as an OAI-PMH repository (`oaibag serve`'s server), shows its
+//    Identify answer and harvests it into DIR/second-archive; prints where everything is.
 // DIR defaults to ./demo. The server it starts is always closed, and the sample site removed.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -25,18 +27,22 @@ const { values } = parseArgs({ options: { out: { type: 'string', default: 'demo'
 const out = resolve(values.out);
 const archive = join(out, 'archive');
 const restored = join(out, 'restored');
+const secondArchive = join(out, 'second-archive');
 const auditHtml = join(out, 'audit.html');
 const started = Date.now();
 
 const { createRepository } = await import(join(root, 'packages/repository/dist/index.js'));
+const { startArchiveServer } = await import(join(root, 'packages/archiver/dist/index.js'));
 
 const work = mkdtempSync(join(tmpdir(), 'oaibag-demo-'));
 const site = join(work, 'site');
 let repository;
+let served;
 let failed = false;
 try {
   rmSync(archive, { recursive: true, force: true });
   rmSync(restored, { recursive: true, force: true });
+  rmSync(secondArchive, { recursive: true, force: true });
   rmSync(auditHtml, { force: true });
 
   heading('1. A sample web site, served over OAI-PMH');
@@ -80,16 +86,26 @@ try {
   heading('7. Fixity check of every bag');
   await oaibagRun(['verify', '--archive', archive]);
 
+  heading('8. The archive served onward: oaibag serve answers Identify, and another archive harvests it');
+  served = await startArchiveServer({ archiveDir: archive, repositoryName: 'oaibag demo archive' });
+  const identify = await (await fetch(`${served.baseUrl}/oai?verb=Identify`)).text();
+  console.log(limitLines(identify.slice(identify.indexOf('<Identify>')), 12));
+  await nextSecond();
+  await oaibagRun(['harvest', `${served.baseUrl}/oai`, '--archive', secondArchive]);
+
   heading('Where everything is');
   console.log(`archive (BagIt AIPs + catalog.sqlite): ${relative(process.cwd(), archive) || archive}`);
   console.log(`HTML audit report:                    ${relative(process.cwd(), auditHtml)}`);
   console.log(`restored site:                        ${relative(process.cwd(), restored)}`);
+  console.log(`second archive, harvested from it:    ${relative(process.cwd(), secondArchive)}`);
+  console.log(`serve the archive yourself:           node ${relative(process.cwd(), oaibag)} serve --archive ${relative(process.cwd(), archive)}`);
   console.log(`status of the archive:                node ${relative(process.cwd(), oaibag)} status --archive ${relative(process.cwd(), archive)}`);
   console.log(`\ndemo ${failed ? 'FAILED' : 'done'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 } catch (error) {
   failed = true;
   console.error(`demo: ${error.message}`);
 } finally {
+  await served?.close();
   await repository?.close();
   rmSync(work, { recursive: true, force: true });
 }

@@ -25,6 +25,9 @@ test('the README demo harvests, changes, harvests again, audits, restores identi
   // 20 touched, 5 rewritten, 5 added, 5 deleted (scripts/demo-site.mjs).
   assert.match(stdout, /harvest #2 complete: 35 records \(5 added, 5 modified, 20 touched, 5 deleted, 0 failed\)/);
   assert.match(stdout, /the restored site equals the site: 80 files, byte for byte and mtime for mtime/);
+  assert.match(stdout, /<repositoryName>oaibag demo archive<\/repositoryName>/, 'the archive answers Identify');
+  // The first archive holds 85 resources (80, 5 added, 5 of them deleted): all go to the second.
+  assert.match(stdout, /harvest #1 complete: 85 records \(80 added, 0 modified, 0 touched, 5 deleted, 0 failed\)/);
   assert.match(stdout, /demo done in/);
   assert.ok(existsSync(join(out, 'archive', 'catalog.sqlite')));
   assert.match(readFileSync(join(out, 'audit.html'), 'utf8'), /<svg/);

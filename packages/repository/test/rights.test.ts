@@ -33,7 +33,11 @@ test('a URI: the manifest and every record refer to it, and the responses valida
         [...records.matchAll(/<rightsReference ref="https:\/\/creativecommons.org\/licenses\/by\/4.0\/"\/><\/rights><\/about><\/record>/g)].length,
         2,
       );
-      assert.match(records, /<header status="deleted">[^<]*<identifier>[^<]*<\/identifier>(?:<[^/][^>]*>[^<]*<\/[^>]+>)*<\/header>\s*<\/record>/, 'a deleted record carries no about');
+      assert.match(
+        records,
+        /<header status="deleted">[^<]*<identifier>[^<]*<\/identifier>(?:<[^/][^>]*>[^<]*<\/[^>]+>)*<\/header>\s*<\/record>/,
+        'a deleted record carries no about',
+      );
     } finally {
       await running.stop();
     }
