@@ -55,8 +55,15 @@ class DatastreamReadable extends Readable {
     callback(error);
   }
 
+  /**
+   * Resolves once the consumer wants more. The consumer may have emptied the buffer (and Node
+   * called `_read`, once) between the `push` that returned false and this call: then the
+   * demand is already there, and waiting for another `_read` would wait forever, since Node
+   * calls it again only after the next push. (Seen as a harvest of a 1 GiB By-Value record
+   * stopping for good, now and then, when the disk was busy.)
+   */
   waitForDemand(): Promise<void> {
-    if (this.destroyed) return Promise.resolve();
+    if (this.destroyed || this.readableLength < this.readableHighWaterMark) return Promise.resolve();
     return new Promise((resolve) => {
       this.wake = resolve;
     });
