@@ -162,6 +162,12 @@ test("the rights the site's repository gives are in A's bags and in what B harve
     assert.match(records, /<rightsManifest xmlns="http:\/\/www.openarchives.org\/OAI\/2.0\/rights\/"[^>]*>/, "the source's manifest heads each bag");
     assert.ok(records.includes(`<rightsReference ref="${RIGHTS}"/>`), 'each record keeps its rights');
   }
+  const catalog = Catalog.open(archiveA, { create: false });
+  try {
+    assert.ok(catalog.source(siteOai)?.rightsManifest?.includes(`<rightsReference ref="${RIGHTS}"/>`), 'the catalog keeps the manifest with the source');
+  } finally {
+    catalog.close();
+  }
   for (const records of recordsOf(archiveB)) {
     assert.ok(records.includes(`<rightsReference ref="${RIGHTS}"/>`), "B's records keep the rights A gave back");
   }

@@ -140,6 +140,30 @@ test('GetRecord, and the errors: idDoesNotExist, cannotDisseminateFormat, noReco
   for (const [query, code] of cases) assert.match(valid(await ask(query)), new RegExp(`<error code="${code}"`), query);
 });
 
+test('every verb: its argument rules and errors, each answer valid', async () => {
+  const gone = encodeURIComponent(`${repository.baseUrl}/gone.txt`);
+  const live = encodeURIComponent(`${repository.baseUrl}/a.html`);
+  const cases: Array<[string, string]> = [
+    ['verb=Identify&extra=1', 'badArgument'],
+    [`verb=ListMetadataFormats&identifier=${gone}`, 'noMetadataFormats'],
+    ['verb=ListMetadataFormats&identifier=http%3A%2F%2Fnowhere%2Fx', 'idDoesNotExist'],
+    ['verb=ListSets&resumptionToken=abc', 'badResumptionToken'],
+    [`verb=GetRecord&identifier=${live}`, 'badArgument'],
+    ['verb=GetRecord&metadataPrefix=oai_dc', 'badArgument'],
+    ['verb=ListIdentifiers&metadataPrefix=oai_dc&from=2026-01-01&until=2026-01-01T00:00:00Z', 'badArgument'],
+    ['verb=ListIdentifiers&metadataPrefix=oai_dc&from=2026-02-01&until=2026-01-01', 'badArgument'],
+    ['verb=ListIdentifiers&metadataPrefix=oai_dc&from=yesterday', 'badArgument'],
+    ['verb=ListIdentifiers&metadataPrefix=oai_dc&metadataPrefix=oai_dc', 'badArgument'],
+    ['verb=ListIdentifiers&resumptionToken=abc&metadataPrefix=oai_dc', 'badArgument'],
+    ['verb=ListRecords&metadataPrefix=marc', 'cannotDisseminateFormat'],
+    ['verb=ListRecords&metadataPrefix=oai_dc&set=mime:image', 'noRecordsMatch'],
+  ];
+  for (const [query, code] of cases) assert.match(valid(await ask(query)), new RegExp(`<error code="${code}"`), query);
+  const deleted = valid(await ask(`verb=GetRecord&metadataPrefix=oai_didl&identifier=${gone}`));
+  assert.match(deleted, /<header status="deleted">/);
+  assert.doesNotMatch(deleted, /<metadata>|<about>/, 'a deleted record is its header only');
+});
+
 test('a small page size pages with tokens that carry the list', async () => {
   await server.close();
   server = await startArchiveServer({ archiveDir: archive, pageIdentifiers: 2 });
