@@ -1,5 +1,5 @@
 import { AuthFileError, loadAuthFile } from '@oaibag/oai-pmh';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { ArchiverError } from '../core/errors.js';
 import { SERVE_DEFAULTS } from '../serve/archive-oai.js';
 import { startArchiveServer } from '../serve/archive-server.js';
@@ -27,18 +27,25 @@ export function serveCommand(): Command {
     .option('--host <HOST>', 'address to listen on', '127.0.0.1')
     .option('--port <N>', 'port to listen on (0: any free port)', portNumber, 8080)
     .option('--base-url <URL>', 'the URL clients use, when a proxy (nginx) stands in front (default: http://HOST:PORT)')
-    .option(
-      '--by-value-max <SIZE>',
-      'payloads up to SIZE also go By-Value (base64) in oai_didl (K, M, G; 0: By-Reference only)',
-      byteSize,
-      SERVE_DEFAULTS.byValueMax,
+    .addOption(
+      new Option('--by-value-max <SIZE>', 'payloads up to SIZE also go By-Value (base64) in oai_didl (K, M, G; 0: By-Reference only)')
+        .argParser(byteSize)
+        .default(SERVE_DEFAULTS.byValueMax, '16M'),
     )
     .option('--page-records <N>', 'records per ListRecords page', wholeNumber, SERVE_DEFAULTS.pageRecords)
     .option('--page-identifiers <N>', 'headers per ListIdentifiers page', wholeNumber, SERVE_DEFAULTS.pageIdentifiers)
-    .option('--page-bytes <SIZE>', 'a ListRecords page ends once it carries this many By-Value bytes', byteSize, SERVE_DEFAULTS.pageBytes)
+    .addOption(
+      new Option('--page-bytes <SIZE>', 'a ListRecords page ends once it carries this many By-Value bytes')
+        .argParser(byteSize)
+        .default(SERVE_DEFAULTS.pageBytes, '64M'),
+    )
     .option('--auth <FILE>', "protected paths and their users, in oaibag-repository's --auth format (HTTP Basic)")
     .option('--name <TEXT>', 'repositoryName given by Identify', 'oaibag archive')
-    .option('--admin-email <ADDRESS>', 'adminEmail given by Identify (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+    .addOption(
+      new Option('--admin-email <ADDRESS>', 'adminEmail given by Identify (repeatable)')
+        .argParser((value: string, all: string[]) => [...all, value])
+        .default([] as string[], 'nobody@localhost'),
+    )
     .addHelpText(
       'after',
       '\nWhat it serves:\n' +
@@ -54,7 +61,8 @@ export function serveCommand(): Command {
         '\nEvery record carries its provenance (nested when it came from another archive) and the\n' +
         'rights its repository gave (OAI-rights). Harvest it with: oaibag harvest http://HOST:PORT/oai\n' +
         '\nIt takes no lock: a harvest may run beside it (only committed versions are served).\n' +
-        'Stop it with Ctrl-C. Exit codes: 0 stopped; 1 the archive cannot be served (named); 2 usage.',
+        'Stop it with Ctrl-C. Exit codes: 0 stopped; 1 the archive cannot be served (named); 2 usage\n' +
+        '(a bad option or auth file, a port in use).',
     )
     .action(async (options: ServeOptions) => {
       const auth = options.auth === undefined ? undefined : await loadAuth(options.auth);
