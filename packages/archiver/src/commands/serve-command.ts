@@ -58,6 +58,8 @@ export function serveCommand(): Command {
         '  /files/<bag>/<path> the payloads, with their original Content-Type and Last-Modified, ETag from\n' +
         '                      the SHA-256, conditional GET and ranges. Nothing else of the archive.\n' +
         '  /ore/<bag>/<n>      the OAI-ORE resource map (RDF/XML) of each version.\n' +
+        '  /sparql             SPARQL 1.1 over the archive (read-only); /resource/… the things of the\n' +
+        '                      archive as Linked Data, 303 to /page/… (HTML) or /data/… (RDF).\n' +
         '\nEvery record carries its provenance (nested when it came from another archive) and the\n' +
         'rights its repository gave (OAI-rights). Harvest it with: oaibag harvest http://HOST:PORT/oai\n' +
         '\nIt takes no lock: a harvest may run beside it (only committed versions are served).\n' +

@@ -18,10 +18,14 @@ import {
 } from '@oaibag/oai-pmh';
 import { AIPS_DIRECTORY } from '../archive/storage-path.js';
 import { Catalog } from '../catalog/catalog.js';
+import { ArchiveUris } from './archive-graph.js';
 import { ArchiveOai, SERVE_DEFAULTS } from './archive-oai.js';
+import { GraphStore } from './graph-store.js';
+import { answerLinkedData, LINKED_DATA_PREFIXES } from './linked-data-routes.js';
 import { ORE_PREFIX } from './ore-map.js';
 import { FILES_PREFIX, openServedPayload } from './payload-files.js';
 import { ORE_SCHEMA, ORE_SCHEMA_PATH } from './served-formats.js';
+import { answerSparql } from './sparql-endpoint.js';
 import { StoredRecords } from './stored-records.js';
 
 export interface ArchiveServerOptions {
@@ -111,6 +115,8 @@ interface ServerContext {
   catalog: Catalog;
   oai: ArchiveOai;
   baseUrl: string;
+  /** The SPARQL store, built on the first Linked Data request (docs/linked-data.md). */
+  graph?: Promise<GraphStore>;
   access: AccessControl;
   log: (line: string) => void;
 }
@@ -129,6 +135,15 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
   }
   if (context.access.protectsAnything) res.setHeader('Vary', 'Authorization');
   if (path === '/oai') return oaiEndpoint(context, req, res, url);
+  if (path === '/sparql') return answerSparql(await graphOf(context), req, res, url);
+  if (LINKED_DATA_PREFIXES.some((prefix) => path.startsWith(prefix))) {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      return plain(res, 405, 'only GET and HEAD are answered here\n');
+    }
+    await answerLinkedData(await graphOf(context), req, res, url);
+    return;
+  }
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.setHeader('Allow', 'GET, HEAD');
     return plain(res, 405, 'only GET and HEAD are answered here\n');
@@ -152,6 +167,11 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
     if (map) return xml(req, res, 'application/rdf+xml', map);
   }
   plain(res, 404, 'not found: the archive answers OAI-PMH at /oai, serves its payloads under /files/ and resource maps under /ore/\n');
+}
+
+function graphOf(context: ServerContext): Promise<GraphStore> {
+  context.graph ??= GraphStore.open(context.catalog, new ArchiveUris(context.baseUrl));
+  return context.graph;
 }
 
 async function oaiEndpoint(context: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {

@@ -1,0 +1,193 @@
+// The archive as RDF (docs/linked-data.md): catalog rows written as N-Triples lines, the form
+// the store loads fastest. URIs are minted from stable names only (bags, records, identifiers,
+// harvest ids), never from catalog row ids.
+import { mimeEssence, mimeSetSpec, mimeTypeForSetSpec, setNameFor, setSpecAncestors } from '@oaibag/oai-pmh';
+import type { GraphDeletion, GraphHarvest, GraphItem, GraphSource, GraphVersion } from '../catalog/graph-rows.js';
+import { payloadUrlPath } from './payload-files.js';
+
+export const NAMESPACES = {
+  rdf: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#',
+  rdfs: 'http://www.w3.org/2000/01/rdf-schema#',
+  xsd: 'http://www.w3.org/2001/XMLSchema#',
+  dcterms: 'http://purl.org/dc/terms/',
+  prov: 'http://www.w3.org/ns/prov#',
+  ore: 'http://www.openarchives.org/ore/terms/',
+  oai: 'http://www.mediaspaces.info/vocab/oai-pmh.rdf#',
+  oaibag: 'urn:oaibag:terms:',
+} as const;
+
+const { rdf, xsd, dcterms, prov, ore, oai, oaibag } = NAMESPACES;
+const IANA_MEDIA_TYPES = 'https://www.iana.org/assignments/media-types/';
+
+/** The URIs of the things of an archive served at `base`. */
+export class ArchiveUris {
+  constructor(readonly base: string) {}
+  source(id: number): string {
+    return `${this.base}/resource/source/${id}`;
+  }
+  item(served: string): string {
+    return `${this.base}/resource/item/${encodeURIComponent(served)}`;
+  }
+  version(bagPath: string, record: number): string {
+    return `${this.base}/resource/version/${bagTail(bagPath)}/${record}`;
+  }
+  harvest(id: number): string {
+    return `${this.base}/resource/harvest/${id}`;
+  }
+  bag(bagPath: string): string {
+    return `${this.base}/resource/bag/${bagTail(bagPath)}`;
+  }
+  set(spec: string): string {
+    return `${this.base}/resource/set/${encodeURIComponent(spec)}`;
+  }
+  deletion(served: string, datestamp: string): string {
+    return `${this.base}/resource/deletion/${encodeURIComponent(served)}/${encodeURIComponent(datestamp)}`;
+  }
+  file(bagPath: string, path: string): string {
+    return this.base + payloadUrlPath(bagPath, path);
+  }
+  oreMap(bagPath: string, record: number): string {
+    return `${this.base}/ore/${bagTail(bagPath)}/${record}`;
+  }
+}
+
+function bagTail(bagPath: string): string {
+  return bagPath.split('/').slice(1).map(encodeURIComponent).join('/');
+}
+
+/** Collects N-Triples lines. */
+export class TripleWriter {
+  readonly lines: string[] = [];
+
+  iri(subject: string, predicate: string, object: string): void {
+    this.lines.push(`${iri(subject)} ${iri(predicate)} ${iri(object)} .`);
+  }
+
+  literal(subject: string, predicate: string, value: string, datatype?: string): void {
+    this.lines.push(`${iri(subject)} ${iri(predicate)} ${literal(value)}${datatype ? `^^${iri(datatype)}` : ''} .`);
+  }
+
+  text(): string {
+    return this.lines.length === 0 ? '' : `${this.lines.join('\n')}\n`;
+  }
+}
+
+export function describeSource(out: TripleWriter, uris: ArchiveUris, source: GraphSource): void {
+  const uri = uris.source(source.id);
+  const set = uris.set(`source:${source.id}`);
+  out.iri(uri, `${rdf}type`, `${prov}Agent`);
+  out.literal(uri, `${dcterms}identifier`, source.baseUrl);
+  if (source.name) out.literal(uri, `${dcterms}title`, source.name);
+  if (isWebUrl(source.baseUrl)) out.iri(uri, `${oai}origin`, `${source.baseUrl}?verb=Identify`);
+  out.iri(set, `${rdf}type`, `${oai}Set`);
+  out.literal(set, `${oai}setSpec`, `source:${source.id}`);
+  out.literal(set, `${dcterms}title`, `${source.name ?? 'repository'} (${source.baseUrl})`);
+  out.iri(set, `${dcterms}source`, uri);
+}
+
+export function describeItem(out: TripleWriter, uris: ArchiveUris, item: GraphItem, sourceBaseUrl: string | undefined): void {
+  const uri = uris.item(item.served);
+  out.iri(uri, `${rdf}type`, `${oai}Item`);
+  out.literal(uri, `${dcterms}identifier`, item.served);
+  out.iri(uri, `${dcterms}isPartOf`, uris.set(`source:${item.sourceId}`));
+  if (isWebUrl(item.identifier)) out.iri(uri, `${dcterms}source`, item.identifier);
+  if (sourceBaseUrl && isWebUrl(sourceBaseUrl)) {
+    const query = `?verb=GetRecord&metadataPrefix=oai_didl&identifier=${encodeURIComponent(item.identifier)}`;
+    out.iri(uri, `${oai}origin`, sourceBaseUrl + query);
+  }
+  out.iri(uri, `${oai}origin`, `${uris.base}/oai?verb=GetRecord&metadataPrefix=oai_didl&identifier=${encodeURIComponent(item.served)}`);
+  const leaf = item.mimeType === null ? null : mimeSetSpec(item.mimeType);
+  if (leaf !== null) {
+    out.iri(uri, `${dcterms}isPartOf`, uris.set(leaf));
+    describeMimeSets(out, uris, leaf);
+  }
+}
+
+/** A MIME set and the sets above it, each linked to the one above and to its IANA URI. */
+function describeMimeSets(out: TripleWriter, uris: ArchiveUris, leaf: string): void {
+  const chain = setSpecAncestors(leaf);
+  chain.forEach((spec, index) => {
+    const set = uris.set(spec);
+    out.iri(set, `${rdf}type`, `${oai}Set`);
+    out.literal(set, `${oai}setSpec`, spec);
+    out.literal(set, `${dcterms}title`, setNameFor(spec));
+    if (index > 0) out.iri(set, `${dcterms}isPartOf`, uris.set(chain[index - 1]!));
+  });
+  const mimeType = mimeTypeForSetSpec(leaf);
+  if (mimeType) out.iri(uris.set(leaf), `${dcterms}format`, `${IANA_MEDIA_TYPES}${mimeType}`);
+}
+
+export function describeVersion(out: TripleWriter, uris: ArchiveUris, version: GraphVersion, item: GraphItem): void {
+  const uri = uris.version(version.bagPath, version.record);
+  const itemUri = uris.item(item.served);
+  out.iri(uri, `${rdf}type`, `${prov}Entity`);
+  out.iri(uri, `${rdf}type`, `${ore}Aggregation`);
+  out.iri(itemUri, `${dcterms}hasVersion`, uri);
+  out.iri(uri, `${dcterms}isVersionOf`, itemUri);
+  out.literal(uri, `${dcterms}date`, version.datestamp, dateType(version.datestamp));
+  out.literal(uri, `${prov}generatedAtTime`, version.storedAt, `${xsd}dateTime`);
+  if (version.lastModified !== null) {
+    const ms = Date.parse(version.lastModified);
+    if (!Number.isNaN(ms)) out.literal(uri, `${dcterms}modified`, new Date(ms).toISOString(), `${xsd}dateTime`);
+  }
+  out.literal(uri, `${dcterms}extent`, String(version.size), `${xsd}integer`);
+  out.iri(uri, `${dcterms}identifier`, `urn:sha256:${version.sha256}`);
+  out.literal(uri, `${oaibag}change`, version.change);
+  out.iri(uri, `${oaibag}bag`, uris.bag(version.bagPath));
+  out.iri(uri, `${ore}isDescribedBy`, uris.oreMap(version.bagPath, version.record));
+  if (version.harvestId !== null) out.iri(uri, `${prov}wasGeneratedBy`, uris.harvest(version.harvestId));
+  if (isWebUrl(item.identifier)) out.iri(uri, `${prov}wasDerivedFrom`, item.identifier);
+  const format = version.mimeType === null ? null : mimeEssence(version.mimeType);
+  if (format) out.iri(uri, `${dcterms}format`, `${IANA_MEDIA_TYPES}${format.type}/${format.subtype}`);
+  for (const file of version.files) {
+    const fileUri = uris.file(file.bagPath, file.path);
+    out.iri(uri, `${ore}aggregates`, fileUri);
+    out.literal(fileUri, `${dcterms}extent`, String(file.size), `${xsd}integer`);
+    out.iri(fileUri, `${dcterms}identifier`, `urn:sha256:${file.sha256}`);
+  }
+}
+
+export function describeDeletion(out: TripleWriter, uris: ArchiveUris, deletion: GraphDeletion, item: GraphItem): void {
+  const uri = uris.deletion(item.served, deletion.datestamp);
+  out.iri(uris.item(item.served), `${prov}qualifiedInvalidation`, uri);
+  out.iri(uri, `${rdf}type`, `${prov}Invalidation`);
+  out.literal(uri, `${prov}atTime`, deletion.recordedAt, `${xsd}dateTime`);
+  out.literal(uri, `${dcterms}date`, deletion.datestamp, dateType(deletion.datestamp));
+  if (deletion.harvestId !== null) out.iri(uri, `${prov}activity`, uris.harvest(deletion.harvestId));
+}
+
+export function describeHarvest(out: TripleWriter, uris: ArchiveUris, harvest: GraphHarvest): void {
+  const uri = uris.harvest(harvest.id);
+  out.iri(uri, `${rdf}type`, `${prov}Activity`);
+  out.iri(uri, `${prov}used`, uris.source(harvest.sourceId));
+  out.literal(uri, `${prov}startedAtTime`, harvest.startedAt, `${xsd}dateTime`);
+  if (harvest.endedAt !== null) out.literal(uri, `${prov}endedAtTime`, harvest.endedAt, `${xsd}dateTime`);
+  out.literal(uri, `${oaibag}status`, harvest.status);
+}
+
+export function describeBag(out: TripleWriter, uris: ArchiveUris, bagPath: string, harvestId: number | null): void {
+  const uri = uris.bag(bagPath);
+  out.iri(uri, `${rdf}type`, `${oaibag}Bag`);
+  out.literal(uri, `${dcterms}identifier`, bagPath);
+  if (harvestId !== null) out.iri(uri, `${prov}wasGeneratedBy`, uris.harvest(harvestId));
+}
+
+/** An http(s) URL that can stand as an IRI as it is. */
+function isWebUrl(value: string): boolean {
+  return /^https?:\/\/[^\s<>"{}|\\^`]+$/i.test(value);
+}
+
+function dateType(value: string): string | undefined {
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(value)) return `${xsd}dateTime`;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return `${xsd}date`;
+  return undefined;
+}
+
+function iri(value: string): string {
+  // Our URIs are percent-encoded where it matters; anything an IRI may not hold is escaped too.
+  return `<${value.replace(/[\u0000-\u0020<>"{}|\\^`]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)}>`;
+}
+
+function literal(value: string): string {
+  return `"${value.replace(/[\\"\n\r]/g, (char) => (char === '\n' ? '\\n' : char === '\r' ? '\\r' : `\\${char}`))}"`;
+}

@@ -1,0 +1,100 @@
+// `/sparql`: the SPARQL 1.1 protocol's query operation over the archive's graph, read-only
+// (docs/linked-data.md, "SPARQL").
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readFormBody } from '@oaibag/oai-pmh';
+import { negotiate, type Offer } from './content-negotiation.js';
+import type { GraphStore } from './graph-store.js';
+
+/** Result formats of solution queries (select, ask), first the default; `format=` names them by key. */
+const SOLUTION_FORMATS: ReadonlyArray<Offer<string>> = [
+  { mediaType: 'application/sparql-results+json', value: 'json' },
+  { mediaType: 'application/sparql-results+xml', value: 'xml' },
+  { mediaType: 'text/csv', value: 'csv' },
+  { mediaType: 'text/tab-separated-values', value: 'tsv' },
+];
+
+/** RDF formats (graph queries: construct, describe; and `/data/`), first the default. */
+export const RDF_FORMATS: ReadonlyArray<Offer<string>> = [
+  { mediaType: 'text/turtle', value: 'turtle' },
+  { mediaType: 'application/rdf+xml', value: 'rdfxml' },
+  { mediaType: 'application/n-triples', value: 'ntriples' },
+  { mediaType: 'application/ld+json', value: 'jsonld' },
+];
+
+const UPDATE_KEYWORDS = /^(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)\b/i;
+const QUERY_FORM = /^(select|ask|construct|describe)\b/i;
+
+type QueryForm = 'select' | 'ask' | 'construct' | 'describe';
+
+/** Answers one request to `/sparql`. */
+export async function answerSparql(graph: GraphStore, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  const request = await readSparqlRequest(req, url);
+  if ('error' in request) return fail(res, request.status, request.error);
+  if (request.update !== undefined) return fail(res, 400, 'this endpoint is read-only: SPARQL updates are refused');
+  if (request.query === undefined || request.query.trim() === '') {
+    return fail(res, 400, 'no query: send a SPARQL query as query= (GET or a form POST) or as an application/sparql-query body');
+  }
+  const form = queryForm(request.query);
+  if (form === 'update') return fail(res, 400, 'this endpoint is read-only: SPARQL updates are refused');
+  const offers = form === 'construct' || form === 'describe' ? RDF_FORMATS : SOLUTION_FORMATS;
+  const chosen = request.format !== undefined ? offers.find((offer) => offer.value === request.format) : negotiate(req.headers.accept, offers);
+  if (!chosen) {
+    return fail(
+      res,
+      406,
+      `none of the formats asked for is offered for ${form === undefined ? 'this query' : `a ${form} query`}: ${offers.map((offer) => `${offer.mediaType} (format=${offer.value})`).join(', ')}`,
+    );
+  }
+  graph.sync();
+  let body: string;
+  try {
+    const result = graph.store.query(request.query, { results_format: chosen.mediaType, base_iri: graph.uris.base });
+    body = typeof result === 'string' ? result : String(result);
+  } catch (error) {
+    return fail(res, 400, `the query cannot be run: ${String((error as Error).message ?? error).split('\n')[0]}`);
+  }
+  const bytes = Buffer.from(body, 'utf8');
+  res.writeHead(200, { 'Content-Type': `${chosen.mediaType}; charset=utf-8`, 'Content-Length': bytes.length, Vary: 'Accept' });
+  res.end(req.method === 'HEAD' ? undefined : bytes);
+}
+
+type SparqlRequest = { query?: string; update?: string; format?: string } | { error: string; status: number };
+
+async function readSparqlRequest(req: IncomingMessage, url: URL): Promise<SparqlRequest> {
+  const fromParams = (params: URLSearchParams) => ({
+    ...(params.has('query') ? { query: params.get('query')! } : {}),
+    ...(params.has('update') ? { update: params.get('update')! } : {}),
+    ...(params.has('format') ? { format: params.get('format')! } : url.searchParams.has('format') ? { format: url.searchParams.get('format')! } : {}),
+  });
+  if (req.method === 'GET' || req.method === 'HEAD') return fromParams(url.searchParams);
+  if (req.method !== 'POST') return { error: 'the SPARQL endpoint answers GET and POST', status: 405 };
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const body = await readFormBody(req);
+  if (body === null) return { error: 'the request body is too large', status: 413 };
+  if (type === 'application/x-www-form-urlencoded') return fromParams(new URLSearchParams(body));
+  if (type === 'application/sparql-query') return { query: body, ...(url.searchParams.has('format') ? { format: url.searchParams.get('format')! } : {}) };
+  if (type === 'application/sparql-update') return { update: body };
+  return { error: 'a SPARQL POST is application/x-www-form-urlencoded or application/sparql-query', status: 415 };
+}
+
+/** The query's form after its prologue (BASE, PREFIX, comments); 'update' for an update. */
+function queryForm(query: string): QueryForm | 'update' | undefined {
+  let rest = query;
+  for (;;) {
+    const trimmed = rest.replace(/^(\s|#[^\n]*\n?)+/, '');
+    const prologue = /^(BASE\s*<[^>]*>|PREFIX\s+[^\s:]*:\s*<[^>]*>)/i.exec(trimmed);
+    if (!prologue) {
+      rest = trimmed;
+      break;
+    }
+    rest = trimmed.slice(prologue[0].length);
+  }
+  if (UPDATE_KEYWORDS.test(rest)) return 'update';
+  return QUERY_FORM.exec(rest)?.[1]?.toLowerCase() as QueryForm | undefined;
+}
+
+function fail(res: ServerResponse, status: number, message: string): void {
+  const text = `${message}\n`;
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
