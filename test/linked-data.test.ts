@@ -205,6 +205,27 @@ test('/data in Turtle, N-Triples, RDF/XML and JSON-LD, each read back by another
   for (const output of ['ntriples', 'rdfxml', 'jsonld']) assert.deepEqual(await statements(output), turtle, output);
 });
 
+test('limits: a query past the time limit is stopped (503) and the next one is answered; solutions beyond the row limit are cut, and the header says so', async () => {
+  const limited = await startArchiveServer({ archiveDir: archive, sparqlTimeoutMs: 300, sparqlRowLimit: 2 });
+  try {
+    const ask = (query: string, accept = 'application/sparql-results+json') =>
+      fetch(`${limited.baseUrl}/sparql?query=${encodeURIComponent(PREFIXES + query)}`, { headers: { Accept: accept } });
+    const started = Date.now();
+    const slow = await ask('SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }');
+    assert.equal(slow.status, 503);
+    assert.match(await slow.text(), /ran past the time limit \(0.3 s\) and was stopped/);
+    assert.ok(Date.now() - started < 5000, 'stopped near the limit, not at the end of the query');
+    const after = await ask('SELECT ?i WHERE { ?i a oai:Item } ORDER BY ?i', 'text/csv');
+    assert.equal(after.status, 200, 'the store was loaded again');
+    assert.equal(after.headers.get('sparql-results-truncated'), 'the first 2 solutions');
+    assert.equal((await after.text()).trim().split(/\r?\n/).length, 3, 'a header and two rows');
+    const small = await ask('SELECT ?h WHERE { ?h a prov:Activity ; oaibag:status "nothing" }');
+    assert.equal(small.headers.get('sparql-results-truncated'), null);
+  } finally {
+    await limited.close();
+  }
+});
+
 test('the store keeps in step with the catalog: a further harvest is visible without a restart', async () => {
   const before = await count('SELECT (COUNT(?i) AS ?n) WHERE { ?i a oai:Item }');
   write('added.txt', 'added later', YEAR_2000);

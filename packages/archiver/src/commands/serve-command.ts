@@ -2,7 +2,7 @@ import { AuthFileError, loadAuthFile } from '@oaibag/oai-pmh';
 import { Command, Option } from 'commander';
 import { ArchiverError } from '../core/errors.js';
 import { SERVE_DEFAULTS } from '../serve/archive-oai.js';
-import { startArchiveServer } from '../serve/archive-server.js';
+import { SPARQL_DEFAULTS, startArchiveServer } from '../serve/archive-server.js';
 import { byteSize, portNumber, wholeNumber } from './option-parsers.js';
 
 interface ServeOptions {
@@ -15,6 +15,8 @@ interface ServeOptions {
   pageIdentifiers: number;
   pageBytes: number;
   auth?: string;
+  sparqlTimeout: number;
+  sparqlRows: number;
   name: string;
   adminEmail: string[];
 }
@@ -39,6 +41,8 @@ export function serveCommand(): Command {
         .argParser(byteSize)
         .default(SERVE_DEFAULTS.pageBytes, '64M'),
     )
+    .option('--sparql-timeout <SECONDS>', 'a SPARQL query is stopped after SECONDS', wholeNumber, SPARQL_DEFAULTS.timeoutMs / 1000)
+    .option('--sparql-rows <N>', 'a SPARQL select query gives at most N solutions', wholeNumber, SPARQL_DEFAULTS.rowLimit)
     .option('--auth <FILE>', "protected paths and their users, in oaibag-repository's --auth format (HTTP Basic)")
     .option('--name <TEXT>', 'repositoryName given by Identify', 'oaibag archive')
     .addOption(
@@ -78,6 +82,8 @@ export function serveCommand(): Command {
         pageIdentifiers: options.pageIdentifiers,
         pageBytes: options.pageBytes,
         ...(auth ? { auth } : {}),
+        sparqlTimeoutMs: options.sparqlTimeout * 1000,
+        sparqlRowLimit: options.sparqlRows,
         repositoryName: options.name,
         ...(options.adminEmail.length > 0 ? { adminEmails: options.adminEmail } : {}),
         log: (line) => process.stderr.write(`oaibag serve: ${line}\n`),

@@ -20,7 +20,7 @@ import { AIPS_DIRECTORY } from '../archive/storage-path.js';
 import { Catalog } from '../catalog/catalog.js';
 import { ArchiveUris } from './archive-graph.js';
 import { ArchiveOai, SERVE_DEFAULTS } from './archive-oai.js';
-import { GraphStore } from './graph-store.js';
+import { type GraphLimits, GraphStore } from './graph-store.js';
 import { answerLinkedData, LINKED_DATA_PREFIXES } from './linked-data-routes.js';
 import { ORE_PREFIX } from './ore-map.js';
 import { FILES_PREFIX, openServedPayload } from './payload-files.js';
@@ -47,6 +47,10 @@ export interface ArchiveServerOptions {
   pageIdentifiers?: number;
   /** A ListRecords page ends once it carries this many By-Value bytes (default 64 MiB). */
   pageBytes?: number;
+  /** A SPARQL query is stopped after this many milliseconds (default 10 s). */
+  sparqlTimeoutMs?: number;
+  /** A SPARQL select query gives at most this many solutions (default 10,000). */
+  sparqlRowLimit?: number;
   /** Users and protected path prefixes (`--auth`, the repository's format). */
   auth?: AuthConfig;
   /** One line per request that failed on the server's side. */
@@ -60,6 +64,8 @@ export interface ArchiveServer {
 }
 
 const CHALLENGE = basicChallenge('oaibag archive');
+
+export const SPARQL_DEFAULTS = { timeoutMs: 10_000, rowLimit: 10_000 } as const;
 
 /** Starts serving the archive; the catalog must exist (ERR_ARCHIVE_CATALOG otherwise). */
 export async function startArchiveServer(options: ArchiveServerOptions): Promise<ArchiveServer> {
@@ -78,6 +84,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
     oai,
     baseUrl: options.baseUrl?.replace(/\/+$/, '') ?? '',
     access: new AccessControl(options.auth),
+    graphLimits: { timeoutMs: options.sparqlTimeoutMs ?? SPARQL_DEFAULTS.timeoutMs, rowLimit: options.sparqlRowLimit ?? SPARQL_DEFAULTS.rowLimit },
     log: options.log ?? (() => {}),
   };
   const server = createServer((req, res) => {
@@ -106,7 +113,10 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
   if (context.baseUrl === '') context.baseUrl = `http://${host}:${address.port}`;
   return {
     baseUrl: context.baseUrl,
-    close: () => closeServer(server, catalog),
+    close: async () => {
+      await closeServer(server, catalog);
+      await (await context.graph?.catch(() => undefined))?.close();
+    },
   };
 }
 
@@ -117,6 +127,7 @@ interface ServerContext {
   baseUrl: string;
   /** The SPARQL store, built on the first Linked Data request (docs/linked-data.md). */
   graph?: Promise<GraphStore>;
+  graphLimits: GraphLimits;
   access: AccessControl;
   log: (line: string) => void;
 }
@@ -170,7 +181,7 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
 }
 
 function graphOf(context: ServerContext): Promise<GraphStore> {
-  context.graph ??= GraphStore.open(context.catalog, new ArchiveUris(context.baseUrl));
+  context.graph ??= GraphStore.open(context.catalog, new ArchiveUris(context.baseUrl), context.graphLimits);
   return context.graph;
 }
 

@@ -1,8 +1,9 @@
-// The archive's graph in an in-memory SPARQL store (the `oxigraph` package, WebAssembly), built
-// from the catalog and kept in step with it: `sync` adds the rows written since the last call
-// (docs/linked-data.md, "SPARQL"). Loaded only when `serve` first needs it, so no other
-// command pays for the WebAssembly.
-import type { Store } from 'oxigraph';
+// The archive's graph in a SPARQL store (the `oxigraph` package, WebAssembly) held by a worker
+// thread, built from the catalog and kept in step with it: `sync` adds the rows written since
+// the last call (docs/linked-data.md, "SPARQL"). A query that runs past the time limit is
+// stopped by terminating the worker; a new one is loaded from the catalog again. Started only
+// when `serve` first needs it, so no other command pays for the WebAssembly.
+import type { Worker } from 'node:worker_threads';
 import type { Catalog } from '../catalog/catalog.js';
 import {
   bagsAfter,
@@ -15,6 +16,8 @@ import {
   sourcesAfter,
   versionsAfter,
 } from '../catalog/graph-rows.js';
+import { ArchiverError } from '../core/errors.js';
+import { startWorker } from '../core/start-worker.js';
 import {
   type ArchiveUris,
   describeBag,
@@ -25,47 +28,167 @@ import {
   describeVersion,
   TripleWriter,
 } from './archive-graph.js';
-
-type Oxigraph = typeof import('oxigraph');
+import type { SparqlWorkerAnswer, SparqlWorkerRequest } from './sparql-worker.js';
 
 /** Versions read per catalog query while syncing. */
 const VERSION_BATCH = 10_000;
 /** A sync reads the catalog at most this often (queries in a burst share one). */
 const SYNC_EVERY_MS = 1000;
 
+export interface GraphLimits {
+  /** A query is stopped after this long. */
+  timeoutMs: number;
+  /** A select query gives at most this many solutions. */
+  rowLimit: number;
+}
+
+/** Why a query was not answered: it ran too long, or the query itself is wrong. */
+export class QueryFailure extends Error {
+  constructor(
+    readonly kind: 'timeout' | 'query',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Pending = { resolve: (answer: SparqlWorkerAnswer & { ok: true }) => void; reject: (error: Error) => void };
+
 export class GraphStore {
+  private worker!: Worker;
+  private ready!: Promise<void>;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
   private marks: GraphMarks = NO_MARKS;
   private readonly items = new Map<number, GraphItem>();
   private readonly sourceUrls = new Map<number, string>();
   /** The first harvest still running at the last sync: its end and status are written again. */
   private openHarvest = 1;
   private syncedAt = 0;
+  private syncing: Promise<void> | undefined;
+  /** Triples held after the last message. */
+  size = 0;
+
+  get rowLimit(): number {
+    return this.limits.rowLimit;
+  }
 
   private constructor(
-    readonly oxigraph: Oxigraph,
-    readonly store: Store,
     private readonly catalog: Catalog,
     readonly uris: ArchiveUris,
+    private readonly limits: GraphLimits,
   ) {}
 
-  static async open(catalog: Catalog, uris: ArchiveUris): Promise<GraphStore> {
-    const module = (await import('oxigraph')) as Oxigraph & { default?: Oxigraph };
-    const oxigraph = module.default ?? module;
-    const graph = new GraphStore(oxigraph, new oxigraph.Store(), catalog, uris);
-    graph.sync(true);
+  static async open(catalog: Catalog, uris: ArchiveUris, limits: GraphLimits): Promise<GraphStore> {
+    const graph = new GraphStore(catalog, uris, limits);
+    graph.start();
+    await graph.ready;
     return graph;
   }
 
-  /** Number of triples held. */
-  get size(): number {
-    return this.store.size;
+  /**
+   * Runs a read-only query; the result in `mediaType` (`solutions`: a select query, cut to the
+   * row limit, `truncated` saying whether it was). Rejects with a QueryFailure.
+   */
+  async query(query: string, mediaType: string, solutions = false): Promise<{ text: string; truncated: boolean }> {
+    await this.sync();
+    const id = this.nextId++;
+    const answer = this.send({
+      id,
+      op: 'query',
+      query,
+      mediaType,
+      baseIri: this.uris.base,
+      ...(solutions ? { rowLimit: this.limits.rowLimit } : {}),
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new QueryFailure('timeout', `the query ran past the time limit (${this.limits.timeoutMs / 1000} s) and was stopped`));
+        // The worker is busy in WebAssembly: only ending the thread stops it.
+        this.restart();
+      }, this.limits.timeoutMs);
+    });
+    try {
+      const result = await Promise.race([answer, timeout]);
+      return { text: result.result ?? '', truncated: result.truncated === true };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Whether the graph says anything about `uri`. */
+  async describes(uri: string): Promise<boolean> {
+    return JSON.parse((await this.query(`ask { <${uri}> ?p ?o }`, 'application/sparql-results+json')).text).boolean === true;
+  }
+
+  /** What the graph says about `uri`: each predicate and object (literal or IRI). */
+  async statements(uri: string): Promise<Array<{ predicate: string; object: string; literal: boolean }>> {
+    const json = JSON.parse((await this.query(`select ?p ?o where { <${uri}> ?p ?o } order by ?p ?o`, 'application/sparql-results+json')).text) as {
+      results: { bindings: Array<{ p: { value: string }; o: { value: string; type: string } }> };
+    };
+    return json.results.bindings.map((binding) => ({ predicate: binding.p.value, object: binding.o.value, literal: binding.o.type === 'literal' }));
   }
 
   /** Adds what the catalog recorded since the last sync (at most once a second unless `force`). */
-  sync(force = false): void {
+  sync(force = false): Promise<void> {
+    if (this.syncing) return this.syncing;
     const now = Date.now();
-    if (!force && now - this.syncedAt < SYNC_EVERY_MS) return;
+    if (!force && now - this.syncedAt < SYNC_EVERY_MS) return this.ready;
     this.syncedAt = now;
+    this.syncing = this.ready
+      .then(() => this.syncRows())
+      .finally(() => {
+        this.syncing = undefined;
+      });
+    return this.syncing;
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
+
+  private start(): void {
+    this.worker = startWorker(import.meta.url, 'serve', 'sparql-worker');
+    this.worker.unref();
+    const worker = this.worker;
+    const started = new Promise<void>((resolve, reject) => {
+      worker.on('message', (answer: SparqlWorkerAnswer) => {
+        if (answer.id === 0) return resolve();
+        const waiting = this.pending.get(answer.id);
+        this.pending.delete(answer.id);
+        if (answer.ok) this.size = answer.size;
+        if (!waiting) return;
+        if (answer.ok) waiting.resolve(answer);
+        else waiting.reject(new QueryFailure('query', answer.error));
+      });
+      worker.once('error', reject);
+    });
+    this.marks = NO_MARKS;
+    this.items.clear();
+    this.sourceUrls.clear();
+    this.openHarvest = 1;
+    this.ready = started.then(() => this.syncRows());
+  }
+
+  /** Stops the worker (a query ran too long) and loads a new one from the catalog. */
+  private restart(): void {
+    const old = this.worker;
+    for (const waiting of this.pending.values()) waiting.reject(new QueryFailure('timeout', 'the SPARQL store is being reloaded after a query ran too long'));
+    this.pending.clear();
+    void old.terminate();
+    this.syncing = undefined;
+    this.start();
+  }
+
+  private send(request: SparqlWorkerRequest): Promise<SparqlWorkerAnswer & { ok: true }> {
+    return new Promise((resolve, reject) => {
+      this.pending.set(request.id, { resolve, reject });
+      this.worker.postMessage(request);
+    });
+  }
+
+  private async syncRows(): Promise<void> {
     const out = new TripleWriter();
     const marks = { ...this.marks };
     for (const source of sourcesAfter(this.catalog, marks.source)) {
@@ -82,7 +205,7 @@ export class GraphStore {
       describeBag(out, this.uris, bag.bagPath, bag.harvestId);
       marks.bag = bag.id;
     }
-    this.load(out);
+    await this.load(out);
     for (;;) {
       const versions = versionsAfter(this.catalog, marks.version, VERSION_BATCH);
       if (versions.length === 0) break;
@@ -92,7 +215,7 @@ export class GraphStore {
         if (item) describeVersion(batch, this.uris, version, item);
         marks.version = version.id;
       }
-      this.load(batch);
+      await this.load(batch);
     }
     const tail = new TripleWriter();
     for (const deletion of deletionsAfter(this.catalog, marks.deletion)) {
@@ -103,19 +226,23 @@ export class GraphStore {
     // A harvest's end and status change until it ends: those still open are written again.
     let firstOpen: number | undefined;
     for (const harvest of harvestsFrom(this.catalog, Math.min(this.openHarvest, marks.harvest + 1))) {
-      const uri = this.uris.harvest(harvest.id);
-      for (const quad of this.store.match(this.oxigraph.namedNode(uri), null, null, null)) this.store.delete(quad);
+      await this.send({ id: this.nextId++, op: 'forget', subject: this.uris.harvest(harvest.id) });
       describeHarvest(tail, this.uris, harvest);
       if (harvest.status === 'running' && firstOpen === undefined) firstOpen = harvest.id;
       marks.harvest = Math.max(marks.harvest, harvest.id);
     }
     this.openHarvest = firstOpen ?? marks.harvest + 1;
-    this.load(tail);
+    await this.load(tail);
     this.marks = marks;
   }
 
-  private load(out: TripleWriter): void {
+  private async load(out: TripleWriter): Promise<void> {
     const text = out.text();
-    if (text !== '') this.store.load(text, { format: 'application/n-triples', no_transaction: true });
+    if (text === '') return;
+    try {
+      await this.send({ id: this.nextId++, op: 'load', ntriples: text });
+    } catch (error) {
+      throw new ArchiverError('ERR_ARCHIVE_CATALOG', `the SPARQL store refused the archive's graph: ${(error as Error).message}`);
+    }
   }
 }

@@ -23,8 +23,7 @@ export async function answerLinkedData(graph: GraphStore, req: IncomingMessage, 
   if (!prefix) return false;
   const tail = url.pathname.slice(prefix.length);
   const uri = `${graph.uris.base}/resource/${tail}`;
-  graph.sync();
-  if (tail === '' || graph.store.match(graph.oxigraph.namedNode(uri), null, null, null).length === 0) {
+  if (tail === '' || !(await graph.describes(uri))) {
     plain(res, 404, `nothing in the archive is named ${uri}\n`);
     return true;
   }
@@ -45,37 +44,39 @@ export async function answerLinkedData(graph: GraphStore, req: IncomingMessage, 
       plain(res, 406, `offered: ${RDF_FORMATS.map((offer) => `${offer.mediaType} (output=${offer.value})`).join(', ')}\n`);
       return true;
     }
-    const body = String(graph.store.query(`DESCRIBE <${uri}>`, { results_format: chosen.mediaType }));
-    send(req, res, `${chosen.mediaType}; charset=utf-8`, body, { Vary: 'Accept', Link: `<${uri}>; rel="describes"` });
+    const { text } = await graph.query(`describe <${uri}>`, chosen.mediaType);
+    send(req, res, `${chosen.mediaType}; charset=utf-8`, text, { Vary: 'Accept', Link: `<${uri}>; rel="describes"` });
     return true;
   }
-  send(req, res, 'text/html; charset=utf-8', pageOf(graph, uri, tail));
+  send(req, res, 'text/html; charset=utf-8', pageOf(graph.uris.base, tail, await graph.statements(uri)));
   return true;
 }
 
-/** A plain page of what the archive says about `uri`: each statement, links followed inside the archive. */
-function pageOf(graph: GraphStore, uri: string, tail: string): string {
-  const rows = graph.store
-    .match(graph.oxigraph.namedNode(uri), null, null, null)
-    .map(
-      (quad) =>
-        `<tr><td>${link(graph, quad.predicate.value)}</td><td>${quad.object.termType === 'Literal' ? escapeText(quad.object.value) : link(graph, quad.object.value)}</td></tr>`,
-    )
+/** A plain page of what the archive says about a thing: each statement, links followed inside the archive. */
+function pageOf(base: string, tail: string, statements: Array<{ predicate: string; object: string; literal: boolean }>): string {
+  const rows = statements
+    .map(({ predicate, object, literal }) => `<tr><td>${link(base, predicate)}</td><td>${literal ? escapeText(object) : link(base, object)}</td></tr>`)
     .join('\n');
+  const title = escapeText(safeDecode(tail));
   return (
-    '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>' +
-    escapeText(decodeURIComponent(tail)) +
-    '</title><style>body{font:15px/1.4 system-ui,sans-serif;margin:2em}td{padding:.2em .8em;vertical-align:top}a{word-break:break-all}</style></head><body>\n' +
-    `<h1>${escapeText(decodeURIComponent(tail))}</h1>\n<p><a href="${escapeAttribute(`${graph.uris.base}/data/${tail}`)}">RDF</a></p>\n` +
+    `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
+    '<style>body{font:15px/1.4 system-ui,sans-serif;margin:2em}td{padding:.2em .8em;vertical-align:top}a{word-break:break-all}</style></head><body>\n' +
+    `<h1>${title}</h1>\n<p><a href="${escapeAttribute(`${base}/data/${tail}`)}">RDF</a></p>\n` +
     `<table>\n${rows}\n</table>\n</body></html>\n`
   );
 }
 
-function link(graph: GraphStore, value: string): string {
-  const inside = value.startsWith(`${graph.uris.base}/resource/`)
-    ? `${graph.uris.base}/page/${value.slice(graph.uris.base.length + '/resource/'.length)}`
-    : value;
+function link(base: string, value: string): string {
+  const inside = value.startsWith(`${base}/resource/`) ? `${base}/page/${value.slice(base.length + '/resource/'.length)}` : value;
   return /^https?:/.test(value) ? `<a href="${escapeAttribute(inside)}">${escapeText(value)}</a>` : escapeText(value);
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 function send(req: IncomingMessage, res: ServerResponse, type: string, text: string, headers: Record<string, string> = {}): void {

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readFormBody } from '@oaibag/oai-pmh';
 import { negotiate, type Offer } from './content-negotiation.js';
-import type { GraphStore } from './graph-store.js';
+import { type GraphStore, QueryFailure } from './graph-store.js';
 
 /** Result formats of solution queries (select, ask), first the default; `format=` names them by key. */
 const SOLUTION_FORMATS: ReadonlyArray<Offer<string>> = [
@@ -45,16 +45,22 @@ export async function answerSparql(graph: GraphStore, req: IncomingMessage, res:
       `none of the formats asked for is offered for ${form === undefined ? 'this query' : `a ${form} query`}: ${offers.map((offer) => `${offer.mediaType} (format=${offer.value})`).join(', ')}`,
     );
   }
-  graph.sync();
-  let body: string;
+  let result: { text: string; truncated: boolean };
   try {
-    const result = graph.store.query(request.query, { results_format: chosen.mediaType, base_iri: graph.uris.base });
-    body = typeof result === 'string' ? result : String(result);
+    result = await graph.query(request.query, chosen.mediaType, form === 'select');
   } catch (error) {
-    return fail(res, 400, `the query cannot be run: ${String((error as Error).message ?? error).split('\n')[0]}`);
+    if (error instanceof QueryFailure && error.kind === 'timeout') return fail(res, 503, error.message);
+    if (error instanceof QueryFailure) return fail(res, 400, `the query cannot be run: ${error.message}`);
+    throw error;
   }
-  const bytes = Buffer.from(body, 'utf8');
-  res.writeHead(200, { 'Content-Type': `${chosen.mediaType}; charset=utf-8`, 'Content-Length': bytes.length, Vary: 'Accept' });
+  const bytes = Buffer.from(result.text, 'utf8');
+  res.writeHead(200, {
+    'Content-Type': `${chosen.mediaType}; charset=utf-8`,
+    'Content-Length': bytes.length,
+    Vary: 'Accept',
+    // The solutions were cut to the row limit: the header says so (the formats cannot).
+    ...(result.truncated ? { 'SPARQL-Results-Truncated': `the first ${graph.rowLimit} solutions` } : {}),
+  });
   res.end(req.method === 'HEAD' ? undefined : bytes);
 }
 

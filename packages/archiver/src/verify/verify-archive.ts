@@ -15,7 +15,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { acquireArchiveLock } from '../archive/archive-lock.js';
 import { AIPS_DIRECTORY, resolveArchivePath, TEMP_DIRECTORY } from '../archive/storage-path.js';
 import type { BagProblem, BagProblemKind } from '../bag/bag-verifier.js';
@@ -23,6 +23,7 @@ import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
 import type { NewEvent } from '../catalog/catalog-schema.js';
 import { payloadsOfBag, type RelyingVersion, versionsRelyingOn, versionsRelyingOnBag } from '../catalog/verify-queries.js';
 import { ArchiverError, isStorageExhausted } from '../core/errors.js';
+import { startWorker } from '../core/start-worker.js';
 import type { VerifyJob, VerifyJobResult } from './verify-worker.js';
 
 /** Bags whose events are written in one catalog transaction. */
@@ -511,7 +512,7 @@ async function runPool(count: number, jobs: number, makeJob: (id: number) => Ver
         }
       };
       for (let i = 0; i < Math.min(jobs, count); i++) {
-        const worker = startWorker();
+        const worker = startVerifyWorker();
         workers.push(worker);
         worker.on('message', (result: VerifyJobResult) => {
           try {
@@ -534,18 +535,9 @@ async function runPool(count: number, jobs: number, makeJob: (id: number) => Ver
   }
 }
 
-/**
- * A worker running verify-worker. From dist/ (or the bundled command) that is the compiled .js file. From source (the
- * tests run .ts under tsx), Node 20 does not pass tsx's loader hooks on to worker threads, so
- * the worker registers tsx itself before importing the .ts file.
- */
-function startWorker(): Worker {
-  const self = import.meta.url;
-  // `../verify/`: the same file from dist/verify/ and from the bundle in dist/bundle/.
-  if (!self.endsWith('.ts')) return new Worker(new URL('../verify/verify-worker.js', self));
-  const entry = new URL('./verify-worker.ts', self).href;
-  const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(`import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`, { eval: true });
+/** A worker running verify-worker.ts. */
+function startVerifyWorker(): Worker {
+  return startWorker(import.meta.url, 'verify', 'verify-worker');
 }
 
 function byCodeUnit(a: string, b: string): number {
