@@ -64,6 +64,8 @@ export function serveCommand(): Command {
         '  /ore/<bag>/<n>      the OAI-ORE resource map (RDF/XML) of each version.\n' +
         '  /sparql             SPARQL 1.1 over the archive (read-only); /resource/… the things of the\n' +
         '                      archive as Linked Data, 303 to /page/… (HTML) or /data/… (RDF).\n' +
+        '  /timegate/<URL>     Memento: the capture of URL closest before Accept-Datetime; its TimeMap\n' +
+        '                      at /timemap/link/<URL>, each capture at /memento/<bag>/<n>.\n' +
         '\nEvery record carries its provenance (nested when it came from another archive) and the\n' +
         'rights its repository gave (OAI-rights). Harvest it with: oaibag harvest http://HOST:PORT/oai\n' +
         '\nIt takes no lock: a harvest may run beside it (only committed versions are served).\n' +

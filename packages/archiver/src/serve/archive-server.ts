@@ -22,6 +22,7 @@ import { ArchiveUris } from './archive-graph.js';
 import { ArchiveOai, SERVE_DEFAULTS } from './archive-oai.js';
 import { type GraphLimits, GraphStore } from './graph-store.js';
 import { answerLinkedData, LINKED_DATA_PREFIXES } from './linked-data-routes.js';
+import { answerMemento } from './memento.js';
 import { ORE_PREFIX } from './ore-map.js';
 import { FILES_PREFIX, openServedPayload } from './payload-files.js';
 import { ORE_SCHEMA, ORE_SCHEMA_PATH } from './served-formats.js';
@@ -159,6 +160,7 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
     res.setHeader('Allow', 'GET, HEAD');
     return plain(res, 405, 'only GET and HEAD are answered here\n');
   }
+  if (await answerMemento({ archiveDir: context.archiveDir, catalog: context.catalog, base: context.baseUrl }, req, res, url)) return;
   if (path === `/${HTTP_HEADER_SCHEMA_PATH}`) return xml(req, res, 'application/xml', HTTP_HEADER_SCHEMA);
   if (path === `/${ORE_SCHEMA_PATH}`) return xml(req, res, 'application/xml', ORE_SCHEMA);
   if (path.startsWith(FILES_PREFIX)) {
