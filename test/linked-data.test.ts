@@ -7,12 +7,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import jsonld from 'jsonld';
 import { Parser as N3Parser } from 'n3';
 import { RdfXmlParser } from 'rdfxml-streaming-parser';
 import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { type ArchiveServer, startArchiveServer } from '../packages/archiver/src/serve/archive-server.ts';
+import { exportRdf } from '../packages/archiver/src/serve/export-rdf.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { checkWellFormed } from './xml-schema.ts';
 
@@ -224,6 +226,21 @@ test('limits: a query past the time limit is stopped (503) and the next one is a
   } finally {
     await limited.close();
   }
+});
+
+test('export-rdf streams the same graph as N-Quads, read back by another parser', async () => {
+  const chunks: string[] = [];
+  const out = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const lines = await exportRdf({ archiveDir: archive, baseUrl: server.baseUrl, out });
+  const quads = new N3Parser({ format: 'application/n-quads' }).parse(chunks.join(''));
+  assert.equal(quads.length, lines);
+  const distinct = new Set(quads.map((quad) => `${quad.subject.value} ${quad.predicate.value} ${quad.object.termType}:${quad.object.value}`));
+  assert.equal(distinct.size, await count('SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }'), 'the triples /sparql holds');
 });
 
 test('the store keeps in step with the catalog: a further harvest is visible without a restart', async () => {

@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { auditCommand } from './commands/audit-command.js';
 import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE, EXIT_USAGE } from './commands/exit-codes.js';
+import { exportRdfCommand } from './commands/export-rdf-command.js';
 import { harvestCommand } from './commands/harvest-command.js';
 import { mirrorCommand } from './commands/mirror-command.js';
 import { reindexCommand } from './commands/reindex-command.js';
@@ -31,6 +32,7 @@ for (const command of [
   urlsCommand(),
   statusCommand(),
   serveCommand(),
+  exportRdfCommand(),
 ]) {
   program.addCommand(command.showHelpAfterError().exitOverride());
 }

@@ -85,7 +85,11 @@ export function describeSource(out: TripleWriter, uris: ArchiveUris, source: Gra
   out.iri(set, `${dcterms}source`, uri);
 }
 
-export function describeItem(out: TripleWriter, uris: ArchiveUris, item: GraphItem, sourceBaseUrl: string | undefined): void {
+/**
+ * An archived resource. `describedSets` holds the MIME sets already written (each is written
+ * once, with the sets above it).
+ */
+export function describeItem(out: TripleWriter, uris: ArchiveUris, item: GraphItem, sourceBaseUrl: string | undefined, describedSets: Set<string>): void {
   const uri = uris.item(item.served);
   out.iri(uri, `${rdf}type`, `${oai}Item`);
   out.literal(uri, `${dcterms}identifier`, item.served);
@@ -95,11 +99,13 @@ export function describeItem(out: TripleWriter, uris: ArchiveUris, item: GraphIt
     const query = `?verb=GetRecord&metadataPrefix=oai_didl&identifier=${encodeURIComponent(item.identifier)}`;
     out.iri(uri, `${oai}origin`, sourceBaseUrl + query);
   }
-  out.iri(uri, `${oai}origin`, `${uris.base}/oai?verb=GetRecord&metadataPrefix=oai_didl&identifier=${encodeURIComponent(item.served)}`);
   const leaf = item.mimeType === null ? null : mimeSetSpec(item.mimeType);
   if (leaf !== null) {
     out.iri(uri, `${dcterms}isPartOf`, uris.set(leaf));
-    describeMimeSets(out, uris, leaf);
+    if (!describedSets.has(leaf)) {
+      describedSets.add(leaf);
+      describeMimeSets(out, uris, leaf);
+    }
   }
 }
 
@@ -120,8 +126,9 @@ function describeMimeSets(out: TripleWriter, uris: ArchiveUris, leaf: string): v
 export function describeVersion(out: TripleWriter, uris: ArchiveUris, version: GraphVersion, item: GraphItem): void {
   const uri = uris.version(version.bagPath, version.record);
   const itemUri = uris.item(item.served);
+  // Only what cannot be derived from another statement: every triple costs memory in the store
+  // (docs/linked-data.md, "Limits").
   out.iri(uri, `${rdf}type`, `${prov}Entity`);
-  out.iri(uri, `${rdf}type`, `${ore}Aggregation`);
   out.iri(itemUri, `${dcterms}hasVersion`, uri);
   out.iri(uri, `${dcterms}isVersionOf`, itemUri);
   out.literal(uri, `${dcterms}date`, version.datestamp, dateType(version.datestamp));
@@ -133,15 +140,15 @@ export function describeVersion(out: TripleWriter, uris: ArchiveUris, version: G
   out.literal(uri, `${dcterms}extent`, String(version.size), `${xsd}integer`);
   out.iri(uri, `${dcterms}identifier`, `urn:sha256:${version.sha256}`);
   out.literal(uri, `${oaibag}change`, version.change);
-  out.iri(uri, `${oaibag}bag`, uris.bag(version.bagPath));
   out.iri(uri, `${ore}isDescribedBy`, uris.oreMap(version.bagPath, version.record));
   if (version.harvestId !== null) out.iri(uri, `${prov}wasGeneratedBy`, uris.harvest(version.harvestId));
-  if (isWebUrl(item.identifier)) out.iri(uri, `${prov}wasDerivedFrom`, item.identifier);
   const format = version.mimeType === null ? null : mimeEssence(version.mimeType);
   if (format) out.iri(uri, `${dcterms}format`, `${IANA_MEDIA_TYPES}${format.type}/${format.subtype}`);
   for (const file of version.files) {
     const fileUri = uris.file(file.bagPath, file.path);
     out.iri(uri, `${ore}aggregates`, fileUri);
+    // A version of one file has that file's size and digest: said once, of the version.
+    if (version.files.length === 1) continue;
     out.literal(fileUri, `${dcterms}extent`, String(file.size), `${xsd}integer`);
     out.iri(fileUri, `${dcterms}identifier`, `urn:sha256:${file.sha256}`);
   }

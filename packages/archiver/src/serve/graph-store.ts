@@ -5,33 +5,12 @@
 // when `serve` first needs it, so no other command pays for the WebAssembly.
 import type { Worker } from 'node:worker_threads';
 import type { Catalog } from '../catalog/catalog.js';
-import {
-  bagsAfter,
-  deletionsAfter,
-  type GraphItem,
-  type GraphMarks,
-  harvestsFrom,
-  itemsAfter,
-  NO_MARKS,
-  sourcesAfter,
-  versionsAfter,
-} from '../catalog/graph-rows.js';
 import { ArchiverError } from '../core/errors.js';
 import { startWorker } from '../core/start-worker.js';
-import {
-  type ArchiveUris,
-  describeBag,
-  describeDeletion,
-  describeHarvest,
-  describeItem,
-  describeSource,
-  describeVersion,
-  TripleWriter,
-} from './archive-graph.js';
+import type { ArchiveUris } from './archive-graph.js';
+import { GraphProgress, graphChunks } from './graph-chunks.js';
 import type { SparqlWorkerAnswer, SparqlWorkerRequest } from './sparql-worker.js';
 
-/** Versions read per catalog query while syncing. */
-const VERSION_BATCH = 10_000;
 /** A sync reads the catalog at most this often (queries in a burst share one). */
 const SYNC_EVERY_MS = 1000;
 
@@ -59,15 +38,9 @@ export class GraphStore {
   private ready!: Promise<void>;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
-  private marks: GraphMarks = NO_MARKS;
-  private readonly items = new Map<number, GraphItem>();
-  private readonly sourceUrls = new Map<number, string>();
-  /** The first harvest still running at the last sync: its end and status are written again. */
-  private openHarvest = 1;
+  private progress = new GraphProgress();
   private syncedAt = 0;
   private syncing: Promise<void> | undefined;
-  /** Triples held after the last message. */
-  size = 0;
 
   get rowLimit(): number {
     return this.limits.rowLimit;
@@ -144,6 +117,18 @@ export class GraphStore {
     return this.syncing;
   }
 
+  /** The number of triples held. */
+  async size(): Promise<number> {
+    await this.ready;
+    return Number((await this.send({ id: this.nextId++, op: 'size' })).result);
+  }
+
+  /** The process's RSS after the worker collected its garbage (with --expose-gc; for benchmarks). */
+  async collectGarbage(): Promise<number> {
+    await this.ready;
+    return Number((await this.send({ id: this.nextId++, op: 'collect' })).result);
+  }
+
   async close(): Promise<void> {
     await this.worker.terminate();
   }
@@ -157,17 +142,13 @@ export class GraphStore {
         if (answer.id === 0) return resolve();
         const waiting = this.pending.get(answer.id);
         this.pending.delete(answer.id);
-        if (answer.ok) this.size = answer.size;
         if (!waiting) return;
         if (answer.ok) waiting.resolve(answer);
         else waiting.reject(new QueryFailure('query', answer.error));
       });
       worker.once('error', reject);
     });
-    this.marks = NO_MARKS;
-    this.items.clear();
-    this.sourceUrls.clear();
-    this.openHarvest = 1;
+    this.progress = new GraphProgress();
     this.ready = started.then(() => this.syncRows());
   }
 
@@ -184,63 +165,24 @@ export class GraphStore {
   private send(request: SparqlWorkerRequest): Promise<SparqlWorkerAnswer & { ok: true }> {
     return new Promise((resolve, reject) => {
       this.pending.set(request.id, { resolve, reject });
-      this.worker.postMessage(request);
+      // N-Triples go as bytes whose memory moves to the worker (no copy, nothing left here).
+      this.worker.postMessage(request, request.op === 'load' ? [request.ntriples.buffer as ArrayBuffer] : []);
     });
   }
 
   private async syncRows(): Promise<void> {
-    const out = new TripleWriter();
-    const marks = { ...this.marks };
-    for (const source of sourcesAfter(this.catalog, marks.source)) {
-      describeSource(out, this.uris, source);
-      this.sourceUrls.set(source.id, source.baseUrl);
-      marks.source = source.id;
+    for (const chunk of graphChunks(this.catalog, this.uris, this.progress)) {
+      for (const subject of chunk.forget) await this.send({ id: this.nextId++, op: 'forget', subject });
+      await this.load(chunk.ntriples);
     }
-    for (const item of itemsAfter(this.catalog, marks.resource)) {
-      describeItem(out, this.uris, item, this.sourceUrls.get(item.sourceId));
-      this.items.set(item.id, item);
-      marks.resource = item.id;
-    }
-    for (const bag of bagsAfter(this.catalog, marks.bag)) {
-      describeBag(out, this.uris, bag.bagPath, bag.harvestId);
-      marks.bag = bag.id;
-    }
-    await this.load(out);
-    for (;;) {
-      const versions = versionsAfter(this.catalog, marks.version, VERSION_BATCH);
-      if (versions.length === 0) break;
-      const batch = new TripleWriter();
-      for (const version of versions) {
-        const item = this.items.get(version.resourceId);
-        if (item) describeVersion(batch, this.uris, version, item);
-        marks.version = version.id;
-      }
-      await this.load(batch);
-    }
-    const tail = new TripleWriter();
-    for (const deletion of deletionsAfter(this.catalog, marks.deletion)) {
-      const item = this.items.get(deletion.resourceId);
-      if (item) describeDeletion(tail, this.uris, deletion, item);
-      marks.deletion = deletion.id;
-    }
-    // A harvest's end and status change until it ends: those still open are written again.
-    let firstOpen: number | undefined;
-    for (const harvest of harvestsFrom(this.catalog, Math.min(this.openHarvest, marks.harvest + 1))) {
-      await this.send({ id: this.nextId++, op: 'forget', subject: this.uris.harvest(harvest.id) });
-      describeHarvest(tail, this.uris, harvest);
-      if (harvest.status === 'running' && firstOpen === undefined) firstOpen = harvest.id;
-      marks.harvest = Math.max(marks.harvest, harvest.id);
-    }
-    this.openHarvest = firstOpen ?? marks.harvest + 1;
-    await this.load(tail);
-    this.marks = marks;
   }
 
-  private async load(out: TripleWriter): Promise<void> {
-    const text = out.text();
+  private async load(text: string): Promise<void> {
     if (text === '') return;
     try {
-      await this.send({ id: this.nextId++, op: 'load', ntriples: text });
+      const bytes = new Uint8Array(Buffer.byteLength(text, 'utf8'));
+      Buffer.from(bytes.buffer).write(text, 'utf8');
+      await this.send({ id: this.nextId++, op: 'load', ntriples: bytes });
     } catch (error) {
       throw new ArchiverError('ERR_ARCHIVE_CATALOG', `the SPARQL store refused the archive's graph: ${(error as Error).message}`);
     }

@@ -1,0 +1,40 @@
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
+import { Command } from 'commander';
+import { exportRdf } from '../serve/export-rdf.js';
+
+/** `oaibag export-rdf`: the archive's graph as N-Quads (docs/linked-data.md). */
+export function exportRdfCommand(): Command {
+  return new Command('export-rdf')
+    .description("write the archive's Linked Data graph (what serve's /sparql queries) as N-Quads")
+    .option('--archive <DIR>', 'the archive folder', './archive')
+    .option('--base-url <URL>', 'the base URL the URIs are minted under, as serve --base-url', 'http://127.0.0.1:8080')
+    .option('--out <FILE>', 'write to FILE (under a temporary name, renamed when complete) instead of standard output')
+    .addHelpText(
+      'after',
+      '\nFor archives larger than serve keeps in memory (docs/linked-data.md, "Limits"): load the file into\n' +
+        'a server-grade triple store (Oxigraph server, Apache Jena, QLever, Virtuoso). The graph is read\n' +
+        'from the catalog piece by piece, so memory stays bounded. Exit codes: 0 written; 1 the archive\n' +
+        'cannot be read (named).',
+    )
+    .action(async (options: { archive: string; baseUrl: string; out?: string }) => {
+      if (options.out === undefined) {
+        await exportRdf({ archiveDir: options.archive, baseUrl: options.baseUrl, out: process.stdout });
+        return;
+      }
+      const temporary = `${options.out}.partial`;
+      const file = createWriteStream(temporary);
+      try {
+        const lines = await exportRdf({ archiveDir: options.archive, baseUrl: options.baseUrl, out: file });
+        file.end();
+        await finished(file);
+        await rename(temporary, options.out);
+        process.stderr.write(`wrote ${lines} triples to ${options.out}\n`);
+      } catch (error) {
+        file.destroy();
+        await rm(temporary, { force: true });
+        throw error;
+      }
+    });
+}
