@@ -95,14 +95,6 @@ export class GraphStore {
     return JSON.parse((await this.query(`ask { <${uri}> ?p ?o }`, 'application/sparql-results+json')).text).boolean === true;
   }
 
-  /** What the graph says about `uri`: each predicate and object (literal or IRI). */
-  async statements(uri: string): Promise<Array<{ predicate: string; object: string; literal: boolean }>> {
-    const json = JSON.parse((await this.query(`select ?p ?o where { <${uri}> ?p ?o } order by ?p ?o`, 'application/sparql-results+json')).text) as {
-      results: { bindings: Array<{ p: { value: string }; o: { value: string; type: string } }> };
-    };
-    return json.results.bindings.map((binding) => ({ predicate: binding.p.value, object: binding.o.value, literal: binding.o.type === 'literal' }));
-  }
-
   /** Adds what the catalog recorded since the last sync (at most once a second unless `force`). */
   sync(force = false): Promise<void> {
     if (this.syncing) return this.syncing;

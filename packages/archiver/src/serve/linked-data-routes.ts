@@ -3,9 +3,9 @@
 // and the Linked Data practice do; `/data/` gives Turtle, RDF/XML, N-Triples or JSON-LD, by
 // Accept or `?output=`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { escapeAttribute, escapeText } from '@oaibag/didl';
 import { negotiate, type Offer } from './content-negotiation.js';
 import type { GraphStore } from './graph-store.js';
+import { thingPage } from './linked-data-pages.js';
 import { RDF_FORMATS } from './sparql-endpoint.js';
 
 export const LINKED_DATA_PREFIXES = ['/resource/', '/data/', '/page/'] as const;
@@ -48,35 +48,8 @@ export async function answerLinkedData(graph: GraphStore, req: IncomingMessage, 
     send(req, res, `${chosen.mediaType}; charset=utf-8`, text, { Vary: 'Accept', Link: `<${uri}>; rel="describes"` });
     return true;
   }
-  send(req, res, 'text/html; charset=utf-8', pageOf(graph.uris.base, tail, await graph.statements(uri)));
+  send(req, res, 'text/html; charset=utf-8', await thingPage(graph, uri, tail));
   return true;
-}
-
-/** A plain page of what the archive says about a thing: each statement, links followed inside the archive. */
-function pageOf(base: string, tail: string, statements: Array<{ predicate: string; object: string; literal: boolean }>): string {
-  const rows = statements
-    .map(({ predicate, object, literal }) => `<tr><td>${link(base, predicate)}</td><td>${literal ? escapeText(object) : link(base, object)}</td></tr>`)
-    .join('\n');
-  const title = escapeText(safeDecode(tail));
-  return (
-    `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>${title}</title>` +
-    '<style>body{font:15px/1.4 system-ui,sans-serif;margin:2em}td{padding:.2em .8em;vertical-align:top}a{word-break:break-all}</style></head><body>\n' +
-    `<h1>${title}</h1>\n<p><a href="${escapeAttribute(`${base}/data/${tail}`)}">RDF</a></p>\n` +
-    `<table>\n${rows}\n</table>\n</body></html>\n`
-  );
-}
-
-function link(base: string, value: string): string {
-  const inside = value.startsWith(`${base}/resource/`) ? `${base}/page/${value.slice(base.length + '/resource/'.length)}` : value;
-  return /^https?:/.test(value) ? `<a href="${escapeAttribute(inside)}">${escapeText(value)}</a>` : escapeText(value);
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }
 
 function send(req: IncomingMessage, res: ServerResponse, type: string, text: string, headers: Record<string, string> = {}): void {

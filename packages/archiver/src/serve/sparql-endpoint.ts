@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readFormBody } from '@oaibag/oai-pmh';
 import { negotiate, type Offer } from './content-negotiation.js';
 import { type GraphStore, QueryFailure } from './graph-store.js';
+import { sparqlPage } from './linked-data-pages.js';
 
 /** Result formats of solution queries (select, ask), first the default; `format=` names them by key. */
 const SOLUTION_FORMATS: ReadonlyArray<Offer<string>> = [
@@ -31,6 +32,16 @@ export async function answerSparql(graph: GraphStore, req: IncomingMessage, res:
   const request = await readSparqlRequest(req, url);
   if ('error' in request) return fail(res, request.status, request.error);
   if (request.update !== undefined) return fail(res, 400, 'this endpoint is read-only: SPARQL updates are refused');
+  if ((request.query === undefined || request.query.trim() === '') && (req.method === 'GET' || req.method === 'HEAD')) {
+    // A browser asking for the endpoint itself gets the query page.
+    const html = negotiate(req.headers.accept, [{ mediaType: 'text/html', value: 'page' }, ...SOLUTION_FORMATS]);
+    if (html?.value === 'page') {
+      const bytes = Buffer.from(sparqlPage(graph.uris.base), 'utf8');
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': bytes.length, Vary: 'Accept' });
+      res.end(req.method === 'HEAD' ? undefined : bytes);
+      return;
+    }
+  }
   if (request.query === undefined || request.query.trim() === '') {
     return fail(res, 400, 'no query: send a SPARQL query as query= (GET or a form POST) or as an application/sparql-query body');
   }
