@@ -8,9 +8,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, utimesSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
 import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { type ArchiveServer, startArchiveServer } from '../packages/archiver/src/serve/archive-server.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { storeVersion } from './catalog-fixture.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SKIP = existsSync(CHROMIUM)
@@ -113,4 +115,38 @@ test("a resource's page shows its history in time order, and its links lead to p
   }
   const set = await rendered(`${server.baseUrl}/page/set/${encodeURIComponent('mime:text:html')}`);
   assert.match(set, /<h2>What links to it<\/h2>/, 'a set lists its members');
+});
+
+test('a hostile identifier from a source is shown as text on its page, never run or made an element', { skip: SKIP }, async () => {
+  const hostile = `https://example.org/<img src=x onerror="document.title='pwned'">`;
+  const dir = mkdtempSync(join(work, 'hostile-'));
+  const catalog = Catalog.open(dir);
+  try {
+    const source = catalog.upsertSource('https://example.org/oai', { repositoryName: '<script>document.title="pwned"</script>' });
+    const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    storeVersion(catalog, {
+      sourceId: source.id,
+      identifier: hostile,
+      datestamp: '2026-01-01T00:00:00Z',
+      size: 1,
+      sha256: 'a'.repeat(64),
+      mimeType: 'text/html',
+      harvestId,
+    });
+    catalog.finishHarvest(harvestId, 'complete');
+  } finally {
+    catalog.close();
+  }
+  const hostileServer = await startArchiveServer({ archiveDir: dir });
+  try {
+    for (const tail of [`item/${encodeURIComponent(hostile)}`, 'source/1']) {
+      const dom = await rendered(`${hostileServer.baseUrl}/page/${tail}`);
+      assert.doesNotMatch(dom, /<title>pwned<\/title>/, tail);
+      assert.doesNotMatch(dom.replace(/<head>[\s\S]*?<\/head>/, ''), /<img|<script/, `${tail}: nothing became an element`);
+    }
+    const item = await rendered(`${hostileServer.baseUrl}/page/item/${encodeURIComponent(hostile)}`);
+    assert.ok(item.includes('&lt;img src=x onerror="document.title=\'pwned\'"&gt;') || item.includes('&lt;img src=x onerror=&quot;'), 'shown as text');
+  } finally {
+    await hostileServer.close();
+  }
 });
