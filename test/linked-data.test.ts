@@ -15,10 +15,13 @@ import { RdfXmlParser } from 'rdfxml-streaming-parser';
 import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { type ArchiveServer, startArchiveServer } from '../packages/archiver/src/serve/archive-server.ts';
 import { exportRdf } from '../packages/archiver/src/serve/export-rdf.ts';
+import { verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { checkWellFormed } from './xml-schema.ts';
 
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
+/** The store reads the catalog at most once a second: a little more than that. */
+const storeCatchesUp = () => new Promise((resolve) => setTimeout(resolve, 1100));
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
 const PREFIXES = `PREFIX oai: <http://www.mediaspaces.info/vocab/oai-pmh.rdf#>
 PREFIX dcterms: <http://purl.org/dc/terms/>
@@ -243,6 +246,19 @@ test('export-rdf streams the same graph as N-Quads, read back by another parser'
   assert.equal(distinct.size, await count('SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }'), 'the triples /sparql holds');
 });
 
+test("verify's fixity checks are events of the graph, each naming the bag it checked", async () => {
+  const report = await verifyArchive({ archiveDir: archive });
+  assert.equal(report.problems.length, 0);
+  await storeCatchesUp();
+  assert.equal(
+    await count(
+      `SELECT (COUNT(?e) AS ?n) WHERE { ?e a prov:Activity ; dcterms:type "fixity check" ; oaibag:outcome "success" ; prov:used ?bag . ?bag a oaibag:Bag }`,
+    ),
+    2,
+    'one per bag',
+  );
+});
+
 test('the store keeps in step with the catalog: a further harvest is visible without a restart', async () => {
   const before = await count('SELECT (COUNT(?i) AS ?n) WHERE { ?i a oai:Item }');
   write('added.txt', 'added later', YEAR_2000);
@@ -250,7 +266,7 @@ test('the store keeps in step with the catalog: a further harvest is visible wit
   await nextSecond();
   const third = await harvest({ baseUrl: `${repository.baseUrl}/oai`, archiveDir: archive });
   assert.equal(third.added, 1);
-  await nextSecond(); // the store reads the catalog at most once a second
+  await storeCatchesUp();
   assert.equal(await count('SELECT (COUNT(?i) AS ?n) WHERE { ?i a oai:Item }'), before + 1);
   assert.equal(await count('SELECT (COUNT(?h) AS ?n) WHERE { ?h a prov:Activity ; oaibag:status "complete" }'), 3);
 });

@@ -57,6 +57,15 @@ export interface GraphBag {
   harvestId: number | null;
 }
 
+/** An event the catalog keeps (the fixity checks of `oaibag verify`). */
+export interface GraphEvent {
+  id: number;
+  type: string;
+  outcome: string;
+  detail: string | null;
+  at: string;
+}
+
 /** The last id of each table the graph holds rows of (0: none yet). */
 export interface GraphMarks {
   source: number;
@@ -65,9 +74,10 @@ export interface GraphMarks {
   deletion: number;
   harvest: number;
   bag: number;
+  event: number;
 }
 
-export const NO_MARKS: GraphMarks = { source: 0, resource: 0, version: 0, deletion: 0, harvest: 0, bag: 0 };
+export const NO_MARKS: GraphMarks = { source: 0, resource: 0, version: 0, deletion: 0, harvest: 0, bag: 0, event: 0 };
 
 type Row = Record<string, unknown>;
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
@@ -168,5 +178,15 @@ export function bagsAfter(catalog: Catalog, after: number): GraphBag[] {
     id: Number(row.id),
     bagPath: String(row.bag_path),
     harvestId: row.harvest_id === null ? null : Number(row.harvest_id),
+  }));
+}
+
+export function eventsAfter(catalog: Catalog, after: number): GraphEvent[] {
+  return (catalog.statement('SELECT id, type, outcome, detail, at FROM events WHERE id > ? ORDER BY id').all(after) as Row[]).map((row) => ({
+    id: Number(row.id),
+    type: String(row.type),
+    outcome: String(row.outcome),
+    detail: text(row.detail),
+    at: String(row.at),
   }));
 }

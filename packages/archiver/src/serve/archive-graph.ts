@@ -2,7 +2,7 @@
 // the store loads fastest. URIs are minted from stable names only (bags, records, identifiers,
 // harvest ids), never from catalog row ids.
 import { mimeEssence, mimeSetSpec, mimeTypeForSetSpec, setNameFor, setSpecAncestors } from '@oaibag/oai-pmh';
-import type { GraphDeletion, GraphHarvest, GraphItem, GraphSource, GraphVersion } from '../catalog/graph-rows.js';
+import type { GraphDeletion, GraphEvent, GraphHarvest, GraphItem, GraphSource, GraphVersion } from '../catalog/graph-rows.js';
 import { payloadUrlPath } from './payload-files.js';
 
 export const NAMESPACES = {
@@ -39,6 +39,10 @@ export class ArchiveUris {
   }
   set(spec: string): string {
     return `${this.base}/resource/set/${encodeURIComponent(spec)}`;
+  }
+  /** Events live only in the catalog (reindex does not rebuild them): their row id names them. */
+  event(id: number): string {
+    return `${this.base}/resource/event/${id}`;
   }
   deletion(served: string, datestamp: string): string {
     return `${this.base}/resource/deletion/${encodeURIComponent(served)}/${encodeURIComponent(datestamp)}`;
@@ -170,6 +174,20 @@ export function describeHarvest(out: TripleWriter, uris: ArchiveUris, harvest: G
   out.literal(uri, `${prov}startedAtTime`, harvest.startedAt, `${xsd}dateTime`);
   if (harvest.endedAt !== null) out.literal(uri, `${prov}endedAtTime`, harvest.endedAt, `${xsd}dateTime`);
   out.literal(uri, `${oaibag}status`, harvest.status);
+}
+
+/** A preservation event of the catalog: a PROV activity with its type, outcome and the bag it checked. */
+export function describeEvent(out: TripleWriter, uris: ArchiveUris, event: GraphEvent): void {
+  const uri = uris.event(event.id);
+  out.iri(uri, `${rdf}type`, `${prov}Activity`);
+  out.literal(uri, `${dcterms}type`, event.type);
+  out.literal(uri, `${oaibag}outcome`, event.outcome);
+  out.literal(uri, `${prov}startedAtTime`, event.at, `${xsd}dateTime`);
+  if (event.detail !== null) {
+    out.literal(uri, `${dcterms}description`, event.detail);
+    const bag = /\baips\/harvest-\d+\/batch-\d+/.exec(event.detail)?.[0];
+    if (bag) out.iri(uri, `${prov}used`, uris.bag(bag));
+  }
 }
 
 export function describeBag(out: TripleWriter, uris: ArchiveUris, bagPath: string, harvestId: number | null): void {

@@ -5,6 +5,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import {
   bagsAfter,
   deletionsAfter,
+  eventsAfter,
   type GraphItem,
   type GraphMarks,
   harvestsFrom,
@@ -17,6 +18,7 @@ import {
   type ArchiveUris,
   describeBag,
   describeDeletion,
+  describeEvent,
   describeHarvest,
   describeItem,
   describeSource,
@@ -87,6 +89,10 @@ export function* graphChunks(catalog: Catalog, uris: ArchiveUris, progress: Grap
     describeHarvest(tail, uris, harvest);
     if (harvest.status === 'running' && firstOpen === undefined) firstOpen = harvest.id;
     marks.harvest = Math.max(marks.harvest, harvest.id);
+  }
+  for (const event of eventsAfter(catalog, marks.event)) {
+    describeEvent(tail, uris, event);
+    marks.event = event.id;
   }
   yield { ntriples: tail.text(), forget };
   progress.openHarvest = firstOpen ?? marks.harvest + 1;
