@@ -126,6 +126,19 @@ test('the protocol: GET and POST forms, JSON, XML, CSV and TSV results, ASK, for
   assert.match(String(byParameter.headers.get('content-type')), /^text\/csv/);
 });
 
+test('CONSTRUCT and DESCRIBE answer in the RDF formats, read back by other parsers', async () => {
+  const construct = 'CONSTRUCT { ?h ?p ?o } WHERE { ?h a prov:Activity ; ?p ?o }';
+  const turtle = await sparql(construct, 'text/turtle');
+  assert.match(String(turtle.headers.get('content-type')), /^text\/turtle/);
+  const fromTurtle = new N3Parser({ format: 'text/turtle' }).parse(await turtle.text());
+  assert.ok(fromTurtle.length >= 10);
+  const json = await sparql(construct, 'application/ld+json');
+  const fromJson = (await jsonld.toRDF(JSON.parse(await json.text()), {})) as unknown as unknown[];
+  assert.equal(fromJson.length, fromTurtle.length);
+  const describe = await sparql(`DESCRIBE <${server.baseUrl}/resource/source/1>`, 'application/n-triples');
+  assert.ok(new N3Parser({ format: 'application/n-triples' }).parse(await describe.text()).length >= 3);
+});
+
 test('read-only: an update is refused however it is sent; a bad query and an unknown format are clear errors', async () => {
   const attempts = [
     fetch(`${server.baseUrl}/sparql`, {
