@@ -23,6 +23,7 @@ const ARCHIVER_LAYERS: Record<string, number> = {
   audit: 4,
   reindex: 4,
   serve: 4,
+  export: 4,
   mirror: 5,
   commands: 6,
   '.': 7, // cli.ts and index.ts

@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { auditCommand } from './commands/audit-command.js';
 import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE, EXIT_USAGE } from './commands/exit-codes.js';
+import { exportCommand } from './commands/export-command.js';
 import { exportRdfCommand } from './commands/export-rdf-command.js';
 import { harvestCommand } from './commands/harvest-command.js';
 import { mirrorCommand } from './commands/mirror-command.js';
@@ -32,6 +33,7 @@ for (const command of [
   urlsCommand(),
   statusCommand(),
   serveCommand(),
+  exportCommand(),
   exportRdfCommand(),
 ]) {
   program.addCommand(command.showHelpAfterError().exitOverride());

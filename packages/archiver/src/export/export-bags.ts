@@ -1,0 +1,52 @@
+// `oaibag export --bags`: every catalogued batch bag serialized as one ZIP (serialize-bag.ts),
+// with a SHA256SUMS file beside them so that a partner can check what arrived.
+import { mkdir, open, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Catalog } from '../catalog/catalog.js';
+import { archiveIoError } from '../core/errors.js';
+import { type SerializedBag, serializeBag } from './serialize-bag.js';
+
+export interface ExportBagsOptions {
+  archiveDir: string;
+  to: string;
+  /** Only the bags of this source (its base URL). */
+  source?: string;
+  /** Told after each bag. */
+  progress?: (done: number, total: number, bag: SerializedBag) => void;
+}
+
+export async function exportBags(options: ExportBagsOptions): Promise<SerializedBag[]> {
+  const catalog = Catalog.open(options.archiveDir, { create: false });
+  let bagPaths: string[];
+  try {
+    const sourceId = options.source === undefined ? undefined : catalog.source(options.source)?.id;
+    bagPaths = catalog
+      .bags()
+      .filter((bag) => sourceId === undefined || bag.sourceId === sourceId)
+      .map((bag) => bag.bagPath);
+    if (options.source !== undefined && sourceId === undefined) bagPaths = [];
+  } finally {
+    catalog.close();
+  }
+  await mkdir(options.to, { recursive: true });
+  const written: SerializedBag[] = [];
+  for (const bagPath of bagPaths) {
+    const bag = await serializeBag(options.archiveDir, bagPath, options.to);
+    written.push(bag);
+    options.progress?.(written.length, bagPaths.length, bag);
+  }
+  const sums = join(options.to, 'SHA256SUMS');
+  try {
+    const handle = await open(`${sums}.partial`, 'w');
+    try {
+      await handle.writeFile(written.map((bag) => `${bag.sha256}  ${bag.folder}.zip\n`).join(''));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(`${sums}.partial`, sums);
+  } catch (error) {
+    throw archiveIoError(error, `cannot write ${sums}`, sums);
+  }
+  return written;
+}
