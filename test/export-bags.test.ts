@@ -12,6 +12,7 @@ import yauzl from 'yauzl';
 import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
 import { exportBags } from '../packages/archiver/src/export/export-bags.ts';
 import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
+import { verifyZipBag } from '../packages/archiver/src/verify/verify-zip-bag.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 let work: string;
@@ -84,4 +85,23 @@ test('each bag is one ZIP that unpacks to exactly its one folder, a valid bag; t
   assert.ok(names.includes('harvest-000001-batch-00001/bagit.txt'));
   const report = await verifyBag(join(unpacked, 'harvest-000001-batch-00001'));
   assert.deepEqual(report.problems, [], 'a valid bag once unpacked');
+});
+
+test('verify --bag checks a serialized bag in place: a good one passes, a changed byte is named', async () => {
+  const [bag] = await exportBags({ archiveDir: archive, to: join(work, 'checked') });
+  const good = await verifyZipBag(bag!.file);
+  assert.deepEqual(good.problems, []);
+  assert.equal(good.folder, 'harvest-000001-batch-00001');
+  assert.equal(good.payloadFiles, 3);
+  const bytes = readFileSync(bag!.file);
+  const at = bytes.indexOf('a file with a space');
+  assert.ok(at > 0, 'entries are stored, so the text is in the ZIP as it is');
+  bytes[at] = 'A'.charCodeAt(0);
+  const damaged = join(work, 'damaged.zip');
+  writeFileSync(damaged, bytes);
+  const bad = await verifyZipBag(damaged);
+  assert.equal(bad.ok, false);
+  assert.equal(bad.problems.length, 2, 'one line for each manifest that disagrees');
+  assert.match(bad.problems[0]!, /^harvest-000001-batch-00001\/data\/.*a b\.txt: sha256 [0-9a-f]{64}, the manifest says [0-9a-f]{64}$/);
+  assert.match(bad.problems[1]!, /^harvest-000001-batch-00001\/data\/.*a b\.txt: sha512 [0-9a-f]{128}, the manifest says [0-9a-f]{128}$/);
 });

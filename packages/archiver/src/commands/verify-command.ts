@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { formatVerifyReport, verifyArchive } from '../verify/verify-archive.js';
+import { verifyZipBag } from '../verify/verify-zip-bag.js';
 import { EXIT_PROBLEMS } from './exit-codes.js';
 import { wholeNumber } from './option-parsers.js';
 
@@ -11,6 +12,7 @@ export function verifyCommand(): Command {
     .option('--fast', 'check completeness, sizes and Payload-Oxum only (no checksums)')
     .option('--jobs <N>', 'bags verified at once, one worker thread each (default: the number of cores)', wholeNumber)
     .option('--json', 'print the report as JSON')
+    .option('--bag <FILE.zip>', 'check one serialized bag (oaibag export --bags) in place, without unpacking it')
     .addHelpText(
       'after',
       '\nEach problem is one line naming the bag and the file (missing, unexpected, checksum with\n' +
@@ -21,9 +23,25 @@ export function verifyCommand(): Command {
         'is named), a bag in aips/harvest-<n>/batch-<n> the catalog does not list an uncatalogued-bag.\n' +
         'One PREMIS "fixity check" event per bag is written to the catalog (never into the bags).\n' +
         'Holds the archive lock: no harvest meanwhile.\n' +
+        '\n--bag FILE.zip checks a serialized bag (oaibag export --bags) in place, read with yauzl: one\n' +
+        'folder, no link, no encrypted entry, no name twice, every manifest line, Payload-Oxum and the\n' +
+        'tag manifest; every bad entry named.\n' +
         '\nExit codes: 0 everything intact; 1 something is wrong (or the archive is locked); 2 usage.',
     )
-    .action(async (options: { archive: string; fast?: boolean; jobs?: number; json?: boolean }) => {
+    .action(async (options: { archive: string; fast?: boolean; jobs?: number; json?: boolean; bag?: string }) => {
+      if (options.bag !== undefined) {
+        const zip = await verifyZipBag(options.bag);
+        if (options.json) process.stdout.write(`${JSON.stringify(zip, null, 2)}\n`);
+        else {
+          for (const problem of zip.problems) process.stdout.write(`${problem}\n`);
+          process.stdout.write(
+            `${zip.file}: ${zip.ok ? 'a valid bag' : `${zip.problems.length} problem(s)`} (${zip.folder ?? 'no single folder'}, ${zip.entries} files, ` +
+              `${zip.payloadFiles} payload files, ${zip.payloadBytes} bytes)\n`,
+          );
+        }
+        if (!zip.ok) process.exitCode = EXIT_PROBLEMS;
+        return;
+      }
       const terminal = process.stderr.isTTY;
       const report = await verifyArchive({
         archiveDir: options.archive,
