@@ -7,7 +7,8 @@ import { ByValueSink } from '../src/datastream.ts';
 
 const info = { itemPath: [0], componentIndex: 0, resourceIndex: 0 };
 
-test('the consumer drains the buffer before the producer asks to wait: demand() resolves at once', async () => {
+/** A sink of 16 bytes' high-water mark, and the stream its consumer reads. */
+async function sinkWithReader(): Promise<{ sink: ByValueSink; stream: NodeJS.ReadableStream }> {
   let stream: NodeJS.ReadableStream | undefined;
   const sink = new ByValueSink(
     async (datastream) => {
@@ -18,6 +19,11 @@ test('the consumer drains the buffer before the producer asks to wait: demand() 
   );
   await nextTurn();
   assert.ok(stream);
+  return { sink, stream };
+}
+
+test('the consumer drains the buffer before the producer asks to wait: demand() resolves at once', async () => {
+  const { sink, stream } = await sinkWithReader();
   assert.equal(sink.write(Buffer.alloc(32, 1)), false, 'over the high-water mark');
   // The consumer reads everything (Node calls _read now, before anyone waits).
   while (stream.read() !== null);
@@ -27,15 +33,7 @@ test('the consumer drains the buffer before the producer asks to wait: demand() 
 });
 
 test('the producer waits first, then the consumer reads: demand() resolves when it does', async () => {
-  let stream: NodeJS.ReadableStream | undefined;
-  const sink = new ByValueSink(
-    async (datastream) => {
-      stream = datastream.bytes;
-    },
-    info,
-    16,
-  );
-  await nextTurn();
+  const { sink, stream } = await sinkWithReader();
   assert.equal(sink.write(Buffer.alloc(32, 1)), false);
   let resumed = false;
   const waiting = sink.demand().then(() => {
@@ -43,7 +41,7 @@ test('the producer waits first, then the consumer reads: demand() resolves when 
   });
   await nextTurn();
   assert.equal(resumed, false, 'nobody read yet');
-  while (stream!.read() !== null);
+  while (stream.read() !== null);
   await waiting;
   assert.equal(resumed, true);
 });

@@ -28,6 +28,7 @@ import { FILES_PREFIX, openServedPayload } from './payload-files.js';
 import { ORE_SCHEMA, ORE_SCHEMA_PATH } from './served-formats.js';
 import { answerSparql } from './sparql-endpoint.js';
 import { StoredRecords } from './stored-records.js';
+import { answerPlain, answerText } from './text-answers.js';
 
 export interface ArchiveServerOptions {
   archiveDir: string;
@@ -93,7 +94,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
       if (!res.headersSent) {
         // Before the first byte: say so (a damaged bag, the catalog); after it, cut the answer
         // off (a file could not be read, the client left), never a clean short one.
-        plain(res, 500, `the archive could not answer: ${(error as Error).message}\n`);
+        answerPlain(res, 500, `the archive could not answer: ${(error as Error).message}\n`);
       } else {
         res.destroy();
       }
@@ -139,11 +140,11 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
   const viewer = await context.access.authenticate(req.headers.authorization);
   if (!viewer) {
     res.setHeader('WWW-Authenticate', CHALLENGE);
-    return plain(res, 401, 'the credentials sent are not valid\n');
+    return answerPlain(res, 401, 'the credentials sent are not valid\n');
   }
   if (!viewer.canSee(decodedPath(path))) {
     if (viewer.user === null) res.setHeader('WWW-Authenticate', CHALLENGE);
-    return plain(res, viewer.user === null ? 401 : 403, 'this part of the archive is protected\n');
+    return answerPlain(res, viewer.user === null ? 401 : 403, 'this part of the archive is protected\n');
   }
   if (context.access.protectsAnything) res.setHeader('Vary', 'Authorization');
   if (path === '/oai') return oaiEndpoint(context, req, res, url);
@@ -151,18 +152,18 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
   if (LINKED_DATA_PREFIXES.some((prefix) => path.startsWith(prefix))) {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
-      return plain(res, 405, 'only GET and HEAD are answered here\n');
+      return answerPlain(res, 405, 'only GET and HEAD are answered here\n');
     }
     await answerLinkedData(await graphOf(context), req, res, url);
     return;
   }
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.setHeader('Allow', 'GET, HEAD');
-    return plain(res, 405, 'only GET and HEAD are answered here\n');
+    return answerPlain(res, 405, 'only GET and HEAD are answered here\n');
   }
   if (await answerMemento({ archiveDir: context.archiveDir, catalog: context.catalog, base: context.baseUrl }, req, res, url)) return;
-  if (path === `/${HTTP_HEADER_SCHEMA_PATH}`) return xml(req, res, 'application/xml', HTTP_HEADER_SCHEMA);
-  if (path === `/${ORE_SCHEMA_PATH}`) return xml(req, res, 'application/xml', ORE_SCHEMA);
+  if (path === `/${HTTP_HEADER_SCHEMA_PATH}`) return answerText(req, res, 'application/xml', HTTP_HEADER_SCHEMA);
+  if (path === `/${ORE_SCHEMA_PATH}`) return answerText(req, res, 'application/xml', ORE_SCHEMA);
   if (path.startsWith(FILES_PREFIX)) {
     const file = await openServedPayload(context.archiveDir, context.catalog, path);
     if (file) {
@@ -177,9 +178,9 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
   if (path.startsWith(ORE_PREFIX)) {
     const place = /^\/ore\/([^/]+)\/([^/]+)\/(\d{1,9})$/.exec(path);
     const map = place ? await context.oai.oreMap(`${AIPS_DIRECTORY}/${place[1]}/${place[2]}`, Number(place[3]), context.baseUrl) : undefined;
-    if (map) return xml(req, res, 'application/rdf+xml', map);
+    if (map) return answerText(req, res, 'application/rdf+xml', map);
   }
-  plain(res, 404, 'not found: the archive answers OAI-PMH at /oai, serves its payloads under /files/ and resource maps under /ore/\n');
+  answerPlain(res, 404, 'not found: the archive answers OAI-PMH at /oai, serves its payloads under /files/ and resource maps under /ore/\n');
 }
 
 function graphOf(context: ServerContext): Promise<GraphStore> {
@@ -194,12 +195,12 @@ async function oaiEndpoint(context: ServerContext, req: IncomingMessage, res: Se
     const body = await readFormBody(req);
     if (body === null) {
       res.setHeader('Connection', 'close');
-      return plain(res, 413, `an OAI-PMH POST body may have at most ${MAX_FORM_BYTES} bytes\n`);
+      return answerPlain(res, 413, `an OAI-PMH POST body may have at most ${MAX_FORM_BYTES} bytes\n`);
     }
     form = body;
   } else {
     res.setHeader('Allow', 'GET, HEAD, POST');
-    return plain(res, 405, 'the OAI-PMH endpoint answers GET and POST\n');
+    return answerPlain(res, 405, 'the OAI-PMH endpoint answers GET and POST\n');
   }
   const body = await context.oai.respond([...new URLSearchParams(form)], context.baseUrl);
   res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8' });
@@ -217,17 +218,6 @@ function decodedPath(path: string): string {
   } catch {
     return path.slice(1);
   }
-}
-
-function xml(req: IncomingMessage, res: ServerResponse, type: string, text: string): void {
-  const bytes = Buffer.from(text, 'utf8');
-  res.writeHead(200, { 'Content-Type': `${type}; charset=utf-8`, 'Content-Length': bytes.length });
-  res.end(req.method === 'HEAD' ? undefined : bytes);
-}
-
-function plain(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
 }
 
 function isClientGone(error: unknown): boolean {

@@ -7,6 +7,7 @@ import { negotiate, type Offer } from './content-negotiation.js';
 import type { GraphStore } from './graph-store.js';
 import { thingPage } from './linked-data-pages.js';
 import { RDF_FORMATS } from './sparql-endpoint.js';
+import { answerPlain, answerText } from './text-answers.js';
 
 export const LINKED_DATA_PREFIXES = ['/resource/', '/data/', '/page/'] as const;
 
@@ -24,13 +25,13 @@ export async function answerLinkedData(graph: GraphStore, req: IncomingMessage, 
   const tail = url.pathname.slice(prefix.length);
   const uri = `${graph.uris.base}/resource/${tail}`;
   if (tail === '' || !(await graph.describes(uri))) {
-    plain(res, 404, `nothing in the archive is named ${uri}\n`);
+    answerPlain(res, 404, `nothing in the archive is named ${uri}\n`);
     return true;
   }
   if (prefix === '/resource/') {
     const chosen = negotiate(req.headers.accept, RESOURCE_OFFERS);
     if (!chosen) {
-      plain(res, 406, `offered: ${RESOURCE_OFFERS.map((offer) => offer.mediaType).join(', ')}\n`);
+      answerPlain(res, 406, `offered: ${RESOURCE_OFFERS.map((offer) => offer.mediaType).join(', ')}\n`);
       return true;
     }
     res.writeHead(303, { Location: `${graph.uris.base}/${chosen.value}/${tail}`, Vary: 'Accept', 'Content-Length': 0 });
@@ -41,24 +42,13 @@ export async function answerLinkedData(graph: GraphStore, req: IncomingMessage, 
     const output = url.searchParams.get('output');
     const chosen = output !== null ? RDF_FORMATS.find((offer) => offer.value === output) : negotiate(req.headers.accept, RDF_FORMATS);
     if (!chosen) {
-      plain(res, 406, `offered: ${RDF_FORMATS.map((offer) => `${offer.mediaType} (output=${offer.value})`).join(', ')}\n`);
+      answerPlain(res, 406, `offered: ${RDF_FORMATS.map((offer) => `${offer.mediaType} (output=${offer.value})`).join(', ')}\n`);
       return true;
     }
     const { text } = await graph.query(`describe <${uri}>`, chosen.mediaType);
-    send(req, res, `${chosen.mediaType}; charset=utf-8`, text, { Vary: 'Accept', Link: `<${uri}>; rel="describes"` });
+    answerText(req, res, chosen.mediaType, text, { Vary: 'Accept', Link: `<${uri}>; rel="describes"` });
     return true;
   }
-  send(req, res, 'text/html; charset=utf-8', await thingPage(graph, uri, tail));
+  answerText(req, res, 'text/html', await thingPage(graph, uri, tail));
   return true;
-}
-
-function send(req: IncomingMessage, res: ServerResponse, type: string, text: string, headers: Record<string, string> = {}): void {
-  const bytes = Buffer.from(text, 'utf8');
-  res.writeHead(200, { 'Content-Type': type, 'Content-Length': bytes.length, ...headers });
-  res.end(req.method === 'HEAD' ? undefined : bytes);
-}
-
-function plain(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
 }

@@ -9,6 +9,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import { type MementoRow, mementosOf } from '../catalog/memento-rows.js';
 import { itemOfRecord } from '../catalog/served-items.js';
 import { openServedPayload, payloadUrlPath } from './payload-files.js';
+import { answerPlain, answerText } from './text-answers.js';
 
 export const MEMENTO_PREFIXES = ['/timegate/', '/timemap/link/', '/memento/'] as const;
 
@@ -31,7 +32,7 @@ export async function answerMemento(context: MementoContext, req: IncomingMessag
   const original = raw.slice(prefix.length);
   const versions = mementosOf(context.catalog, original);
   if (versions.length === 0) {
-    plain(res, 404, `the archive holds no capture of ${original}\n`);
+    answerPlain(res, 404, `the archive holds no capture of ${original}\n`);
     return true;
   }
   if (prefix === '/timemap/link/') timeMap(context, req, res, original, versions);
@@ -46,7 +47,7 @@ function timeGate(context: MementoContext, req: IncomingMessage, res: ServerResp
   if (header !== undefined) {
     const seconds = parseHttpDate(header);
     if (seconds === undefined) {
-      plain(res, 400, `Accept-Datetime must be an HTTP date (like ${httpDate(0)}): ${header}\n`, { Vary: 'accept-datetime' });
+      answerPlain(res, 400, `Accept-Datetime must be an HTTP date (like ${httpDate(0)}): ${header}\n`, { Vary: 'accept-datetime' });
       return;
     }
     wanted = seconds;
@@ -75,9 +76,7 @@ function timeMap(context: MementoContext, req: IncomingMessage, res: ServerRespo
       return `<${mementoUrl(context, version)}>; rel="${rel}"; datetime="${httpDate(seconds(version))}"`;
     }),
   ];
-  const body = Buffer.from(`${links.join(',\n')}\n`, 'utf8');
-  res.writeHead(200, { 'Content-Type': 'application/link-format; charset=utf-8', 'Content-Length': body.length });
-  res.end(req.method === 'HEAD' ? undefined : body);
+  answerText(req, res, 'application/link-format', `${links.join(',\n')}\n`);
 }
 
 /** A memento: the version's (first) payload, with its own type and date and the Memento headers. */
@@ -87,7 +86,7 @@ async function memento(context: MementoContext, req: IncomingMessage, res: Serve
   const part = item ? context.catalog.versionParts(item.version.id)[0] : undefined;
   const file = part ? await openServedPayload(context.archiveDir, context.catalog, payloadUrlPath(part.bagPath, part.path)) : undefined;
   if (!item || !file) {
-    plain(res, 404, 'no such memento\n');
+    answerPlain(res, 404, 'no such memento\n');
     return;
   }
   const version = item.version;
@@ -129,9 +128,4 @@ function mementoUrl(context: MementoContext, version: MementoRow): string {
 
 function timeMapUrl(context: MementoContext, original: string): string {
   return `${context.base}/timemap/link/${original}`;
-}
-
-function plain(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text), ...headers });
-  res.end(text);
 }

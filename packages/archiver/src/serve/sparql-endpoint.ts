@@ -5,6 +5,7 @@ import { readFormBody } from '@oaibag/oai-pmh';
 import { negotiate, type Offer } from './content-negotiation.js';
 import { type GraphStore, QueryFailure } from './graph-store.js';
 import { sparqlPage } from './linked-data-pages.js';
+import { answerPlain, answerText } from './text-answers.js';
 
 /** Result formats of solution queries (select, ask), first the default; `format=` names them by key. */
 const SOLUTION_FORMATS: ReadonlyArray<Offer<string>> = [
@@ -30,27 +31,24 @@ type QueryForm = 'select' | 'ask' | 'construct' | 'describe';
 /** Answers one request to `/sparql`. */
 export async function answerSparql(graph: GraphStore, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const request = await readSparqlRequest(req, url);
-  if ('error' in request) return fail(res, request.status, request.error);
-  if (request.update !== undefined) return fail(res, 400, 'this endpoint is read-only: SPARQL updates are refused');
+  if ('error' in request) return answerPlain(res, request.status, request.error);
+  if (request.update !== undefined) return answerPlain(res, 400, 'this endpoint is read-only: SPARQL updates are refused');
   if ((request.query === undefined || request.query.trim() === '') && (req.method === 'GET' || req.method === 'HEAD')) {
     // A browser asking for the endpoint itself gets the query page.
     const html = negotiate(req.headers.accept, [{ mediaType: 'text/html', value: 'page' }, ...SOLUTION_FORMATS]);
     if (html?.value === 'page') {
-      const bytes = Buffer.from(sparqlPage(graph.uris.base), 'utf8');
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': bytes.length, Vary: 'Accept' });
-      res.end(req.method === 'HEAD' ? undefined : bytes);
-      return;
+      return answerText(req, res, 'text/html', sparqlPage(graph.uris.base), { Vary: 'Accept' });
     }
   }
   if (request.query === undefined || request.query.trim() === '') {
-    return fail(res, 400, 'no query: send a SPARQL query as query= (GET or a form POST) or as an application/sparql-query body');
+    return answerPlain(res, 400, 'no query: send a SPARQL query as query= (GET or a form POST) or as an application/sparql-query body');
   }
   const form = queryForm(request.query);
-  if (form === 'update') return fail(res, 400, 'this endpoint is read-only: SPARQL updates are refused');
+  if (form === 'update') return answerPlain(res, 400, 'this endpoint is read-only: SPARQL updates are refused');
   const offers = form === 'construct' || form === 'describe' ? RDF_FORMATS : SOLUTION_FORMATS;
   const chosen = request.format !== undefined ? offers.find((offer) => offer.value === request.format) : negotiate(req.headers.accept, offers);
   if (!chosen) {
-    return fail(
+    return answerPlain(
       res,
       406,
       `none of the formats asked for is offered for ${form === undefined ? 'this query' : `a ${form} query`}: ${offers.map((offer) => `${offer.mediaType} (format=${offer.value})`).join(', ')}`,
@@ -60,19 +58,15 @@ export async function answerSparql(graph: GraphStore, req: IncomingMessage, res:
   try {
     result = await graph.query(request.query, chosen.mediaType, form === 'select');
   } catch (error) {
-    if (error instanceof QueryFailure && error.kind === 'timeout') return fail(res, 503, error.message);
-    if (error instanceof QueryFailure) return fail(res, 400, `the query cannot be run: ${error.message}`);
+    if (error instanceof QueryFailure && error.kind === 'timeout') return answerPlain(res, 503, error.message);
+    if (error instanceof QueryFailure) return answerPlain(res, 400, `the query cannot be run: ${error.message}`);
     throw error;
   }
-  const bytes = Buffer.from(result.text, 'utf8');
-  res.writeHead(200, {
-    'Content-Type': `${chosen.mediaType}; charset=utf-8`,
-    'Content-Length': bytes.length,
+  answerText(req, res, chosen.mediaType, result.text, {
     Vary: 'Accept',
     // The solutions were cut to the row limit: the header says so (the formats cannot).
     ...(result.truncated ? { 'SPARQL-Results-Truncated': `the first ${graph.rowLimit} solutions` } : {}),
   });
-  res.end(req.method === 'HEAD' ? undefined : bytes);
 }
 
 type SparqlRequest = { query?: string; update?: string; format?: string } | { error: string; status: number };
@@ -108,10 +102,4 @@ function queryForm(query: string): QueryForm | 'update' | undefined {
   }
   if (UPDATE_KEYWORDS.test(rest)) return 'update';
   return QUERY_FORM.exec(rest)?.[1]?.toLowerCase() as QueryForm | undefined;
-}
-
-function fail(res: ServerResponse, status: number, message: string): void {
-  const text = `${message}\n`;
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
 }
