@@ -24,6 +24,7 @@ const ARCHIVER_LAYERS: Record<string, number> = {
   reindex: 4,
   serve: 4,
   export: 4,
+  import: 5, // above harvest and export, whose bags and catalog an import writes
   mirror: 5,
   commands: 6,
   '.': 7, // cli.ts and index.ts

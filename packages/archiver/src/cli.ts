@@ -7,6 +7,7 @@ import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE, EXIT_USAGE } from './comm
 import { exportCommand } from './commands/export-command.js';
 import { exportRdfCommand } from './commands/export-rdf-command.js';
 import { harvestCommand } from './commands/harvest-command.js';
+import { importCommand } from './commands/import-command.js';
 import { mirrorCommand } from './commands/mirror-command.js';
 import { reindexCommand } from './commands/reindex-command.js';
 import { restoreCommand } from './commands/restore-command.js';
@@ -33,6 +34,7 @@ for (const command of [
   urlsCommand(),
   statusCommand(),
   serveCommand(),
+  importCommand(),
   exportCommand(),
   exportRdfCommand(),
 ]) {

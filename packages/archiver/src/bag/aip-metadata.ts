@@ -139,9 +139,27 @@ export function premisObjectXml(file: { path: string; size: number; sha256: stri
   );
 }
 
+/** An out-of-band delivery a bag's records came in (`oaibag import`), as its provenance names it. */
+export interface DeliveryFacts {
+  /** The ZIP's or folder's base name. */
+  name: string;
+  /** Its bytes (a folder: the sum of its files'). */
+  size: number;
+  /** The ZIP's sha-256 (a folder: of its manifest, see docs/import-export.md). */
+  sha256: string;
+  kind: 'site' | 'didl' | 'bags';
+}
+
+/** How a delivery is named in PREMIS details and bag-info.txt. */
+export function describeDelivery(delivery: DeliveryFacts): string {
+  return `out-of-band delivery ${delivery.name} (${delivery.size} bytes, sha-256 ${delivery.sha256})`;
+}
+
 /** What the events of one record say besides the record itself. */
 export interface EventContext {
   baseUrl: string;
+  /** Set when the records came in a delivery rather than over OAI-PMH. */
+  delivery?: DeliveryFacts;
   /** Prefix of the event identifiers: unique per bag (`h12-b3`). */
   idPrefix: string;
   at: string;
@@ -165,20 +183,15 @@ export function recordEventsXml(n: number, facts: BatchRecordFacts, context: Eve
     objects.join('') +
     '</premis:event>\n';
   const record = `record ${n} (${facts.identifier}, datestamp ${facts.datestamp})`;
+  const came = context.delivery ? `imported from the ${describeDelivery(context.delivery)} for ${context.baseUrl}` : `harvested from ${context.baseUrl}`;
   if (facts.kind === 'deletion') {
-    return (
-      event('capture', `${record} harvested from ${context.baseUrl}`) +
-      event('deletion', `${record}: the repository reports it deleted; its earlier versions stay`)
-    );
+    return event('capture', `${record} ${came}`) + event('deletion', `${record}: the repository reports it deleted; its earlier versions stay`);
   }
   const objects = facts.payloads.map((payload) =>
     payload.revisitOf !== undefined ? linkingObject('archive-path', `${payload.revisitOf}/${payload.path}`) : linkingObject('bag-path', payload.path),
   );
   if (facts.payloads.length === 0) {
-    return (
-      event('capture', `${record} harvested from ${context.baseUrl}; no datastream (metadata only)`) +
-      event('ingestion', `${record}: metadata kept in records.xml`)
-    );
+    return event('capture', `${record} ${came}; no datastream (metadata only)`) + event('ingestion', `${record}: metadata kept in records.xml`);
   }
   const captured = facts.payloads.map((payload) => {
     if (!payload.fetched) return `part ${payload.part} ${payload.via}`;
@@ -200,9 +213,26 @@ export function recordEventsXml(n: number, facts: BatchRecordFacts, context: Eve
       : `part ${payload.part} stored as ${payload.path}`,
   );
   return (
-    event('capture', `${record} harvested from ${context.baseUrl}; ${captured.join(', ')}`, objects) +
+    event('capture', `${record} ${came}; ${captured.join(', ')}`, objects) +
     event('fixity check', checked.join('; '), objects) +
     event('ingestion', ingested.join('; '), objects)
+  );
+}
+
+/**
+ * The accession of an out-of-band delivery: one event per bag of an import, before its records'
+ * events, naming the delivery (its sha-256 as the linking object) and what it was taken as.
+ */
+export function deliveryEventXml(delivery: DeliveryFacts, context: Omit<EventContext, 'delivery'>): string {
+  return (
+    '<premis:event>' +
+    `<premis:eventIdentifier><premis:eventIdentifierType>local</premis:eventIdentifierType><premis:eventIdentifierValue>${context.idPrefix}-accession</premis:eventIdentifierValue></premis:eventIdentifier>` +
+    `<premis:eventType>accession</premis:eventType><premis:eventDateTime>${context.at}</premis:eventDateTime>` +
+    `<premis:eventDetailInformation><premis:eventDetail>${escapeText(`${describeDelivery(delivery)}, read as ${delivery.kind === 'site' ? "a web site's files" : 'DIDL records'} for ${context.baseUrl}; its records verified and packaged as a harvest's`)}</premis:eventDetail></premis:eventDetailInformation>` +
+    '<premis:eventOutcomeInformation><premis:eventOutcome>success</premis:eventOutcome></premis:eventOutcomeInformation>' +
+    `<premis:linkingAgentIdentifier><premis:linkingAgentIdentifierType>software</premis:linkingAgentIdentifierType><premis:linkingAgentIdentifierValue>${escapeText(context.agent)}</premis:linkingAgentIdentifierValue></premis:linkingAgentIdentifier>` +
+    linkingObject('delivery-sha256', delivery.sha256) +
+    '</premis:event>\n'
   );
 }
 

@@ -13,6 +13,8 @@ import { archiveIoError } from '../core/errors.js';
 import { writeFully } from '../core/write-fully.js';
 import {
   type BatchRecordFacts,
+  type DeliveryFacts,
+  deliveryEventXml,
   type EventContext,
   premisHead,
   premisObjectXml,
@@ -62,6 +64,8 @@ export interface BatchBagSetup {
   /** Unique per bag in the archive: the prefix of its PREMIS event ids. */
   eventPrefix: string;
   agent: string;
+  /** The out-of-band delivery the records came in (`oaibag import`): an accession event, and each capture names it. */
+  delivery?: DeliveryFacts;
   now?: () => Date;
 }
 
@@ -111,6 +115,10 @@ export class BatchBag {
       // PREMIS wants every object before the first event.
       const eventsPath = join(setup.archiveDir, TEMP_DIRECTORY, `premis-events-${randomBytes(8).toString('hex')}`);
       const handle = await open(eventsPath, 'wx');
+      if (setup.delivery) {
+        const at = (setup.now?.() ?? new Date()).toISOString();
+        await writeFully(handle, gzipSync(deliveryEventXml(setup.delivery, { baseUrl: setup.baseUrl, idPrefix: setup.eventPrefix, at, agent: setup.agent })));
+      }
       return new BatchBag(setup, builder, records, { path: eventsPath, handle });
     } catch (error) {
       await builder.abort();
@@ -160,6 +168,7 @@ export class BatchBag {
       idPrefix: this.setup.eventPrefix,
       at: (this.setup.now?.() ?? new Date()).toISOString(),
       agent: this.setup.agent,
+      ...(this.setup.delivery ? { delivery: this.setup.delivery } : {}),
     };
     const numbers: number[] = [];
     const records: Buffer[] = [];

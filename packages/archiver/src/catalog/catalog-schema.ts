@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { DeliveryFacts } from '../bag/aip-metadata.js';
 import { ArchiverError } from '../core/errors.js';
 import type { IdentifyFacts } from '../oai/identify.js';
 
@@ -407,6 +408,8 @@ export interface HarvestArguments {
   until?: string | null;
   set?: string | null;
   prefix: string;
+  /** Set for an import (`oaibag import`): the out-of-band delivery its records came in. */
+  delivery?: DeliveryFacts;
 }
 
 /** `running` until it ends; `interrupted` when found running after a crash. */

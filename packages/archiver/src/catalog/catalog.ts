@@ -276,7 +276,7 @@ export class Catalog {
       id,
       sourceId,
       startedAt,
-      JSON.stringify({ from: args.from ?? null, until: args.until ?? null, set: args.set ?? null, prefix: args.prefix }),
+      argumentsJson(args),
     );
   }
 
@@ -292,6 +292,12 @@ export class Catalog {
       this.sql('UPDATE harvests SET status = ?, ended_at = ?, list_response_date = ? WHERE id = ?').run(status, endedAt, listResponseDate, harvestId);
       this.updateHarvestCounts(harvestId, counts);
     });
+  }
+
+  /** The source with this row id. */
+  sourceById(id: number): CatalogSource | undefined {
+    const row = this.sql('SELECT * FROM sources WHERE id = ?').get(id) as Row | undefined;
+    return row && toSource(row);
   }
 
   /** The source harvested from `baseUrl`, or undefined if never harvested. */
@@ -327,7 +333,7 @@ export class Catalog {
     const result = this.sql("INSERT INTO harvests (source_id, started_at, status, arguments) VALUES (?, ?, 'running', ?)").run(
       sourceId,
       stamp(),
-      JSON.stringify({ from: args.from ?? null, until: args.until ?? null, set: args.set ?? null, prefix: args.prefix }),
+      argumentsJson(args),
     );
     return Number(result.lastInsertRowid);
   }
@@ -693,4 +699,15 @@ const COUNT_NAMES = ['records', 'added', 'modified', 'touched', 'deleted', 'fail
 
 function stamp(): string {
   return new Date().toISOString();
+}
+
+/** A harvest's arguments as its row keeps them (an import's with its delivery). */
+function argumentsJson(args: HarvestArguments): string {
+  return JSON.stringify({
+    from: args.from ?? null,
+    until: args.until ?? null,
+    set: args.set ?? null,
+    prefix: args.prefix,
+    ...(args.delivery ? { delivery: args.delivery } : {}),
+  });
 }

@@ -21,7 +21,7 @@ export function statusCommand(): Command {
           text +=
             `\n${source.source.baseUrl}\n` +
             `  watermark: ${source.source.watermark ?? 'none (never completed)'}\n` +
-            `  last harvest: ${last ? `#${last.id} ${last.status}, ${last.startedAt}` : 'none'}\n` +
+            `  last harvest: ${last ? `#${last.id} ${last.status}, ${last.startedAt}${last.arguments.delivery ? ` (import of ${last.arguments.delivery.name})` : ''}` : 'none'}\n` +
             `  resources: ${source.liveResources} live, ${source.deletedResources} deleted; versions: ${source.versions}; payload: ${source.payloadBytes} bytes\n` +
             `  stored: ${source.storedBytes} bytes (each byte stream once) in ${source.bags} bag(s)\n` +
             `  failures outstanding: ${source.openFailures}\n`;

@@ -24,6 +24,17 @@
  *   other than http(s) or to a non-public address (loopback, private, link-local…) that the
  *   repository is not on itself; `--allow-private-refs` allows the addresses.
  * - `ERR_HARVEST_REDIRECTS`: a By-Reference URL redirects in a loop or more than 10 times.
+ * - `ERR_IMPORT_UNSAFE`: an out-of-band delivery is refused before anything is stored: an entry
+ *   that would land outside its folder (`..`, an absolute path, a backslash, a drive letter), a
+ *   symbolic link, two names equal after Unicode NFC, an encrypted entry, or a delivery over one
+ *   of the caps (entries, bytes of one entry, bytes in all, compression ratio).
+ * - `ERR_IMPORT_DAMAGED`: a delivery's bytes are not what it says: a CRC or size mismatch, a ZIP
+ *   that cannot be read, a serialized bag that fails its manifests, a file that changed while
+ *   it was being imported.
+ * - `ERR_IMPORT_CONFLICT`: a serialized bag's place, or its harvest number, is taken in the
+ *   archive by a bag of another archive; nothing of the delivery is placed.
+ * - `ERR_IMPORT_KIND`: a delivery whose kind cannot be told from its contents (or is not the
+ *   `--kind` given), or that lacks what its kind needs (`--base-url` for a site's files).
  */
 export type ArchiverErrorCode =
   | 'ERR_ARCHIVE_BAG'
@@ -41,7 +52,11 @@ export type ArchiverErrorCode =
   | 'ERR_HARVEST_PROTOCOL'
   | 'ERR_HARVEST_VERIFY'
   | 'ERR_HARVEST_REF_REFUSED'
-  | 'ERR_HARVEST_REDIRECTS';
+  | 'ERR_HARVEST_REDIRECTS'
+  | 'ERR_IMPORT_UNSAFE'
+  | 'ERR_IMPORT_DAMAGED'
+  | 'ERR_IMPORT_CONFLICT'
+  | 'ERR_IMPORT_KIND';
 
 /** Optional facts attached to an {@link ArchiverError}. */
 export interface ArchiverErrorDetails {

@@ -16,7 +16,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DiskFlusher } from '../archive/flush-to-disk.js';
 import { AIPS_DIRECTORY } from '../archive/storage-path.js';
-import type { BatchRecordFacts } from '../bag/aip-metadata.js';
+import { type BatchRecordFacts, type DeliveryFacts, describeDelivery } from '../bag/aip-metadata.js';
 import { placeSealedBags } from '../bag/bag-placement.js';
 import { cleanBagInfoValue } from '../bag/bag-writer.js';
 import { BatchBag, type ReceivedBytes } from '../bag/batch-bag.js';
@@ -75,6 +75,8 @@ export interface BatchHarvest {
   until: string | null;
   set: string | null;
   bounds?: BatchBounds;
+  /** Set for an import (`oaibag import`): the delivery the records came in, named in bag-info.txt and PREMIS. */
+  delivery?: DeliveryFacts;
 }
 
 /** What the list says when a batch is committed (bag-info.txt). */
@@ -106,6 +108,11 @@ export class HarvestBatch {
     const bounds = this.harvest.bounds ?? DEFAULT_BATCH_BOUNDS;
     const counts = this.bag?.counts;
     return counts !== undefined && (counts.records >= bounds.records || counts.payloadBytes >= bounds.bytes);
+  }
+
+  /** True when the batch has a bag under way (its next commit places one). */
+  get hasBag(): boolean {
+    return this.starting !== undefined;
   }
 
   /**
@@ -323,6 +330,7 @@ export class HarvestBatch {
       ...(this.harvest.rightsManifest ? { rightsManifest: this.harvest.rightsManifest } : {}),
       eventPrefix: `h${harvestId}-b${this.sequence}`,
       agent: AGENT,
+      ...(this.harvest.delivery ? { delivery: this.harvest.delivery } : {}),
     });
   }
 
@@ -336,18 +344,26 @@ export class HarvestBatch {
   ): Array<[string, string]> {
     const h = this.harvest;
     const started = h.catalog.harvest(h.harvestId)?.startedAt;
+    const description = h.delivery
+      ? `Records imported from the ${describeDelivery(h.delivery)} for ${h.baseUrl} by import ${h.harvestId}, files ${pages[0]}-${pages[1]} of it`
+      : `Records harvested over OAI-PMH from ${h.baseUrl} by harvest ${h.harvestId}, pages ${pages[0]}-${pages[1]} of its list`;
     const labels: Array<[string, string]> = [
       ['Oaibag-Format', String(ARCHIVE_FORMAT)],
-      [
-        'External-Description',
-        cleanBagInfoValue(`Records harvested over OAI-PMH from ${h.baseUrl} by harvest ${h.harvestId}, pages ${pages[0]}-${pages[1]} of its list`),
-      ],
+      ['External-Description', cleanBagInfoValue(description)],
       ['OAI-Base-URL', h.baseUrl],
       ['Source-Repository-Name', cleanBagInfoValue(h.repositoryName)],
       ['Harvest-Id', String(h.harvestId)],
       ...(started !== undefined ? [['Harvest-Started', started] as [string, string]] : []),
       ['Metadata-Prefix', h.prefix],
     ];
+    if (h.delivery) {
+      labels.push(
+        ['Delivery-Name', cleanBagInfoValue(h.delivery.name)],
+        ['Delivery-Kind', h.delivery.kind],
+        ['Delivery-Size', String(h.delivery.size)],
+        ['Delivery-SHA-256', h.delivery.sha256],
+      );
+    }
     if (h.from !== null) labels.push(['Harvest-From', h.from]);
     if (h.until !== null) labels.push(['Harvest-Until', h.until]);
     if (h.set !== null) labels.push(['Harvest-Set', cleanBagInfoValue(h.set)]);

@@ -3,19 +3,18 @@
 // while the page is read in order; a batch full or the list's end commits the batch bag with
 // the list state its last page leads to (harvest-batch.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type IncomingDatastream, isDidlError, type ReadRecord } from '@oaibag/didl';
-import { oaiHeaderXml } from '../bag/aip-metadata.js';
+import { isDidlError } from '@oaibag/didl';
 import type { Catalog } from '../catalog/catalog.js';
-import type { HarvestCounts, NewFailure, ResumeState } from '../catalog/catalog-schema.js';
-import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
+import type { HarvestCounts, ResumeState } from '../catalog/catalog-schema.js';
+import { ArchiverError } from '../core/errors.js';
 import { type ListPage, readListPage } from '../oai/list-page.js';
 import { walkList } from '../oai/list-walk.js';
 import type { OaiClient, OaiHttpResponse } from '../oai/oai-client.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from '../oai/retry-policy.js';
 import { type BatchBounds, type BatchTally, HarvestBatch, type PageEntry } from './harvest-batch.js';
 import type { HarvestPlan } from './harvest-plan.js';
-import { declinedAsHeld, discardIncoming, type IncomingFile, receiveIncoming } from './incoming-file.js';
-import { RecordRefused, type StoreContext, storeRecord } from './store-record.js';
+import { PageRecords } from './page-records.js';
+import type { StoreContext } from './store-record.js';
 
 /** How many times one harvest starts its list again (badResumptionToken, a token loop). */
 const MAX_LIST_RESTARTS = 2;
@@ -243,53 +242,16 @@ export class HarvestList {
     const counts = this.counts;
     const batch = this.batch;
     for (let attempt = 0; ; attempt++) {
-      const slots: Array<PageEntry | undefined> = [];
-      let pending: IncomingFile[] = [];
-      const inFlight = new Set<Promise<void>>();
-      let firstError: unknown;
+      const records = new PageRecords({ context, batch, counts, log, concurrency, progress: () => this.reportProgress() });
       try {
         // The first attempt may have been asked for already; a retry always asks again.
         const response = attempt === 0 && prefetched ? prefetched : client.oai(args);
-        const page = await readListPage(response, `ListRecords of ${client.endpoint.href}`, {
-          keepReceivedXml: true,
-          lenientIdentifier: true,
-          // Bytes the record promises and the archive holds (a touch, a revert): declined, only
-          // hashed by the reader; storeRecord holds that digest to the promise.
-          declineHeld: (promisedSha256: string) => {
-            if (!batch.holdsPayload(promisedSha256)) return false;
-            pending.push(declinedAsHeld());
-            return true;
-          },
-          onDatastream: async (datastream: IncomingDatastream) => {
-            // The reader hashes each By-Value datastream with sha-256 itself (storeRecord takes it).
-            pending.push(await receiveIncoming(context.archiveDir, datastream.bytes, context.budget, { sha256: false }));
-          },
-          onRecord: async (record: ReadRecord) => {
-            const received = pending;
-            pending = [];
-            const slot = slots.push(undefined) - 1;
-            const job = processRecord(context, batch, record, received, counts, log)
-              .then((entry) => {
-                slots[slot] = entry;
-              })
-              .then(() => this.reportProgress())
-              .catch((error: unknown) => {
-                firstError ??= error;
-              })
-              .finally(() => inFlight.delete(job));
-            inFlight.add(job);
-            if (inFlight.size >= concurrency) await Promise.race(inFlight);
-          },
-        });
-        await Promise.all(inFlight);
-        if (firstError !== undefined) throw firstError;
-        return { entries: compact(slots), ...page };
+        const page = await readListPage(response, `ListRecords of ${client.endpoint.href}`, records.readOptions());
+        return { entries: await records.finish(), ...page };
       } catch (error) {
-        await Promise.all(inFlight);
-        for (const file of pending) await discardIncoming(file);
         // What the broken attempt did take is kept in the batch: the page asked for again
         // recognises those records.
-        await this.take(compact(slots));
+        await this.take(await records.abandon());
         if (context.signal?.aborted) throw new HarvestStopped();
         if (error instanceof ArchiverError || attempt >= policy.retries) {
           if (error instanceof ArchiverError) throw error;
@@ -319,93 +281,8 @@ interface PageResult extends ListPage {
   entries: PageEntry[];
 }
 
-function compact(slots: ReadonlyArray<PageEntry | undefined>): PageEntry[] {
-  return slots.filter((entry): entry is PageEntry => entry !== undefined);
-}
-
 /** Thrown inside a harvest when its signal stops it; never leaves `harvest()`. */
 export class HarvestStopped extends Error {}
-
-/** One record of a page: its entry for the batch, or undefined when it adds nothing (known, no header). */
-async function processRecord(
-  context: StoreContext,
-  batch: HarvestBatch,
-  record: ReadRecord,
-  received: IncomingFile[],
-  counts: HarvestCounts,
-  log: (line: string) => void,
-): Promise<PageEntry | undefined> {
-  const header = record.header;
-  counts.records++;
-  if (!header) {
-    for (const file of received) await discardIncoming(file);
-    return undefined;
-  }
-  if (header.deleted) {
-    for (const file of received) await discardIncoming(file);
-    if (batch.knownDeletion(header.identifier, header.datestamp)) return undefined;
-    const headerXml = record.receivedHeader ?? Buffer.from(oaiHeaderXml(header), 'utf8');
-    return {
-      kind: 'deletion',
-      facts: {
-        kind: 'deletion',
-        identifier: header.identifier,
-        datestamp: header.datestamp,
-        headerXml,
-        ...(record.receivedAbout ? { aboutXml: record.receivedAbout } : {}),
-      },
-    };
-  }
-  if (record.error || !record.didl) {
-    for (const file of received) await discardIncoming(file);
-    counts.failed++;
-    const error = record.error;
-    log(`failed: ${header.identifier}: ${error?.message ?? 'no DIDL'}`);
-    return failureOf(context, header, {
-      stage: 'verify',
-      code: error?.code ?? 'ERR_HARVEST_FORMAT',
-      message: error?.message ?? 'the record carries no DIDL',
-      expected: error?.expected === undefined ? null : String(error.expected),
-      found: error?.found === undefined ? null : String(error.found),
-    });
-  }
-  try {
-    const asReceived = {
-      ...(record.receivedHeader ? { header: record.receivedHeader } : {}),
-      ...(record.receivedDidl ? { didl: record.receivedDidl } : {}),
-      ...(record.receivedAbout ? { about: record.receivedAbout } : {}),
-    };
-    const stored = await storeRecord(context, batch, header, record.didl, received, asReceived);
-    if (stored.known) return undefined;
-    return { kind: 'version', facts: stored.facts, parts: stored.parts, fetches: stored.fetches };
-  } catch (error) {
-    // No room left is the archive's problem, not this record's: the whole harvest stops.
-    if (isStorageExhausted(error)) throw archiveFullError(context.archiveDir, error);
-    if (!(error instanceof ArchiverError)) throw error;
-    counts.failed++;
-    const refused = error instanceof RecordRefused ? error : undefined;
-    log(`failed: ${header.identifier}: ${error.message}`);
-    return failureOf(context, header, {
-      stage: refused?.stage ?? 'store',
-      code: error.code,
-      message: error.message,
-      expected: refused?.expected ?? null,
-      found: refused?.found ?? null,
-    });
-  }
-}
-
-/** A failure of one record of the harvest, for the batch. */
-function failureOf(
-  context: StoreContext,
-  header: { identifier: string; datestamp: string },
-  reason: Pick<NewFailure, 'stage' | 'code' | 'message' | 'expected' | 'found'>,
-): PageEntry {
-  return {
-    kind: 'failure',
-    failure: { sourceId: context.sourceId, harvestId: context.harvestId, identifier: header.identifier, datestamp: header.datestamp, ...reason },
-  };
-}
 
 function addTally(counts: HarvestCounts, tally: BatchTally): void {
   for (const key of Object.keys(tally) as Array<keyof BatchTally>) counts[key] += tally[key];

@@ -1,8 +1,5 @@
-import { mkdir } from 'node:fs/promises';
-import { acquireArchiveLock } from '../archive/archive-lock.js';
-import { defaultFlushMode, flusherWhenReady, openDiskFlusher } from '../archive/flush-to-disk.js';
-import { cleanupLeftovers } from '../bag/bag-writer.js';
-import { Catalog } from '../catalog/catalog.js';
+import { defaultFlushMode } from '../archive/flush-to-disk.js';
+import type { Catalog } from '../catalog/catalog.js';
 import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js';
 import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
@@ -10,11 +7,11 @@ import { identifyRepository } from '../oai/identify.js';
 import { type Compression, type Credentials, OaiClient } from '../oai/oai-client.js';
 import type { ResolveHost } from '../oai/origin-pools.js';
 import type { RetryPolicy } from '../oai/retry-policy.js';
-import { adoptPendingBags } from './adopt-pending-bags.js';
 import type { BatchBounds } from './harvest-batch.js';
 import { HarvestList, HarvestStopped } from './harvest-list.js';
 import { planHarvest } from './harvest-plan.js';
 import { harvestMemoryBudget } from './incoming-file.js';
+import { openIngestSession } from './ingest-session.js';
 
 export interface HarvestOptions {
   /** The repository's OAI-PMH base URL. */
@@ -85,9 +82,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
   // The user's dates in the one command-line grammar, sent as OAI-PMH's UTC forms.
   const userFrom = options.from === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.from, '--from'));
   const userUntil = options.until === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.until, '--until'));
-  await mkdir(options.archiveDir, { recursive: true });
-  const lock = await acquireArchiveLock(options.archiveDir, `harvest ${options.baseUrl}`);
-  const catalog = Catalog.open(options.archiveDir);
+  const session = await openIngestSession(options.archiveDir, `harvest ${options.baseUrl}`, log);
+  const { catalog, flusher } = session;
   const client = new OaiClient(options.baseUrl, {
     ...(options.credentials ? { credentials: options.credentials } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
@@ -97,14 +93,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     ...(options.compression ? { compression: options.compression } : {}),
     onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
   });
-  // The flusher's self-check (one syncfs) runs while Identify and the first pages are read.
-  const flusher = flusherWhenReady(openDiskFlusher(options.archiveDir));
   try {
-    // What an interrupted run left: a harvest row still running, tmp/, bags placed but not recorded.
-    catalog.interruptRunningHarvests();
-    await cleanupLeftovers(options.archiveDir);
-    const adopted = await adoptPendingBags(options.archiveDir, catalog);
-    if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
     const facts = await identifyRepository(client, prefix);
     const source = catalog.upsertSource(options.baseUrl, facts);
     const plan = planHarvest({
@@ -185,10 +174,8 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     // Before the list (adopting bags, starting the harvest) a full disk is the same story.
     throw isStorageExhausted(error) ? archiveFullError(options.archiveDir, error) : error;
   } finally {
-    await flusher.close();
     await client.close();
-    catalog.close();
-    await lock.release();
+    await session.close();
   }
 }
 

@@ -10,8 +10,8 @@ import { acquireArchiveLock } from '../archive/archive-lock.js';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
 import { AIPS_DIRECTORY } from '../archive/storage-path.js';
 import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
-import { ARCHIVE_FORMAT, type HarvestCounts, type HarvestStatus, type ResumeState } from '../catalog/catalog-schema.js';
-import { indexBatchBag, readBatchBag } from '../catalog/index-bag.js';
+import { ARCHIVE_FORMAT } from '../catalog/catalog-schema.js';
+import { indexBags } from '../catalog/index-bags.js';
 import { ArchiverError } from '../core/errors.js';
 
 export interface ReindexOptions {
@@ -69,7 +69,7 @@ export async function reindexArchive(options: ReindexOptions): Promise<ReindexSu
     const catalog = Catalog.open(archiveDir, { fileName: temporary });
     let summary: Omit<ReindexSummary, 'archive' | 'catalog' | 'keptAs' | 'seconds'>;
     try {
-      summary = await rebuild(catalog, archiveDir, bags, options.progress);
+      summary = await indexBags(catalog, archiveDir, bags, options.progress ? { progress: options.progress } : {});
     } finally {
       catalog.close();
     }
@@ -115,86 +115,6 @@ export async function listBatchBags(archiveDir: string): Promise<string[]> {
   }
   bags.sort((a, b) => a.harvest - b.harvest || a.batch - b.batch);
   return bags.map((bag) => bag.path);
-}
-
-interface HarvestFacts {
-  sourceId: number;
-  counts: HarvestCounts;
-  status: Exclude<HarvestStatus, 'running'>;
-  endedAt: string;
-  listResponseDate: string | null;
-}
-
-async function rebuild(
-  catalog: Catalog,
-  archiveDir: string,
-  bags: readonly string[],
-  progress: ReindexOptions['progress'],
-): Promise<Omit<ReindexSummary, 'archive' | 'catalog' | 'keptAs' | 'seconds'>> {
-  const harvests = new Map<number, HarvestFacts>();
-  /** Per source: the watermark of its last complete list, and the list state after its last bag. */
-  const sources = new Map<number, { watermark: string | null; resume: ResumeState | null }>();
-  let versions = 0;
-  let deletions = 0;
-  for (const [index, bagPath] of bags.entries()) {
-    const bag = await readBatchBag(archiveDir, bagPath);
-    const info = bag.info;
-    const source = catalog.ensureSource(info.get('OAI-Base-URL')!, info.get('Source-Repository-Name') ?? null);
-    const harvestId = Number(info.get('Harvest-Id'));
-    if (!Number.isSafeInteger(harvestId) || harvestId < 1) {
-      throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${bagPath}: bag-info.txt has no valid Harvest-Id`, { path: bagPath });
-    }
-    const listEnd = info.get('List-End');
-    const status: Exclude<HarvestStatus, 'running'> = listEnd === 'complete' ? 'complete' : listEnd === 'partial' ? 'partial' : 'interrupted';
-    const args = {
-      from: info.get('Harvest-From') ?? null,
-      until: info.get('Harvest-Until') ?? null,
-      set: info.get('Harvest-Set') ?? null,
-      prefix: info.get('Metadata-Prefix') ?? 'oai_didl',
-    };
-    const baggedAt = info.get('Bagged-At') ?? `${info.get('Bagging-Date') ?? '1970-01-01'}T00:00:00.000Z`;
-    catalog.ensureHarvest(harvestId, source.id, args, info.get('Harvest-Started') ?? baggedAt);
-    const tally = indexBatchBag(catalog, bag);
-    const facts = harvests.get(harvestId) ?? {
-      sourceId: source.id,
-      counts: { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 },
-      status,
-      endedAt: baggedAt,
-      listResponseDate: info.get('List-Response-Date') ?? null,
-    };
-    facts.endedAt = baggedAt;
-    for (const key of ['records', 'added', 'modified', 'touched', 'deleted', 'bytes'] as const) facts.counts[key] += tally[key];
-    if (status !== 'interrupted') facts.status = status;
-    harvests.set(harvestId, facts);
-    versions += tally.added + tally.modified + tally.touched;
-    deletions += tally.deleted;
-
-    const state = sources.get(source.id) ?? { watermark: null, resume: null };
-    const listResponseDate = info.get('List-Response-Date') ?? null;
-    if (listEnd !== undefined) {
-      if (listEnd === 'complete' && listResponseDate !== null) state.watermark = listResponseDate;
-      state.resume = null;
-    } else {
-      const token = info.get('Resumption-Token');
-      state.resume =
-        token === undefined
-          ? state.resume
-          : { token, listFrom: args.from, listUntil: args.until, set: args.set, prefix: args.prefix, listResponseDate, harvestId };
-    }
-    sources.set(source.id, state);
-    progress?.(index + 1, bags.length);
-  }
-  catalog.transaction(() => {
-    for (const [id, facts] of harvests) {
-      catalog.closeRebuiltHarvest(id, facts.status, facts.counts, facts.endedAt, facts.listResponseDate);
-      const list = sources.get(facts.sourceId);
-      if (list) {
-        if (list.watermark !== null) catalog.setWatermark(facts.sourceId, list.watermark);
-        catalog.saveResumeState(facts.sourceId, list.resume);
-      }
-    }
-  });
-  return { bags: bags.length, sources: sources.size, harvests: harvests.size, versions, deletions };
 }
 
 async function exists(path: string): Promise<boolean> {

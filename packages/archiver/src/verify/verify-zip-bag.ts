@@ -4,10 +4,10 @@
 // tag files read, every payload hashed against the manifests, Payload-Oxum and the tag
 // manifest checked. Every bad entry is named.
 import { createHash, type Hash } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import { readManifestLines } from '../bag/manifest-lines.js';
 import { ArchiverError } from '../core/errors.js';
+import { openZipEntry as openEntry, readZipEntries as readEntries, zipEntryFileType } from '../core/zip-entries.js';
 
 export interface ZipBagReport {
   file: string;
@@ -40,9 +40,8 @@ export async function verifyZipBag(file: string): Promise<ZipBagReport> {
     const tops = new Set<string>();
     for await (const entry of readEntries(zip)) {
       const name = entry.fileName;
-      const mode = (entry.externalFileAttributes >>> 16) & 0o170000;
       if ((entry.generalPurposeBitFlag & 0x1) !== 0) problems.push(`${name}: encrypted, which a bag never is`);
-      if (mode === 0o120000) problems.push(`${name}: a symbolic link, which a bag never holds`);
+      if (zipEntryFileType(entry) === 'symbolic link') problems.push(`${name}: a symbolic link, which a bag never holds`);
       const normal = name.normalize('NFC');
       if (seen.has(normal)) problems.push(`${name}: a second entry of that name (after Unicode NFC)`);
       seen.add(normal);
@@ -138,37 +137,4 @@ function openZip(file: string): Promise<yauzl.ZipFile> {
       else resolve(zip);
     }),
   );
-}
-
-/** The central directory's entries, one at a time. */
-async function* readEntries(zip: yauzl.ZipFile): AsyncGenerator<yauzl.Entry> {
-  for (;;) {
-    const entry = await new Promise<yauzl.Entry | null>((resolve, reject) => {
-      const onEntry = (found: yauzl.Entry) => {
-        zip.off('end', onEnd);
-        zip.off('error', onError);
-        resolve(found);
-      };
-      const onEnd = () => {
-        zip.off('entry', onEntry);
-        zip.off('error', onError);
-        resolve(null);
-      };
-      const onError = (error: Error) => {
-        zip.off('entry', onEntry);
-        zip.off('end', onEnd);
-        reject(error);
-      };
-      zip.once('entry', onEntry);
-      zip.once('end', onEnd);
-      zip.once('error', onError);
-      zip.readEntry();
-    });
-    if (entry === null) return;
-    yield entry;
-  }
-}
-
-function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
-  return new Promise((resolve, reject) => zip.openReadStream(entry, (error, stream) => (error ? reject(error) : resolve(stream))));
 }

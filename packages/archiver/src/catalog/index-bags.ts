@@ -1,0 +1,121 @@
+// Records batch bags in the catalog from their own files, harvest by harvest: the harvest rows
+// that wrote them (with their ids, so bag names and catalog agree), each bag's versions and
+// deletions, and per source the watermark of its last complete list and the list state after
+// its last bag. `oaibag reindex` does it for every bag of an archive, into a new catalog;
+// `oaibag import` of serialized bags for the bags it adopts, into the archive's catalog.
+import type { DeliveryFacts } from '../bag/aip-metadata.js';
+import { ArchiverError } from '../core/errors.js';
+import type { Catalog } from './catalog.js';
+import type { CatalogSource, HarvestArguments, HarvestCounts, HarvestStatus, ResumeState } from './catalog-schema.js';
+import { indexBatchBag, type ReadBatchBag, readBatchBag } from './index-bag.js';
+
+export interface IndexBagsOptions {
+  /** After each bag: bags done, bags in all. */
+  progress?: (done: number, total: number) => void;
+  /**
+   * Into a catalog that has other bags already (an import): a source's watermark only moves
+   * forward, and its saved list state is left as it is.
+   */
+  adopting?: boolean;
+}
+
+export interface IndexedBags {
+  bags: number;
+  sources: number;
+  harvests: number;
+  versions: number;
+  deletions: number;
+}
+
+interface HarvestFacts {
+  sourceId: number;
+  counts: HarvestCounts;
+  status: Exclude<HarvestStatus, 'running'>;
+  endedAt: string;
+  listResponseDate: string | null;
+}
+
+/** The harvest a batch bag says it was written by: its id and arguments, from bag-info.txt. */
+export function harvestOfBag(bag: Pick<ReadBatchBag, 'bagPath' | 'info'>): { harvestId: number; args: HarvestArguments; startedAt: string; baggedAt: string } {
+  const { info, bagPath } = bag;
+  const harvestId = Number(info.get('Harvest-Id'));
+  if (!Number.isSafeInteger(harvestId) || harvestId < 1) {
+    throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${bagPath}: bag-info.txt has no valid Harvest-Id`, { path: bagPath });
+  }
+  const delivery = deliveryOf(info);
+  const args: HarvestArguments = {
+    from: info.get('Harvest-From') ?? null,
+    until: info.get('Harvest-Until') ?? null,
+    set: info.get('Harvest-Set') ?? null,
+    prefix: info.get('Metadata-Prefix') ?? 'oai_didl',
+    ...(delivery ? { delivery } : {}),
+  };
+  const baggedAt = info.get('Bagged-At') ?? `${info.get('Bagging-Date') ?? '1970-01-01'}T00:00:00.000Z`;
+  return { harvestId, args, startedAt: info.get('Harvest-Started') ?? baggedAt, baggedAt };
+}
+
+/** An import's delivery, from the Delivery-* labels of its bags. */
+function deliveryOf(info: Map<string, string>): DeliveryFacts | undefined {
+  const name = info.get('Delivery-Name');
+  const kind = info.get('Delivery-Kind');
+  const sha256 = info.get('Delivery-SHA-256');
+  if (name === undefined || sha256 === undefined || (kind !== 'site' && kind !== 'didl' && kind !== 'bags')) return undefined;
+  return { name, kind, size: Number(info.get('Delivery-Size') ?? 0), sha256 };
+}
+
+/** Records `bags` (archive-relative paths, in the order written) in the catalog; see the file comment. */
+export async function indexBags(catalog: Catalog, archiveDir: string, bags: readonly string[], options: IndexBagsOptions = {}): Promise<IndexedBags> {
+  const harvests = new Map<number, HarvestFacts>();
+  /** Per source: the watermark of its last complete list, and the list state after its last bag. */
+  const sources = new Map<number, { watermark: string | null; resume: ResumeState | null; before: CatalogSource }>();
+  let versions = 0;
+  let deletions = 0;
+  for (const [index, bagPath] of bags.entries()) {
+    const bag = await readBatchBag(archiveDir, bagPath);
+    const info = bag.info;
+    const source = catalog.ensureSource(info.get('OAI-Base-URL')!, info.get('Source-Repository-Name') ?? null);
+    const { harvestId, args, startedAt, baggedAt } = harvestOfBag(bag);
+    const listEnd = info.get('List-End');
+    const status: Exclude<HarvestStatus, 'running'> = listEnd === 'complete' ? 'complete' : listEnd === 'partial' ? 'partial' : 'interrupted';
+    catalog.ensureHarvest(harvestId, source.id, args, startedAt);
+    const tally = indexBatchBag(catalog, bag);
+    const facts = harvests.get(harvestId) ?? {
+      sourceId: source.id,
+      counts: { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 },
+      status,
+      endedAt: baggedAt,
+      listResponseDate: info.get('List-Response-Date') ?? null,
+    };
+    facts.endedAt = baggedAt;
+    for (const key of ['records', 'added', 'modified', 'touched', 'deleted', 'bytes'] as const) facts.counts[key] += tally[key];
+    if (status !== 'interrupted') facts.status = status;
+    harvests.set(harvestId, facts);
+    versions += tally.added + tally.modified + tally.touched;
+    deletions += tally.deleted;
+
+    const state = sources.get(source.id) ?? { watermark: null, resume: null, before: source };
+    const listResponseDate = info.get('List-Response-Date') ?? null;
+    if (listEnd !== undefined) {
+      if (listEnd === 'complete' && listResponseDate !== null) state.watermark = listResponseDate;
+      state.resume = null;
+    } else {
+      const token = info.get('Resumption-Token');
+      state.resume =
+        token === undefined
+          ? state.resume
+          : { token, listFrom: args.from ?? null, listUntil: args.until ?? null, set: args.set ?? null, prefix: args.prefix, listResponseDate, harvestId };
+    }
+    sources.set(source.id, state);
+    options.progress?.(index + 1, bags.length);
+  }
+  catalog.transaction(() => {
+    for (const [id, facts] of harvests) catalog.closeRebuiltHarvest(id, facts.status, facts.counts, facts.endedAt, facts.listResponseDate);
+    for (const [sourceId, list] of sources) {
+      // Adopting: what the source had before these bags came (a later watermark, a list under way) stays.
+      const had = options.adopting ? list.before : undefined;
+      if (list.watermark !== null && (!had?.watermark || list.watermark > had.watermark)) catalog.setWatermark(sourceId, list.watermark);
+      if (!had?.resume) catalog.saveResumeState(sourceId, list.resume);
+    }
+  });
+  return { bags: bags.length, sources: sources.size, harvests: harvests.size, versions, deletions };
+}

@@ -1,0 +1,43 @@
+// What every run that adds to an archive (a harvest, an import) opens first, under the archive
+// lock: the catalog, the disk flusher, and what an interrupted run left behind put right (a
+// harvest row still running, tmp/, bags placed but not recorded).
+import { mkdir } from 'node:fs/promises';
+import { acquireArchiveLock } from '../archive/archive-lock.js';
+import { type DiskFlusher, flusherWhenReady, openDiskFlusher } from '../archive/flush-to-disk.js';
+import { cleanupLeftovers } from '../bag/bag-writer.js';
+import { Catalog } from '../catalog/catalog.js';
+import { archiveFullError, isStorageExhausted } from '../core/errors.js';
+import { adoptPendingBags } from './adopt-pending-bags.js';
+
+export interface IngestSession {
+  catalog: Catalog;
+  flusher: DiskFlusher;
+  /** Closes the flusher and the catalog and releases the lock (in a `finally`). */
+  close(): Promise<void>;
+}
+
+/** Opens `archiveDir` (created when absent) for a run named `purpose` in the lock file. */
+export async function openIngestSession(archiveDir: string, purpose: string, log: (line: string) => void): Promise<IngestSession> {
+  await mkdir(archiveDir, { recursive: true });
+  const lock = await acquireArchiveLock(archiveDir, purpose);
+  let catalog: Catalog | undefined;
+  let flusher: DiskFlusher | undefined;
+  const close = async () => {
+    await flusher?.close();
+    catalog?.close();
+    await lock.release();
+  };
+  try {
+    catalog = Catalog.open(archiveDir);
+    // The flusher's self-check (one syncfs) runs while the run starts (Identify, the first pages).
+    flusher = flusherWhenReady(openDiskFlusher(archiveDir));
+    catalog.interruptRunningHarvests();
+    await cleanupLeftovers(archiveDir);
+    const adopted = await adoptPendingBags(archiveDir, catalog);
+    if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
+    return { catalog, flusher, close };
+  } catch (error) {
+    await close();
+    throw isStorageExhausted(error) ? archiveFullError(archiveDir, error) : error;
+  }
+}

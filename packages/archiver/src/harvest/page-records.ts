@@ -1,0 +1,190 @@
+// The records of one page (a ListRecords page, or a file of an out-of-band delivery), taken the
+// one way a harvest takes them: By-Value datastreams received as the DIDL reader decodes them
+// (bytes the archive holds declined), each record verified and stored (store-record.ts) up to
+// `concurrency` at a time while the page is read on, and handed back in page order as batch
+// entries (harvest-batch.ts). `oaibag harvest` and `oaibag import` both read through it.
+import type { IncomingDatastream, OaiHeader, ReadDidlOptions, ReadRecord } from '@oaibag/didl';
+import { oaiHeaderXml } from '../bag/aip-metadata.js';
+import type { HarvestCounts, NewFailure } from '../catalog/catalog-schema.js';
+import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
+import type { HarvestBatch, PageEntry } from './harvest-batch.js';
+import { declinedAsHeld, discardIncoming, type IncomingFile, receiveIncoming } from './incoming-file.js';
+import { RecordRefused, type StoreContext, storeRecord } from './store-record.js';
+
+export interface PageRecordsSetup {
+  context: StoreContext;
+  batch: HarvestBatch;
+  /** The harvest's counts: `records` and `failed` move as records are read. */
+  counts: HarvestCounts;
+  log: (line: string) => void;
+  /** Records stored at once. */
+  concurrency: number;
+  /** After each record. */
+  progress?: () => void;
+}
+
+/**
+ * The header of a record that came without one (a standalone DIDL document of a delivery);
+ * without it such a record adds nothing.
+ */
+export type HeaderFor = (record: ReadRecord) => OaiHeader | undefined;
+
+/** One page's records as they are read; a new one for every page (and every attempt at it). */
+export class PageRecords {
+  private readonly slots: Array<PageEntry | undefined> = [];
+  private pending: IncomingFile[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private firstError: unknown;
+
+  constructor(private readonly setup: PageRecordsSetup) {}
+
+  /** The DIDL reader's handlers for this page (with `keepReceivedXml` and `lenientIdentifier`). */
+  readOptions(headerFor?: HeaderFor): ReadDidlOptions {
+    const { batch, context } = this.setup;
+    return {
+      keepReceivedXml: true,
+      lenientIdentifier: true,
+      // Bytes the record promises and the archive holds (a touch, a revert): declined, only
+      // hashed by the reader; storeRecord holds that digest to the promise.
+      declineHeld: (promisedSha256: string) => {
+        if (!batch.holdsPayload(promisedSha256)) return false;
+        this.pending.push(declinedAsHeld());
+        return true;
+      },
+      onDatastream: async (datastream: IncomingDatastream) => {
+        // The reader hashes each By-Value datastream with sha-256 itself (storeRecord takes it).
+        this.pending.push(await receiveIncoming(context.archiveDir, datastream.bytes, context.budget, { sha256: false }));
+      },
+      onRecord: (record: ReadRecord) => {
+        const received = this.pending;
+        this.pending = [];
+        return this.take(record, received, headerFor);
+      },
+    };
+  }
+
+  /**
+   * Takes one record with the datastreams received for it (in the order of its By-Value parts),
+   * stored while the caller reads on; waits only when `concurrency` records are in flight.
+   */
+  async take(record: ReadRecord, received: IncomingFile[], headerFor?: HeaderFor): Promise<void> {
+    const { context, batch, counts, log } = this.setup;
+    const header = record.header ?? (record.didl ? headerFor?.(record) : undefined);
+    const slot = this.slots.push(undefined) - 1;
+    const job = processRecord(context, batch, header ? { ...record, header } : record, received, counts, log)
+      .then((entry) => {
+        this.slots[slot] = entry;
+      })
+      .then(() => this.setup.progress?.())
+      .catch((error: unknown) => {
+        this.firstError ??= error;
+      })
+      .finally(() => this.inFlight.delete(job));
+    this.inFlight.add(job);
+    if (this.inFlight.size >= this.setup.concurrency) await Promise.race(this.inFlight);
+  }
+
+  /** Waits for the records in flight; the page's entries in order, or the first error. */
+  async finish(): Promise<PageEntry[]> {
+    await Promise.all(this.inFlight);
+    if (this.firstError !== undefined) throw this.firstError;
+    return this.entries();
+  }
+
+  /**
+   * After a broken read: waits for the records in flight, drops datastreams received for a
+   * record that never came, and gives back what was taken (the page asked for again, or the
+   * delivery read again, recognises those records).
+   */
+  async abandon(): Promise<PageEntry[]> {
+    await Promise.all(this.inFlight);
+    for (const file of this.pending) await discardIncoming(file);
+    this.pending = [];
+    return this.entries();
+  }
+
+  private entries(): PageEntry[] {
+    return this.slots.filter((entry): entry is PageEntry => entry !== undefined);
+  }
+}
+
+/** One record of a page: its entry for the batch, or undefined when it adds nothing (known, no header). */
+async function processRecord(
+  context: StoreContext,
+  batch: HarvestBatch,
+  record: ReadRecord,
+  received: IncomingFile[],
+  counts: HarvestCounts,
+  log: (line: string) => void,
+): Promise<PageEntry | undefined> {
+  const header = record.header;
+  counts.records++;
+  if (!header) {
+    for (const file of received) await discardIncoming(file);
+    return undefined;
+  }
+  if (header.deleted) {
+    for (const file of received) await discardIncoming(file);
+    if (batch.knownDeletion(header.identifier, header.datestamp)) return undefined;
+    const headerXml = record.receivedHeader ?? Buffer.from(oaiHeaderXml(header), 'utf8');
+    return {
+      kind: 'deletion',
+      facts: {
+        kind: 'deletion',
+        identifier: header.identifier,
+        datestamp: header.datestamp,
+        headerXml,
+        ...(record.receivedAbout ? { aboutXml: record.receivedAbout } : {}),
+      },
+    };
+  }
+  if (record.error || !record.didl) {
+    for (const file of received) await discardIncoming(file);
+    counts.failed++;
+    const error = record.error;
+    log(`failed: ${header.identifier}: ${error?.message ?? 'no DIDL'}`);
+    return failureOf(context, header, {
+      stage: 'verify',
+      code: error?.code ?? 'ERR_HARVEST_FORMAT',
+      message: error?.message ?? 'the record carries no DIDL',
+      expected: error?.expected === undefined ? null : String(error.expected),
+      found: error?.found === undefined ? null : String(error.found),
+    });
+  }
+  try {
+    const asReceived = {
+      ...(record.receivedHeader ? { header: record.receivedHeader } : {}),
+      ...(record.receivedDidl ? { didl: record.receivedDidl } : {}),
+      ...(record.receivedAbout ? { about: record.receivedAbout } : {}),
+    };
+    const stored = await storeRecord(context, batch, header, record.didl, received, asReceived);
+    if (stored.known) return undefined;
+    return { kind: 'version', facts: stored.facts, parts: stored.parts, fetches: stored.fetches };
+  } catch (error) {
+    // No room left is the archive's problem, not this record's: the whole harvest stops.
+    if (isStorageExhausted(error)) throw archiveFullError(context.archiveDir, error);
+    if (!(error instanceof ArchiverError)) throw error;
+    counts.failed++;
+    const refused = error instanceof RecordRefused ? error : undefined;
+    log(`failed: ${header.identifier}: ${error.message}`);
+    return failureOf(context, header, {
+      stage: refused?.stage ?? 'store',
+      code: error.code,
+      message: error.message,
+      expected: refused?.expected ?? null,
+      found: refused?.found ?? null,
+    });
+  }
+}
+
+/** A failure of one record of the harvest, for the batch. */
+function failureOf(
+  context: StoreContext,
+  header: { identifier: string; datestamp: string },
+  reason: Pick<NewFailure, 'stage' | 'code' | 'message' | 'expected' | 'found'>,
+): PageEntry {
+  return {
+    kind: 'failure',
+    failure: { sourceId: context.sourceId, harvestId: context.harvestId, identifier: header.identifier, datestamp: header.datestamp, ...reason },
+  };
+}

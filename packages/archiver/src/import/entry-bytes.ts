@@ -1,0 +1,70 @@
+// An entry's bytes, streamed: measured once by the screening (size, sha-256, CRC-32), then
+// streamed again for the import and held to what the screening measured. Chunks pass through
+// one at a time: memory stays flat whatever the entry's size.
+import { createHash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import { ArchiverError } from '../core/errors.js';
+import { type DeliveryEntry, type DeliveryRefusal, quoteName } from './delivery-model.js';
+
+/** Bytes per read of a file (a ZIP hashed whole, a folder's files): large enough for throughput, small enough to keep memory flat. */
+export const READ_CHUNK_BYTES = 256 * 1024;
+
+export interface MeasuredBytes {
+  size: number;
+  sha256: string;
+  /** CRC-32 as an unsigned number (ZIP's checksum; yauzl does not check it). */
+  crc32: number;
+  /** More than the bytes allowed came: reading stopped there, `size` is where (hashes empty). */
+  overflow: boolean;
+}
+
+/** Reads `chunks` to the end (or one chunk past `maxBytes`), reporting each chunk's length to `onBytes`. */
+export async function measureBytes(chunks: AsyncIterable<Uint8Array>, maxBytes: number, onBytes?: (bytes: number) => void): Promise<MeasuredBytes> {
+  const hash = createHash('sha256');
+  let size = 0;
+  let crc = 0;
+  for await (const chunk of chunks) {
+    size += chunk.byteLength;
+    // Leaving the loop destroys the stream: a lying size field inflates no further.
+    if (size > maxBytes) return { size, sha256: '', crc32: 0, overflow: true };
+    hash.update(chunk);
+    crc = crc32(chunk, crc);
+    onBytes?.(chunk.byteLength);
+  }
+  return { size, sha256: hash.digest('hex'), crc32: crc >>> 0, overflow: false };
+}
+
+/**
+ * The entry's bytes from `open()`, chunk by chunk, throwing ERR_IMPORT_DAMAGED as soon as more
+ * bytes come than the screening counted, and at the end when the count or the sha-256 differ
+ * (the delivery changed since it was screened) or when reading fails.
+ */
+export async function* checkedBytes(entry: DeliveryEntry, open: () => Promise<AsyncIterable<Uint8Array>>, refuse: DeliveryRefusal): AsyncGenerator<Uint8Array> {
+  const changed = (found: string) =>
+    refuse(
+      'ERR_IMPORT_DAMAGED',
+      `entry ${quoteName(entry.name)} changed since it was screened: ${found}, the screening read ${entry.size} bytes of sha-256 ${entry.sha256}`,
+    );
+  const hash = createHash('sha256');
+  let size = 0;
+  try {
+    for await (const chunk of await open()) {
+      size += chunk.byteLength;
+      if (size > entry.size) throw changed(`more than ${entry.size} bytes`);
+      hash.update(chunk);
+      yield chunk;
+    }
+  } catch (error) {
+    if (error instanceof ArchiverError) throw error;
+    throw refuse('ERR_IMPORT_DAMAGED', `entry ${quoteName(entry.name)} cannot be read again: ${errorText(error)}`, error);
+  }
+  const sha256 = hash.digest('hex');
+  if (size !== entry.size || sha256 !== entry.sha256) throw changed(`${size} bytes of sha-256 ${sha256}`);
+}
+
+/** An error as a message ends: its code when it is a system error, else its message. */
+export function errorText(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
+}

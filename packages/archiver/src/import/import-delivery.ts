@@ -1,0 +1,239 @@
+// `oaibag import`: an out-of-band delivery (a ZIP or a folder) taken into the archive through the
+// same verification and packaging as a harvest (docs/import-export.md). The delivery is screened
+// whole first (delivery.ts: hostile names, links, bombs, CRCs), so a refused one stores nothing.
+// A web site's files become the records the repository would give for them (site-record.ts),
+// DIDL records are read with packages/didl exactly as a harvest reads a page; both are stored by
+// the harvest's own record path (page-records.ts) into batch bags that name the delivery (its
+// name, size and sha-256, a PREMIS accession event). Serialized bags are adopted as they are
+// (adopt-bags.ts). An import is recorded as a harvest row of its source whose arguments name the
+// delivery; it never moves the source's watermark, so the next harvest lists everything and
+// recognises what was imported (same identifier, datestamp and bytes: nothing new).
+import { type ReadRecord, readDidl } from '@oaibag/didl';
+import { formatDatestamp } from '@oaibag/oai-pmh';
+import type { DeliveryFacts } from '../bag/aip-metadata.js';
+import type { Catalog } from '../catalog/catalog.js';
+import type { HarvestCounts } from '../catalog/catalog-schema.js';
+import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
+import { type BatchTally, HarvestBatch } from '../harvest/harvest-batch.js';
+import { declinedAsHeld, discardIncoming, harvestMemoryBudget, type IncomingFile, receiveIncoming } from '../harvest/incoming-file.js';
+import { openIngestSession } from '../harvest/ingest-session.js';
+import { PageRecords } from '../harvest/page-records.js';
+import type { StoreContext } from '../harvest/store-record.js';
+import { OaiClient } from '../oai/oai-client.js';
+import { adoptBags } from './adopt-bags.js';
+import { type Delivery, type DeliveryEntry, openDelivery } from './delivery.js';
+import { recogniseDelivery } from './delivery-kind.js';
+import type { ImportOptions, ImportSummary } from './import-options.js';
+import { notAResource, siteRecord } from './site-record.js';
+
+/** Files of a delivery taken as one "page" of the batch (bag-info.txt's Batch-Pages counts them). */
+const FILES_PER_PAGE = 100;
+
+/** A site's files read ahead of the record being taken. */
+const READ_AHEAD = 8;
+
+export async function importDelivery(options: ImportOptions): Promise<ImportSummary> {
+  const log = options.log ?? (() => undefined);
+  const concurrency = options.concurrency ?? 4;
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1)
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `concurrency must be a whole number of at least 1, not ${concurrency}`);
+  const delivery = await openDelivery(options.delivery, {
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.progress ? { progress: (done: number, total: number) => options.progress?.({ stage: 'screening', done, total }) } : {}),
+  });
+  try {
+    const recognised = await recogniseDelivery(delivery, options.kind);
+    const facts: DeliveryFacts = { name: delivery.name, size: delivery.size, sha256: delivery.sha256, kind: recognised.kind };
+    if (recognised.kind === 'bags') return await adoptBags(delivery, facts, { ...options, log });
+    if (recognised.kind === 'site' && options.baseUrl === undefined) {
+      throw new ArchiverError('ERR_IMPORT_KIND', `${delivery.name} holds a web site's files: give --base-url, the URL its paths are relative to`, {
+        path: delivery.path,
+      });
+    }
+    const source = httpUrl(options.source ?? (recognised.kind === 'site' ? options.baseUrl! : recognised.requestUrl), '--source');
+    if (source === undefined) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `${delivery.name} does not say which repository its records came from: give --source, its OAI-PMH base URL`);
+    }
+    return await ingestRecords(delivery, facts, source, { ...options, log, concurrency });
+  } finally {
+    await delivery.close();
+  }
+}
+
+/** A site's files or DIDL records, stored as a harvest stores its pages. */
+async function ingestRecords(
+  delivery: Delivery,
+  facts: DeliveryFacts,
+  sourceUrl: string,
+  options: ImportOptions & { log: (line: string) => void; concurrency: number },
+): Promise<ImportSummary> {
+  const { log, concurrency } = options;
+  const baseUrl = facts.kind === 'site' ? httpUrl(options.baseUrl, '--base-url')! : undefined;
+  const session = await openIngestSession(options.archiveDir, `import ${delivery.name}`, log);
+  const { catalog, flusher } = session;
+  const client = new OaiClient(sourceUrl, options.signal ? { signal: options.signal } : {});
+  try {
+    const source = catalog.ensureSource(sourceUrl, options.sourceName ?? null);
+    const importId = catalog.startHarvest(source.id, { prefix: 'oai_didl', delivery: facts });
+    const counts: HarvestCounts = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
+    const context: StoreContext = {
+      archiveDir: options.archiveDir,
+      catalog,
+      client,
+      sourceId: source.id,
+      harvestId: importId,
+      baseUrl: sourceUrl,
+      repositoryName: source.repositoryName ?? sourceUrl,
+      flusher,
+      budget: harvestMemoryBudget(),
+      ...(options.signal ? { signal: options.signal } : {}),
+    };
+    const batch = new HarvestBatch({
+      archiveDir: options.archiveDir,
+      catalog,
+      flusher,
+      sourceId: source.id,
+      harvestId: importId,
+      baseUrl: sourceUrl,
+      repositoryName: context.repositoryName,
+      prefix: 'oai_didl',
+      from: null,
+      until: null,
+      set: null,
+      delivery: facts,
+      ...(options.batchBounds ? { bounds: options.batchBounds } : {}),
+    });
+    const run = new ImportRun(catalog, batch, importId, counts);
+    const total = delivery.entries.length;
+    const report = (done: number) => options.progress?.({ stage: 'storing', done, total, counts });
+    let skipped = 0;
+    let page = 0;
+    let done = 0;
+    const entries = delivery.entries;
+    // A site's files are read a few ahead of the records that take them (their reads and
+    // hashing overlap); DIDL files one after the other (a file's records overlap already).
+    const reasons = entries.map((entry) => (facts.kind === 'site' ? notAResource(entry.name) : null));
+    const ahead = new Map<number, Promise<IncomingFile>>();
+    const readAhead = (from: number) => {
+      for (let index = from; index < Math.min(total, from + READ_AHEAD); index++) {
+        if (facts.kind !== 'site' || reasons[index] !== null || ahead.has(index)) continue;
+        const entry = entries[index]!;
+        const reading = batch.holdsPayload(entry.sha256)
+          ? Promise.resolve(declinedAsHeld())
+          : receiveIncoming(options.archiveDir, delivery.open(entry), context.budget);
+        reading.catch(() => undefined); // awaited in its turn
+        ahead.set(index, reading);
+      }
+    };
+    try {
+      for (let start = 0; start < total; start += FILES_PER_PAGE) {
+        if (options.signal?.aborted) break;
+        const records = new PageRecords({ context, batch, counts, log, concurrency, progress: () => report(done) });
+        try {
+          for (let index = start; index < Math.min(total, start + FILES_PER_PAGE); index++) {
+            const entry = entries[index]!;
+            if (facts.kind === 'didl') {
+              await takeDidlFile(records, delivery, entry);
+            } else if (reasons[index] !== null) {
+              skipped++;
+              log(`not a resource (${reasons[index]}): ${entry.name}`);
+            } else {
+              readAhead(index);
+              const received = await ahead.get(index)!;
+              ahead.delete(index);
+              await records.take(siteRecord(baseUrl!, entry), [received]);
+            }
+            done++;
+          }
+          await batch.addPage(++page, await records.finish());
+        } catch (error) {
+          await batch.addPage(++page, await records.abandon());
+          throw error;
+        }
+        if (batch.full) await run.commit();
+        report(done);
+      }
+      const stopped = options.signal?.aborted === true;
+      await run.commit(stopped ? undefined : counts.failed > 0 ? 'partial' : 'complete');
+      const status = stopped ? 'interrupted' : counts.failed > 0 ? 'partial' : 'complete';
+      catalog.finishHarvest(importId, status, counts);
+      if (stopped) log('stopped on request; importing the same delivery again continues it');
+      return { importId, kind: facts.kind, delivery: facts, source: sourceUrl, status, skipped, bags: run.bags, ...counts };
+    } catch (error) {
+      for (const reading of ahead.values()) await discardIncoming(await reading.catch(() => undefined));
+      // What the batch holds (whole records, verified) is committed; the rerun recognises it.
+      const settled = await run.commit().then(
+        () => undefined,
+        async (failure: unknown) => {
+          await batch.abort();
+          return failure;
+        },
+      );
+      const stop = isStorageExhausted(error) ? archiveFullError(options.archiveDir, error) : (settled ?? error);
+      if (stop instanceof ArchiverError) {
+        catalog.recordFailure({ sourceId: source.id, harvestId: importId, stage: 'store', code: stop.code, message: stop.message });
+        catalog.finishHarvest(importId, 'failed', counts);
+      }
+      throw stop;
+    }
+  } finally {
+    await client.close();
+    await session.close();
+  }
+}
+
+/** Commits an import's batches, adding each commit's tally to the import's counts in its transaction. */
+class ImportRun {
+  bags = 0;
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly batch: HarvestBatch,
+    private readonly importId: number,
+    private readonly counts: HarvestCounts,
+  ) {}
+
+  async commit(listEnd?: 'complete' | 'partial'): Promise<void> {
+    const placing = this.batch.hasBag;
+    await this.batch.commit({ listResponseDate: null, ...(listEnd ? { listEnd } : {}) }, undefined, (tally: BatchTally) => {
+      for (const key of Object.keys(tally) as Array<keyof BatchTally>) this.counts[key] += tally[key];
+      this.catalog.updateHarvestCounts(this.importId, this.counts);
+    });
+    if (placing) this.bags++;
+  }
+}
+
+/**
+ * One file of DIDL records: a saved OAI-PMH response (its records with their own headers) or a
+ * standalone DIDL document (its identifier, dated by the file's modification time).
+ */
+async function takeDidlFile(records: PageRecords, delivery: Delivery, entry: DeliveryEntry): Promise<void> {
+  const datestamp = formatDatestamp(Number(entry.mtimeNs / 1_000_000_000n));
+  try {
+    const headerFor = (record: ReadRecord) => ({ identifier: record.didl!.identifier, datestamp, setSpecs: [], deleted: false });
+    const summary = await readDidl(delivery.open(entry), { ...records.readOptions(headerFor), recordErrors: 'report' });
+    for (const error of summary.page.errors) {
+      if (error.code !== 'noRecordsMatch')
+        throw new ArchiverError('ERR_IMPORT_DAMAGED', `${delivery.name}: ${entry.name} is an OAI-PMH error response (${error.code}: ${error.message})`);
+    }
+  } catch (error) {
+    if (error instanceof ArchiverError || isStorageExhausted(error)) throw error;
+    throw new ArchiverError('ERR_IMPORT_DAMAGED', `${delivery.name}: ${entry.name} cannot be read as DIDL records: ${(error as Error).message}`, {
+      path: delivery.path,
+      cause: error,
+    });
+  }
+}
+
+/** `value` when it is an http(s) URL; a usage error naming `option` otherwise. */
+function httpUrl(value: string | undefined, option: string): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `${option} ${JSON.stringify(value)} is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ArchiverError('ERR_ARCHIVE_USAGE', `${option} ${value} is not an http(s) URL`);
+  return value;
+}

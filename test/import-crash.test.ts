@@ -1,0 +1,81 @@
+// `oaibag import` killed with SIGKILL half-way (issue 16): the archive stays valid (every bag
+// placed is whole and recorded, or recorded at the next start), and the same command run again
+// continues: every file ends up stored exactly once.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import yazl from 'yazl';
+import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+
+const BIN = join(import.meta.dirname, '..', 'packages', 'archiver', 'bin', 'oaibag.js');
+const FILES = 3000;
+let work: string;
+
+before(async () => {
+  work = mkdtempSync(join(tmpdir(), 'oaibag-import-crash-'));
+  const zip = new yazl.ZipFile();
+  for (let n = 0; n < FILES; n++) {
+    zip.addBuffer(Buffer.from(`file ${n}\n`.repeat(50)), `pages/${String(n).padStart(5, '0')}.html`, { mtime: new Date('2010-01-01T00:00:00Z') });
+  }
+  zip.end();
+  await new Promise<void>((resolve, reject) =>
+    zip.outputStream
+      .pipe(createWriteStream(join(work, 'site.zip')))
+      .on('close', resolve)
+      .on('error', reject),
+  );
+});
+
+after(() => rmSync(work, { recursive: true, force: true }));
+
+function liveResources(archive: string): number {
+  const catalog = Catalog.open(archive, { create: false });
+  try {
+    return catalog.status().sources.reduce((sum, source) => sum + source.liveResources, 0);
+  } finally {
+    catalog.close();
+  }
+}
+
+test('kill -9 in the middle of an import: the archive stays valid and the rerun continues', async () => {
+  const archive = join(work, 'archive');
+  const args = [BIN, 'import', '--archive', archive, '--base-url', 'http://site.example/', '--batch-records', '100', join(work, 'site.zip')];
+  const child = spawn(process.execPath, args, { stdio: 'ignore' });
+  const firstBag = join(archive, 'aips', 'harvest-000001', 'batch-00002');
+  const killed = await new Promise<NodeJS.Signals | null>((resolve) => {
+    const poll = setInterval(() => {
+      if (existsSync(firstBag)) {
+        clearInterval(poll);
+        child.kill('SIGKILL');
+      }
+    }, 2);
+    child.on('exit', (_code, signal) => {
+      clearInterval(poll);
+      resolve(signal);
+    });
+  });
+  assert.equal(killed, 'SIGKILL', 'the import was killed before it could finish');
+  const before = liveResources(archive);
+  assert.ok(before < FILES, `${before} of ${FILES} files stored before the kill`);
+
+  const verify = spawnSync(process.execPath, [BIN, 'verify', '--archive', archive], { encoding: 'utf8' });
+  assert.equal(verify.status, 0, verify.stdout + verify.stderr);
+
+  const rerun = spawnSync(process.execPath, args, { encoding: 'utf8' });
+  assert.equal(rerun.status, 0, rerun.stderr);
+  assert.equal(liveResources(archive), FILES);
+  const catalog = Catalog.open(archive, { create: false });
+  try {
+    const versions = catalog.status().sources.reduce((sum, source) => sum + source.versions, 0);
+    assert.equal(versions, FILES, 'every file stored exactly once');
+  } finally {
+    catalog.close();
+  }
+  const tmp = join(archive, 'tmp');
+  if (existsSync(tmp)) assert.deepEqual(readdirSync(tmp), [], 'nothing left in tmp/');
+  const again = spawnSync(process.execPath, [BIN, 'verify', '--archive', archive], { encoding: 'utf8' });
+  assert.equal(again.status, 0, again.stdout + again.stderr);
+});
