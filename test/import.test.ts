@@ -14,6 +14,7 @@ import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
 import { exportBags } from '../packages/archiver/src/export/export-bags.ts';
 import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { importDelivery } from '../packages/archiver/src/import/import-delivery.ts';
+import { reindexArchive } from '../packages/archiver/src/reindex/reindex.ts';
 import { restoreSite } from '../packages/archiver/src/restore/restore.ts';
 import { verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
 import { writeDidl } from '../packages/didl/src/index.ts';
@@ -117,6 +118,17 @@ test("a web site's files as a ZIP: imported as the repository's records; a harve
   assert.match(premis, /<premis:eventType>accession<\/premis:eventType>/);
   assert.match(premis, /imported from the out-of-band delivery site\.zip/);
 
+  // The bags are the record: a catalog rebuilt from them knows the import as an import.
+  await reindexArchive({ archiveDir: archive, force: true });
+  const rebuilt = Catalog.open(archive, { create: false });
+  try {
+    const row = rebuilt.harvest(imported.importId!)!;
+    assert.equal(row.status, 'complete');
+    assert.deepEqual(row.arguments.delivery, imported.delivery);
+  } finally {
+    rebuilt.close();
+  }
+
   // The APS case: the harvest recognises every imported record (same identifier, datestamp, bytes).
   const first = await harvest({ baseUrl: oai, archiveDir: archive });
   assert.equal(first.status, 'complete');
@@ -157,6 +169,7 @@ test('DIDL records: saved ListRecords responses and a standalone DIDL document, 
   }))
     didl += part;
   writeFileSync(join(folder, 'standalone.xml'), didl);
+  writeFileSync(join(folder, '.DS_Store'), 'a hidden file is not read');
   const stamp = new Date('2003-02-01T00:00:00Z');
   utimesSync(join(folder, 'standalone.xml'), stamp, stamp);
 
@@ -165,6 +178,7 @@ test('DIDL records: saved ListRecords responses and a standalone DIDL document, 
   assert.equal(imported.kind, 'didl');
   assert.equal(imported.source, oai, "the source is the responses' request URL");
   assert.equal(imported.failed, 0);
+  assert.equal(imported.skipped, 1);
   assert.equal(imported.added, Object.keys(FILES).length + 1);
   const catalog = Catalog.open(archive, { create: false });
   try {

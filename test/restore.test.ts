@@ -16,6 +16,7 @@ import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { RESTORE_TEMP_PREFIX, type RestoreSummary, restoreSite } from '../packages/archiver/src/restore/restore.ts';
 import { formatInstant } from '../packages/archiver/src/restore/restore-plan.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { snapshot, type Tree } from './site-tree.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DAY = 86_400;
@@ -26,24 +27,6 @@ async function* chunks(bytes: Buffer): AsyncIterable<Uint8Array> {
   yield bytes;
 }
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
-
-/** Every regular file below `dir`: relative path → sha-256 and mtime in whole seconds. Links are reported as such. */
-type Tree = Map<string, { sha256: string; size: number; mtime: number } | 'symlink'>;
-
-function snapshot(dir: string, into: Tree = new Map(), prefix = ''): Tree {
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    const rel = prefix === '' ? name : `${prefix}/${name}`;
-    const info = lstatSync(path);
-    if (info.isSymbolicLink()) into.set(rel, 'symlink');
-    else if (info.isDirectory()) snapshot(path, into, rel);
-    else {
-      const bytes = readFileSync(path);
-      into.set(rel, { sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, mtime: Math.floor(info.mtimeMs / 1000) });
-    }
-  }
-  return into;
-}
 
 let work: string;
 let site: string;

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { type RestoreSummary, restoreSite } from '../restore/restore.js';
+import { type RestoreCounts, type RestoreOptions, type RestoreSummary, restoreSite } from '../restore/restore.js';
 import { EXIT_PROBLEMS } from './exit-codes.js';
 
 /** `oaibag restore --to DIR`: rebuilds the site from the archive's AIPs (docs/restore.md). */
@@ -25,24 +25,13 @@ export function restoreCommand(): Command {
     )
     .action(async (options: RestoreCommandOptions) => {
       const terminal = process.stderr.isTTY;
-      const started = Date.now();
       const summary = await restoreSite({
         archiveDir: options.archive,
         to: options.to,
         ...(options.source !== undefined ? { source: options.source } : {}),
         ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
         dryRun: options.dryRun === true,
-        log: (line) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${line}\n`),
-        ...(terminal
-          ? {
-              progress: (done, total) => {
-                const seconds = Math.max((Date.now() - started) / 1000, 0.001);
-                process.stderr.write(
-                  `\r\x1b[K${done.files} of ${total.files} files, ${(done.bytes / 1e6).toFixed(1)} of ${(total.bytes / 1e6).toFixed(1)} MB, ${(done.bytes / 1e6 / seconds).toFixed(1)} MB/s`,
-                );
-              },
-            }
-          : {}),
+        ...restoreDisplay(terminal),
       });
       if (terminal) process.stderr.write('\r\x1b[K');
       if (options.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
@@ -61,21 +50,51 @@ export interface RestoreCommandOptions {
 }
 
 /**
+ * How a restore (and `export --site`) shows itself on stderr: each problem on one line as it is
+ * found and, on a terminal, a progress line redrawn in place (files and megabytes done of the
+ * total, rate); the caller clears it at the end.
+ */
+export function restoreDisplay(terminal: boolean | undefined): Pick<RestoreOptions, 'log' | 'progress'> {
+  const started = Date.now();
+  return {
+    log: (line) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${line}\n`),
+    ...(terminal
+      ? {
+          progress: (done: RestoreCounts, total: RestoreCounts) => {
+            const seconds = Math.max((Date.now() - started) / 1000, 0.001);
+            process.stderr.write(
+              `\r\x1b[K${done.files} of ${total.files} files, ${(done.bytes / 1e6).toFixed(1)} of ${(total.bytes / 1e6).toFixed(1)} MB, ${(done.bytes / 1e6 / seconds).toFixed(1)} MB/s`,
+            );
+          },
+        }
+      : {}),
+  };
+}
+
+/** `the latest state` or `the state as of <instant>`. */
+export function restoredState(summary: RestoreSummary): string {
+  return summary.asOf === null ? 'the latest state' : `the state as of ${summary.asOf}`;
+}
+
+/** What was skipped and what went wrong, as the summary line ends. */
+export function restoreCounts(summary: RestoreSummary): string {
+  return (
+    `${summary.deleted} deleted resources skipped; ` +
+    (summary.metadataOnly > 0 ? `${summary.metadataOnly} resources without payload (metadata only) skipped; ` : '') +
+    `${summary.refused.length} refused; ${summary.damaged.length} damaged; ` +
+    `${summary.failed.length} failed` +
+    (summary.extraParts.length > 0 ? `; ${summary.extraParts.length} compound objects restored by their first part only` : '')
+  );
+}
+
+/**
  * The human form of a restore's outcome: with --dry-run, one tab-separated line per file
  * (path, bytes, version datestamp) before the summary line; the problems were already printed
  * on stderr as they were found.
  */
 export function formatRestoreSummary(summary: RestoreSummary): string {
   const lines = summary.planned.map((file) => `${file.path.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?')}\t${file.size}\t${file.datestamp}`);
-  const state = summary.asOf === null ? 'the latest state' : `the state as of ${summary.asOf}`;
   const verb = summary.dryRun ? 'would restore' : 'restored';
-  lines.push(
-    `${verb} ${summary.restored} files (${summary.bytes} bytes) of ${state} into ${summary.to}; ` +
-      `${summary.deleted} deleted resources skipped; ` +
-      (summary.metadataOnly > 0 ? `${summary.metadataOnly} resources without payload (metadata only) skipped; ` : '') +
-      `${summary.refused.length} refused; ${summary.damaged.length} damaged; ` +
-      `${summary.failed.length} failed` +
-      (summary.extraParts.length > 0 ? `; ${summary.extraParts.length} compound objects restored by their first part only` : ''),
-  );
+  lines.push(`${verb} ${summary.restored} files (${summary.bytes} bytes) of ${restoredState(summary)} into ${summary.to}; ${restoreCounts(summary)}`);
   return `${lines.join('\n')}\n`;
 }

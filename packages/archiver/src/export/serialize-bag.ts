@@ -3,16 +3,13 @@
 // aips/. Deterministic, so that a partner can compare SHA-256s: entries in code-unit order of
 // their paths, every time the bag's Bagged-At, every mode 0644, every entry stored (method 0:
 // deflate's output depends on the zlib build, the stored bytes do not). ZIP64 when needed.
-// Streamed: memory does not grow with file size.
-import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { lstat, open, readdir, rename, rm } from 'node:fs/promises';
+// Streamed: memory does not grow with file size (archive/zip-file.ts).
+import { createReadStream } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { finished } from 'node:stream/promises';
-import yazl from 'yazl';
+import { exactTimeZipFile, lazyEntry, writeZipFile, zipTime } from '../archive/zip-file.js';
 import { readBagInfo } from '../bag/batch-bag-reader.js';
-import { ArchiverError, archiveIoError } from '../core/errors.js';
+import { ArchiverError } from '../core/errors.js';
 
 export interface SerializedBag {
   /** The ZIP file written. */
@@ -25,7 +22,7 @@ export interface SerializedBag {
 }
 
 /** When Bagged-At is missing or unreadable: the earliest time a ZIP's DOS date holds. */
-const FALLBACK_MTIME = new Date(Date.UTC(1980, 0, 1));
+const FALLBACK_SECONDS = Date.UTC(1980, 0, 1) / 1000;
 
 /** The folder (and ZIP name) of the bag at `bagPath` (`aips/harvest-000001/batch-00001`). */
 export function serializedBagName(bagPath: string): string {
@@ -38,42 +35,20 @@ export async function serializeBag(archiveDir: string, bagPath: string, toDir: s
   const folder = serializedBagName(bagPath);
   const files = await bagFiles(bagDir);
   const baggedAt = Date.parse((await readBagInfo(bagDir)).get('Bagged-At') ?? '');
-  const mtime = Number.isNaN(baggedAt) ? FALLBACK_MTIME : new Date(baggedAt);
-  const zip = new yazl.ZipFile();
+  // The DOS fields in UTC and the exact time in every header: the same bytes in any time zone.
+  const mtime = zipTime(Number.isNaN(baggedAt) ? FALLBACK_SECONDS : baggedAt / 1000);
+  const zip = exactTimeZipFile();
   for (const file of files) {
     zip.addReadStreamLazy(
       `${folder}/${file.path}`,
       { mtime, mode: 0o100644, compress: false, size: file.size },
-      (done: (error: Error | null, stream: NodeJS.ReadableStream) => void) => done(null, createReadStream(join(bagDir, ...file.path.split('/')))),
+      lazyEntry(zip, () => createReadStream(join(bagDir, ...file.path.split('/')))),
     );
   }
   zip.end();
   const target = join(toDir, `${folder}.zip`);
-  const partial = `${target}.partial`;
-  const hash = createHash('sha256');
-  let bytes = 0;
-  const out = createWriteStream(partial);
-  try {
-    for await (const chunk of zip.outputStream as AsyncIterable<Buffer>) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      if (!out.write(chunk)) await once(out, 'drain');
-    }
-    out.end();
-    await finished(out);
-    const handle = await open(partial, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(partial, target);
-  } catch (error) {
-    out.destroy();
-    await rm(partial, { force: true });
-    throw archiveIoError(error, `cannot write ${target}`, target);
-  }
-  return { file: target, folder, bytes, sha256: hash.digest('hex'), entries: files.length };
+  const { bytes, sha256 } = await writeZipFile(zip, target);
+  return { file: target, folder, bytes, sha256, entries: files.length };
 }
 
 /** Every file of the bag, relative `/`-separated paths in code-unit order; a bag holds nothing else. */

@@ -10,7 +10,7 @@ import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
 import { AIPS_DIRECTORY, TEMP_DIRECTORY } from '../archive/storage-path.js';
-import type { DeliveryFacts } from '../bag/aip-metadata.js';
+import { type DeliveryFacts, describeDelivery } from '../bag/aip-metadata.js';
 import { verifyBag } from '../bag/bag-verifier.js';
 import { readBagInfo } from '../bag/batch-bag-reader.js';
 import type { Catalog } from '../catalog/catalog.js';
@@ -76,6 +76,18 @@ export async function adoptBags(delivery: Delivery, facts: DeliveryFacts, option
     const indexed = await indexBags(catalog, archiveDir, placed, { adopting: true });
     log(`adopted ${placed.length} bag(s), ${bags.length - placed.length} held already`);
     const sources = [...new Set(bags.map((bag) => bag.info.get('OAI-Base-URL')!))];
+    // The bags are kept as they are, their own provenance unchanged: the delivery's accession
+    // is recorded in the catalog, once per source it brought bags of.
+    if (placed.length > 0) {
+      for (const url of sources) {
+        catalog.addEvent({
+          sourceId: catalog.source(url)?.id ?? null,
+          type: 'accession',
+          outcome: 'success',
+          detail: `${describeDelivery(facts)}: ${placed.length} serialized bag(s) verified and adopted as they are (${placed.join(', ')})`,
+        });
+      }
+    }
     return {
       importId: null,
       kind: 'bags',

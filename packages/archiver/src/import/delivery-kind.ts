@@ -72,7 +72,8 @@ function looksLikeBags(delivery: Delivery): boolean {
   return zips.length > 0 && entries.every((entry) => SERIALIZED_BAG_NAME.test(entry.name) || entry.name === 'SHA256SUMS');
 }
 
-function isHidden(name: string): boolean {
+/** A name with a segment that starts with a dot (`.DS_Store`, `.git/…`): never a record. */
+export function isHidden(name: string): boolean {
   return name.split('/').some((segment) => segment.startsWith('.'));
 }
 

@@ -22,7 +22,7 @@ import type { StoreContext } from '../harvest/store-record.js';
 import { OaiClient } from '../oai/oai-client.js';
 import { adoptBags } from './adopt-bags.js';
 import { type Delivery, type DeliveryEntry, openDelivery } from './delivery.js';
-import { recogniseDelivery } from './delivery-kind.js';
+import { isHidden, recogniseDelivery } from './delivery-kind.js';
 import type { ImportOptions, ImportSummary } from './import-options.js';
 import { notAResource, siteRecord } from './site-record.js';
 
@@ -112,7 +112,7 @@ async function ingestRecords(
     const entries = delivery.entries;
     // A site's files are read a few ahead of the records that take them (their reads and
     // hashing overlap); DIDL files one after the other (a file's records overlap already).
-    const reasons = entries.map((entry) => (facts.kind === 'site' ? notAResource(entry.name) : null));
+    const reasons = entries.map((entry) => (facts.kind === 'site' ? notAResource(entry.name) : isHidden(entry.name) ? 'hidden' : null));
     const ahead = new Map<number, Promise<IncomingFile>>();
     const readAhead = (from: number) => {
       for (let index = from; index < Math.min(total, from + READ_AHEAD); index++) {
@@ -132,11 +132,11 @@ async function ingestRecords(
         try {
           for (let index = start; index < Math.min(total, start + FILES_PER_PAGE); index++) {
             const entry = entries[index]!;
-            if (facts.kind === 'didl') {
-              await takeDidlFile(records, delivery, entry);
-            } else if (reasons[index] !== null) {
+            if (reasons[index] !== null) {
               skipped++;
-              log(`not a resource (${reasons[index]}): ${entry.name}`);
+              log(`${facts.kind === 'site' ? 'not a resource' : 'not read'} (${reasons[index]}): ${entry.name}`);
+            } else if (facts.kind === 'didl') {
+              await takeDidlFile(records, delivery, entry);
             } else {
               readAhead(index);
               const received = await ahead.get(index)!;
@@ -150,7 +150,8 @@ async function ingestRecords(
           await batch.addPage(++page, await records.abandon());
           throw error;
         }
-        if (batch.full) await run.commit();
+        // The last bag is committed below, with List-End (reindex reads the import's end from it).
+        if (batch.full && start + FILES_PER_PAGE < total) await run.commit();
         report(done);
       }
       const stopped = options.signal?.aborted === true;

@@ -43,7 +43,7 @@ export interface ImportSummary extends HarvestCounts {
   delivery: DeliveryFacts;
   source: string;
   status: Exclude<HarvestStatus, 'running' | 'failed'>;
-  /** Files of a site that are not resources by the repository's export rules (hidden, backups, scripts). */
+  /** Files left out: of a site, those the repository's export rules exclude (hidden, backups, scripts); of DIDL records, hidden ones. */
   skipped: number;
   /** Bags written (site, DIDL) or adopted (serialized bags). */
   bags: number;

@@ -5,13 +5,14 @@
 //    validateEntrySizes, and our own count), its CRC-32 checked, its sha-256 measured;
 // 3. the ZIP file itself hashed.
 // All three read one file descriptor, so a file renamed over the delivery meanwhile is not read.
-import { close, createReadStream, open as openFile, readSync } from 'node:fs';
+import { close, createReadStream, fstatSync, open as openFile, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { inflateRawSync } from 'node:zlib';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
 import { readZipEntries, zipEntryFileType } from '../core/zip-entries.js';
+import { CachedZipReader } from './cached-zip-reader.js';
 import { DeliveryCaps, type DeliveryLimits, grouped } from './delivery-limits.js';
 import { byName, type Delivery, type DeliveryEntry, type DeliveryRefusal, deliveryRefusal, quoteName } from './delivery-model.js';
 import { NameTree, nameProblem } from './delivery-names.js';
@@ -56,7 +57,7 @@ export async function openZipDelivery(path: string, limits: DeliveryLimits, prog
   });
   let zip: ZipFile;
   try {
-    zip = await yauzl.fromFdPromise(fd, ZIP_OPTIONS);
+    zip = await yauzl.fromRandomAccessReaderPromise(new CachedZipReader(fd, fstatSync(fd).size), fstatSync(fd).size, ZIP_OPTIONS);
   } catch (error) {
     close(fd, () => {});
     throw refuse('ERR_IMPORT_DAMAGED', `not a ZIP file oaibag can read (${errorText(error)})`, error);

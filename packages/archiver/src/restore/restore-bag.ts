@@ -1,8 +1,15 @@
-// What `oaibag restore` needs to read the archive's payload files: how a payload file is opened,
+// What `oaibag restore` (and `oaibag export --site`) need to read the archive's payload files:
+// where a version's bytes are, how a payload file is opened, how its bytes are read and checked,
 // and the error that reports one that fails its check (the bytes come from the catalog's index
 // of payload files, see stage-version.ts; no tag file or manifest is read by a restore).
 
+import { createHash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { resolveArchivePath } from '../archive/storage-path.js';
+import type { PayloadLocation } from '../catalog/catalog-schema.js';
+import type { PlanVersion } from './restore-plan.js';
 
 /** Opens a payload file for reading, never through a symbolic link. */
 export const OPEN_PAYLOAD = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW;
@@ -15,5 +22,93 @@ export class Damage extends Error {
     readonly found?: string,
   ) {
     super(message);
+  }
+}
+
+/** Where the archive holds the bytes of a version: its first part. */
+export interface PayloadSource {
+  part: PayloadLocation;
+  /** Its archive path, `<bag>/data/…`, as messages name it. */
+  name: string;
+  /** The absolute file. */
+  file: string;
+}
+
+/** A payload file as named in messages: its archive path, `<bag>/data/…`. */
+export function payloadName(part: PayloadLocation): string {
+  return `${part.bagPath}/${part.path}`;
+}
+
+/**
+ * The bag holding the version's bytes (for a revisit, an earlier one than the record's), below
+ * `archiveDir`: what a damaged payload file is reported by, ready for `oaibag verify`.
+ */
+export function holdingBag(archiveDir: string, version: PlanVersion): string {
+  return join(archiveDir, version.parts[0]?.bagPath ?? version.bagPath);
+}
+
+/**
+ * The payload file holding the version's bytes: its first part, wherever the catalog's payload
+ * index says the archive holds it (its own batch bag, or an earlier one for a revisit). Throws
+ * Damage when the catalog names none or names an unsafe path.
+ */
+export function locatePayload(archiveDir: string, version: PlanVersion): PayloadSource {
+  const part = version.parts[0];
+  if (part === undefined) throw new Damage(`the catalog names no payload file for the version of ${version.datestamp}`);
+  const name = payloadName(part);
+  try {
+    return { part, name, file: resolveArchivePath(archiveDir, name) };
+  } catch (error) {
+    throw new Damage(`the catalog's payload path ${name} is unsafe: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Opens the payload file without following a link. Throws Damage when it is missing, a symbolic
+ * link or not a regular file (and then leaves nothing open), an I/O error otherwise.
+ */
+export async function openPayload(source: PayloadSource): Promise<FileHandle> {
+  let handle: FileHandle;
+  try {
+    handle = await open(source.file, OPEN_PAYLOAD);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new Damage(`${source.name} is missing`);
+    if (code === 'ELOOP') throw new Damage(`${source.name} is a symbolic link`);
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new Damage(`${source.name} is not a regular file`);
+    return handle;
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The bytes of an open payload file, 1 MiB at a time (memory does not grow with file size),
+ * hashed on the way. After the last chunk they are compared with the part's sha-256 and size
+ * and, for a one-part version, with the version's: a mismatch throws Damage (so whoever takes
+ * the chunks must not keep them until the end). Leaves the handle open.
+ */
+export async function* readVerified(handle: FileHandle, source: PayloadSource, version: PlanVersion): AsyncGenerator<Buffer, void, undefined> {
+  const { part, name } = source;
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false }) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    size += chunk.byteLength;
+    yield chunk;
+  }
+  const found = hash.digest('hex');
+  if (found !== part.sha256) throw new Damage(`${name} does not match its sha-256`, part.sha256, found);
+  if (size !== part.size) throw new Damage(`${name} does not match its size`, `${part.size} bytes`, `${size} bytes`);
+  if (version.parts.length === 1 && (found !== version.sha256 || size !== version.size)) {
+    throw new Damage(
+      `${name} does not match the catalog's version (sha-256 ${version.sha256}, ${version.size} bytes)`,
+      `${version.sha256} ${version.size} bytes`,
+      `${found} ${size} bytes`,
+    );
   }
 }

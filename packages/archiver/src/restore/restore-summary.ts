@@ -90,6 +90,11 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 /** Text from a remote repository shown on one line, control characters escaped. */
 const show = (text: string): string => text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
+/** How a damaged payload file is told, on one line: the bag holding it, the resource, the problem naming the file. */
+export function damageLine(identifier: string, bag: string, problem: string): string {
+  return `damaged bag ${show(bag)} (${show(identifier)}): ${show(problem)}`;
+}
+
 /** The restore's summary as it fills, each problem logged on one line when it is found. */
 export class RestoreReport {
   constructor(
@@ -115,7 +120,7 @@ export class RestoreReport {
       ...(expected !== undefined ? { expected } : {}),
       ...(found !== undefined ? { found } : {}),
     });
-    this.log(`damaged bag ${show(bag)} (${show(version.identifier)}): ${show(problem)}`);
+    this.log(damageLine(version.identifier, bag, problem));
   }
 
   /**

@@ -16,7 +16,7 @@ import { Catalog } from '../catalog/catalog.js';
 import { deletionsOfSource, sourceList, versionsOfSource } from '../catalog/restore-queries.js';
 import { ArchiverError } from '../core/errors.js';
 import { formatInstant, type PlanDeletion, type PlanVersion, parseAsOf, planRestore } from './restore-plan.js';
-import { type RestoreOptions, RestoreReport, type RestoreSummary } from './restore-summary.js';
+import { type RestoreCounts, type RestoreOptions, RestoreReport, type RestoreSummary } from './restore-summary.js';
 import { type PlannedFile, SiteWriter } from './site-writer.js';
 
 export type { DamageFound, RefusedResource, RestoreCounts, RestoredFile, RestoreOptions, RestoreSummary } from './restore-summary.js';
@@ -40,10 +40,7 @@ interface CatalogRows {
  * restore folder cannot be made, ERR_ARCHIVE_FULL when it fills up.
  */
 export async function restoreSite(options: RestoreOptions): Promise<RestoreSummary> {
-  const asOf = options.asOf === undefined ? undefined : parseAsOf(options.asOf);
-  const rows = readArchiveCatalog(options.archiveDir, options.source);
-  const report = new RestoreReport(emptySummary(options, rows.sources, asOf), options.log ?? (() => undefined));
-  const { work, total } = planFiles(rows, asOf, report);
+  const { report, work, total } = planSite(options);
   const summary = report.summary;
   if (summary.dryRun) {
     for (const { version, path } of work) summary.planned.push({ path, identifier: version.identifier, size: version.size, datestamp: version.datestamp });
@@ -55,6 +52,26 @@ export async function restoreSite(options: RestoreOptions): Promise<RestoreSumma
   }
   summary.problems = summary.refused.length + summary.damaged.length + summary.failed.length;
   return summary;
+}
+
+/** What {@link planSite} decided: the files to write, in path order, and the report (refusals already in it). */
+export interface SitePlan {
+  report: RestoreReport;
+  work: PlannedFile[];
+  total: RestoreCounts;
+}
+
+/**
+ * Read and plan, the part of a restore that `oaibag export --site` shares: `asOf` parsed, the
+ * catalog read (the sources chosen by `source`), every resource's version at the instant and
+ * its path decided; refused URLs, collisions and unreadable datestamps are in the report (and
+ * logged). Throws as {@link restoreSite} does for a bad `asOf`, an unknown `source` or no catalog.
+ */
+export function planSite(options: RestoreOptions): SitePlan {
+  const asOf = options.asOf === undefined ? undefined : parseAsOf(options.asOf);
+  const rows = readArchiveCatalog(options.archiveDir, options.source);
+  const report = new RestoreReport(emptySummary(options, rows.sources, asOf), options.log ?? (() => undefined));
+  return { report, ...planFiles(rows, asOf, report) };
 }
 
 /** Read: the catalog's rows for the restore, in one read transaction, the catalog closed after. */
@@ -92,7 +109,7 @@ function emptySummary(options: RestoreOptions, sources: string[], asOf: number |
  * plan, where each one goes (refused URLs and collisions are reported now, before anything is
  * written). Resources without payload and deleted ones are counted, not written.
  */
-function planFiles(rows: CatalogRows, asOf: number | undefined, report: RestoreReport): { work: PlannedFile[]; total: { files: number; bytes: number } } {
+function planFiles(rows: CatalogRows, asOf: number | undefined, report: RestoreReport): { work: PlannedFile[]; total: RestoreCounts } {
   const plan = planRestore(rows.versions, rows.deletions, asOf);
   const summary = report.summary;
   summary.deleted = plan.deleted.length;

@@ -5,10 +5,9 @@
 // (see flush-to-disk.ts). Outcomes are taken in the plan's order, so reports and the summary do
 // not depend on timing.
 import { lstat, mkdir, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { type DiskFlusher, fsyncFolderIfPossible, openDiskFlusher } from '../archive/flush-to-disk.js';
 import { ArchiverError, isStorageExhausted } from '../core/errors.js';
-import { Damage } from './restore-bag.js';
+import { Damage, holdingBag } from './restore-bag.js';
 import type { PlanVersion } from './restore-plan.js';
 import type { RestoreCounts, RestoreReport } from './restore-summary.js';
 import { InTheWay, removeStaleTemporaries, type StagedVersion, stageVersion } from './stage-version.js';
@@ -93,8 +92,7 @@ export class SiteWriter {
   }
 
   private stage(entry: PlannedFile): Promise<Outcome> {
-    // The bag holding the bytes restored (for a revisit, an earlier one than the record's).
-    const bag = join(this.archiveDir, entry.version.parts[0]?.bagPath ?? entry.version.bagPath);
+    const bag = holdingBag(this.archiveDir, entry.version);
     return stageVersion(this.archiveDir, this.root, entry.version, entry.segments, this.folders, this.touched).then(
       (staged) => ({ entry, bag, staged }),
       (error: unknown) => ({ entry, bag, error }),

@@ -1,14 +1,12 @@
 // Writing one version of the plan beside its place in the restore folder, under a temporary
 // name, every byte checked on the way (see stageVersion); and the folder work around it: real
 // folders only (never through a link), and the temporary files a killed restore left behind.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { resolveArchivePath } from '../archive/storage-path.js';
-import type { PayloadLocation } from '../catalog/catalog-schema.js';
 import { writeFully } from '../core/write-fully.js';
-import { Damage, OPEN_PAYLOAD } from './restore-bag.js';
+import { locatePayload, openPayload, payloadName, readVerified } from './restore-bag.js';
 import { datestampSeconds, type PlanVersion } from './restore-plan.js';
 
 /** Names of the files a restore leaves only while it writes one (a crash can leave one behind). */
@@ -29,11 +27,6 @@ export interface StagedVersion {
   extraParts: string[];
 }
 
-/** A payload file as named in messages: its archive path, `<bag>/data/…`. */
-export function payloadName(part: PayloadLocation): string {
-  return `${part.bagPath}/${part.path}`;
-}
-
 /**
  * The version's mtime in seconds: its record's Last-Modified header (whole seconds, as HTTP
  * gives it) when it has a readable one, else its datestamp, else now.
@@ -49,10 +42,10 @@ export function versionMtime(version: PlanVersion): number {
  * of the version's first part, wherever the catalog's payload index says the archive holds them
  * (its own batch bag, or an earlier one for a revisit): the payload file is opened without
  * following a link, streamed into the temporary file while hashed, compared with the part's
- * sha-256 and size (and, for a one-part version, the version's), and the file given its mtime.
- * The caller makes it durable and renames it (see SiteWriter). Throws Damage (the payload
- * file, named by its archive path), InTheWay (the restore folder) or an I/O error, and then
- * leaves no temporary file.
+ * sha-256 and size (and, for a one-part version, the version's; see restore-bag.ts), and the
+ * file given its mtime. The caller makes it durable and renames it (see SiteWriter). Throws
+ * Damage (the payload file, named by its archive path), InTheWay (the restore folder) or an I/O
+ * error, and then leaves no temporary file.
  */
 export async function stageVersion(
   archiveDir: string,
@@ -62,51 +55,22 @@ export async function stageVersion(
   folders: Set<string>,
   touched: Set<string>,
 ): Promise<StagedVersion> {
-  const first = version.parts[0];
-  if (first === undefined) throw new Damage(`the catalog names no payload file for the version of ${version.datestamp}`);
-  const name = payloadName(first);
-  let file: string;
-  try {
-    file = resolveArchivePath(archiveDir, name);
-  } catch (error) {
-    throw new Damage(`the catalog's payload path ${name} is unsafe: ${(error as Error).message}`);
-  }
+  const payload = locatePayload(archiveDir, version);
   const mtime = versionMtime(version);
 
   const folder = await prepareFolder(root, segments.slice(0, -1), folders, touched);
   const target = join(folder, segments[segments.length - 1]!);
-  let source: FileHandle;
-  try {
-    source = await open(file, OPEN_PAYLOAD);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new Damage(`${name} is missing`);
-    if (code === 'ELOOP') throw new Damage(`${name} is a symbolic link`);
-    throw error;
-  }
+  const source = await openPayload(payload);
   // The pid in the name tells a later restore whether the writer is still running (see removeStaleTemporaries).
   const temp = join(folder, `${RESTORE_TEMP_PREFIX}${process.pid}-${randomBytes(8).toString('hex')}`);
   let written: FileHandle | undefined;
   let placed = false;
   try {
-    if (!(await source.stat()).isFile()) throw new Damage(`${name} is not a regular file`);
     written = await open(temp, OPEN_TEMP, 0o644);
-    const hash = createHash('sha256');
     let size = 0;
-    for await (const chunk of source.createReadStream({ highWaterMark: 1 << 20, autoClose: false }) as AsyncIterable<Buffer>) {
-      hash.update(chunk);
+    for await (const chunk of readVerified(source, payload, version)) {
       size += chunk.byteLength;
       await writeFully(written, chunk);
-    }
-    const found = hash.digest('hex');
-    if (found !== first.sha256) throw new Damage(`${name} does not match its sha-256`, first.sha256, found);
-    if (size !== first.size) throw new Damage(`${name} does not match its size`, `${first.size} bytes`, `${size} bytes`);
-    if (version.parts.length === 1 && (found !== version.sha256 || size !== version.size)) {
-      throw new Damage(
-        `${name} does not match the catalog's version (sha-256 ${version.sha256}, ${version.size} bytes)`,
-        `${version.sha256} ${version.size} bytes`,
-        `${found} ${size} bytes`,
-      );
     }
     // What landed on disk, not only what was read, must be the size the catalog records.
     const landed = (await written.stat()).size;
