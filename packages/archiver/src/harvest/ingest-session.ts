@@ -1,7 +1,7 @@
 // What every run that adds to an archive (a harvest, an import) opens first, under the archive
 // lock: the catalog, the disk flusher, and what an interrupted run left behind put right (a
 // harvest row still running, tmp/, bags placed but not recorded).
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { acquireArchiveLock } from '../archive/archive-lock.js';
 import { type DiskFlusher, flusherWhenReady, openDiskFlusher } from '../archive/flush-to-disk.js';
 import { cleanupLeftovers } from '../bag/bag-writer.js';
@@ -16,8 +16,22 @@ export interface IngestSession {
   close(): Promise<void>;
 }
 
-/** Opens `archiveDir` (created when absent) for a run named `purpose` in the lock file. */
-export async function openIngestSession(archiveDir: string, purpose: string, log: (line: string) => void): Promise<IngestSession> {
+/**
+ * Opens `archiveDir` (created when absent) for a run named `purpose` in the lock file. `before`
+ * runs under the lock once tmp/ is emptied, before the catalog is opened (an import screens its
+ * delivery there, keeping files in tmp/); when it fails, an archive folder this call created is
+ * removed again, so a refused delivery leaves nothing behind.
+ */
+export async function openIngestSession(
+  archiveDir: string,
+  purpose: string,
+  log: (line: string) => void,
+  before?: () => Promise<void>,
+): Promise<IngestSession> {
+  const created = await stat(archiveDir).then(
+    () => false,
+    () => true,
+  );
   await mkdir(archiveDir, { recursive: true });
   const lock = await acquireArchiveLock(archiveDir, purpose);
   let catalog: Catalog | undefined;
@@ -28,16 +42,31 @@ export async function openIngestSession(archiveDir: string, purpose: string, log
     await lock.release();
   };
   try {
+    await cleanupLeftovers(archiveDir);
+    if (before) {
+      await before().catch(async (error: unknown) => {
+        await lock.release();
+        if (created) await rm(archiveDir, { recursive: true, force: true });
+        throw new BeforeFailed(error);
+      });
+    }
     catalog = Catalog.open(archiveDir);
     // The flusher's self-check (one syncfs) runs while the run starts (Identify, the first pages).
     flusher = flusherWhenReady(openDiskFlusher(archiveDir));
     catalog.interruptRunningHarvests();
-    await cleanupLeftovers(archiveDir);
     const adopted = await adoptPendingBags(archiveDir, catalog);
     if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
     return { catalog, flusher, close };
   } catch (error) {
+    if (error instanceof BeforeFailed) throw error.failure;
     await close();
     throw isStorageExhausted(error) ? archiveFullError(archiveDir, error) : error;
+  }
+}
+
+/** `before` failed: the lock is released already, the error is passed on as it is. */
+class BeforeFailed extends Error {
+  constructor(readonly failure: unknown) {
+    super('the step before the catalog failed');
   }
 }

@@ -17,7 +17,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import { harvestOfBag, indexBags } from '../catalog/index-bags.js';
 import { ArchiverError, archiveIoError } from '../core/errors.js';
 import { writeFully } from '../core/write-fully.js';
-import { openIngestSession } from '../harvest/ingest-session.js';
+import type { IngestSession } from '../harvest/ingest-session.js';
 import { verifyZipBag } from '../verify/verify-zip-bag.js';
 import { type Delivery, openDelivery } from './delivery.js';
 import { SERIALIZED_BAG_NAME } from './delivery-kind.js';
@@ -39,11 +39,15 @@ interface UnpackedBag {
 
 const COUNTS_ZERO = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
 
-export async function adoptBags(delivery: Delivery, facts: DeliveryFacts, options: ImportOptions & { log: (line: string) => void }): Promise<ImportSummary> {
+export async function adoptBags(
+  session: IngestSession,
+  delivery: Delivery,
+  facts: DeliveryFacts,
+  options: ImportOptions & { log: (line: string) => void },
+): Promise<ImportSummary> {
   const { archiveDir, log } = options;
   // Checked against SHA256SUMS when the delivery has one: the partner's list of what was sent.
   const sums = await expectedSums(delivery);
-  const session = await openIngestSession(archiveDir, `import ${delivery.name}`, log);
   const { catalog } = session;
   const work = join(archiveDir, TEMP_DIRECTORY, `adopt-${randomBytes(6).toString('hex')}`);
   try {
@@ -102,7 +106,6 @@ export async function adoptBags(delivery: Delivery, facts: DeliveryFacts, option
     };
   } finally {
     await rm(work, { recursive: true, force: true });
-    await session.close();
   }
 }
 

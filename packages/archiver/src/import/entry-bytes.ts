@@ -18,19 +18,65 @@ export interface MeasuredBytes {
   overflow: boolean;
 }
 
-/** Reads `chunks` to the end (or one chunk past `maxBytes`), reporting each chunk's length to `onBytes`. */
-export async function measureBytes(chunks: AsyncIterable<Uint8Array>, maxBytes: number, onBytes?: (bytes: number) => void): Promise<MeasuredBytes> {
+/**
+ * What the screening does with an entry's bytes besides measuring them, when the caller wants
+ * to keep them (an import writes them into its archive's tmp/ as it screens, so that the
+ * delivery is not read twice): it is given the bytes as they are measured and must read them
+ * to their end.
+ */
+export type KeepBytes = (bytes: AsyncIterable<Uint8Array>) => Promise<void>;
+
+/** Keeping an entry's bytes failed for a reason of the keeper's (see KeepBytes): `cause` is it. */
+export class KeepFailed extends Error {
+  constructor(readonly failure: unknown) {
+    super(`keeping the bytes failed: ${errorText(failure)}`, { cause: failure });
+  }
+}
+
+/**
+ * Reads `chunks` to the end (or one chunk past `maxBytes`), reporting each chunk's length to
+ * `onBytes`; with `keep`, the chunks go on to it as they are measured (it drives the reading).
+ */
+export async function measureBytes(
+  chunks: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  onBytes?: (bytes: number) => void,
+  keep?: KeepBytes,
+): Promise<MeasuredBytes> {
   const hash = createHash('sha256');
   let size = 0;
   let crc = 0;
-  for await (const chunk of chunks) {
-    size += chunk.byteLength;
-    // Leaving the loop destroys the stream: a lying size field inflates no further.
-    if (size > maxBytes) return { size, sha256: '', crc32: 0, overflow: true };
-    hash.update(chunk);
-    crc = crc32(chunk, crc);
-    onBytes?.(chunk.byteLength);
+  let overflow = false;
+  let unreadable: { error: unknown } | undefined;
+  async function* measured(): AsyncGenerator<Uint8Array> {
+    try {
+      for await (const chunk of chunks) {
+        size += chunk.byteLength;
+        // Leaving the loop destroys the stream: a lying size field inflates no further.
+        if (size > maxBytes) {
+          overflow = true;
+          return;
+        }
+        hash.update(chunk);
+        crc = crc32(chunk, crc);
+        onBytes?.(chunk.byteLength);
+        yield chunk;
+      }
+    } catch (error) {
+      unreadable = { error };
+      throw error;
+    }
   }
+  const bytes = measured();
+  if (keep) {
+    // A failure of the delivery's bytes is the delivery's; any other is keep's own (no room
+    // left in the archive…), passed on as KeepFailed so that it is not taken for damage.
+    await keep(bytes).catch((error: unknown) => {
+      throw unreadable ? unreadable.error : new KeepFailed(error);
+    });
+  }
+  for await (const _ of bytes); // whatever `keep` left (nothing, when it read to the end)
+  if (overflow) return { size, sha256: '', crc32: 0, overflow: true };
   return { size, sha256: hash.digest('hex'), crc32: crc >>> 0, overflow: false };
 }
 

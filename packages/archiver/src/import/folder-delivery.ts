@@ -12,7 +12,7 @@ import { ArchiverError } from '../core/errors.js';
 import { DeliveryCaps, type DeliveryLimits, grouped } from './delivery-limits.js';
 import { byName, type Delivery, type DeliveryEntry, type DeliveryRefusal, deliveryRefusal, quoteName } from './delivery-model.js';
 import { NameTree, nameProblem } from './delivery-names.js';
-import { checkedBytes, errorText, measureBytes, READ_CHUNK_BYTES } from './entry-bytes.js';
+import { checkedBytes, errorText, type KeepBytes, KeepFailed, measureBytes, READ_CHUNK_BYTES } from './entry-bytes.js';
 
 /** A file as the walk found it. */
 interface FolderFile {
@@ -25,7 +25,12 @@ interface FolderFile {
 
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
-export async function openFolderDelivery(path: string, limits: DeliveryLimits, progress?: (done: number, total: number) => void): Promise<Delivery> {
+export async function openFolderDelivery(
+  path: string,
+  limits: DeliveryLimits,
+  progress?: (done: number, total: number) => void,
+  keep?: (name: string, size: number) => KeepBytes | undefined,
+): Promise<Delivery> {
   const refuse = deliveryRefusal(path);
   const files = (await walk(path, limits, refuse)).sort(byName);
   const total = files.reduce((sum, file) => sum + file.size, 0);
@@ -37,7 +42,8 @@ export async function openFolderDelivery(path: string, limits: DeliveryLimits, p
   const located = new Map<string, { entry: DeliveryEntry; file: FolderFile }>();
   const manifest = createHash('sha256');
   for (const file of files) {
-    const measured = await measureBytes(await openFile(path, file, refuse), file.size, onBytes).catch((error: unknown) => {
+    const measured = await measureBytes(await openFile(path, file, refuse), file.size, onBytes, keep?.(file.name, file.size)).catch((error: unknown) => {
+      if (error instanceof KeepFailed) throw error.failure;
       throw error instanceof ArchiverError ? error : refuse('ERR_IMPORT_DAMAGED', `entry ${quoteName(file.name)} cannot be read: ${errorText(error)}`, error);
     });
     if (measured.overflow || measured.size !== file.size) {

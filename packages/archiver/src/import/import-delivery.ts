@@ -8,6 +8,7 @@
 // (adopt-bags.ts). An import is recorded as a harvest row of its source whose arguments name the
 // delivery; it never moves the source's watermark, so the next harvest lists everything and
 // recognises what was imported (same identifier, datestamp and bytes: nothing new).
+import { basename } from 'node:path';
 import { type ReadRecord, readDidl } from '@oaibag/didl';
 import { formatDatestamp } from '@oaibag/oai-pmh';
 import type { DeliveryFacts } from '../bag/aip-metadata.js';
@@ -15,8 +16,8 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { HarvestCounts } from '../catalog/catalog-schema.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { type BatchTally, HarvestBatch } from '../harvest/harvest-batch.js';
-import { declinedAsHeld, discardIncoming, harvestMemoryBudget, type IncomingFile, receiveIncoming } from '../harvest/incoming-file.js';
-import { openIngestSession } from '../harvest/ingest-session.js';
+import { declinedAsHeld, discardIncoming, harvestMemoryBudget, type IncomingFile, type MemoryBudget, receiveIncoming } from '../harvest/incoming-file.js';
+import { type IngestSession, openIngestSession } from '../harvest/ingest-session.js';
 import { PageRecords } from '../harvest/page-records.js';
 import type { StoreContext } from '../harvest/store-record.js';
 import { OaiClient } from '../oai/oai-client.js';
@@ -37,39 +38,74 @@ export async function importDelivery(options: ImportOptions): Promise<ImportSumm
   const concurrency = options.concurrency ?? 4;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1)
     throw new ArchiverError('ERR_ARCHIVE_USAGE', `concurrency must be a whole number of at least 1, not ${concurrency}`);
-  const delivery = await openDelivery(options.delivery, {
-    ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.progress ? { progress: (done: number, total: number) => options.progress?.({ stage: 'screening', done, total }) } : {}),
+  const baseUrl = httpUrl(options.baseUrl, '--base-url');
+  httpUrl(options.source, '--source');
+  // A site's files (said so, or a base URL given) are kept in tmp/ as the screening reads
+  // them: the delivery is then read once. What turns out to be another kind is let go.
+  const keeping = baseUrl !== undefined && (options.kind === undefined || options.kind === 'site');
+  const kept = new Map<string, IncomingFile>();
+  const budget = harvestMemoryBudget();
+  const letGo = async () => {
+    for (const file of kept.values()) await discardIncoming(file);
+    kept.clear();
+  };
+  let delivery: Delivery | undefined;
+  // Screened under the archive's lock, before its catalog is opened: a refused delivery leaves
+  // nothing (an archive folder this import made is removed again).
+  const session = await openIngestSession(options.archiveDir, `import ${basename(options.delivery)}`, log, async () => {
+    delivery = await openDelivery(options.delivery, {
+      ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.progress ? { progress: (done: number, total: number) => options.progress?.({ stage: 'screening', done, total }) } : {}),
+      ...(keeping
+        ? {
+            keep: (name: string) =>
+              notAResource(name) !== null
+                ? undefined
+                : async (bytes: AsyncIterable<Uint8Array>) => {
+                    kept.set(name, await receiveIncoming(options.archiveDir, bytes, budget, { sha256: false }));
+                  },
+          }
+        : {}),
+    }).catch(async (error: unknown) => {
+      await letGo();
+      throw error;
+    });
   });
   try {
-    const recognised = await recogniseDelivery(delivery, options.kind);
-    const facts: DeliveryFacts = { name: delivery.name, size: delivery.size, sha256: delivery.sha256, kind: recognised.kind };
-    if (recognised.kind === 'bags') return await adoptBags(delivery, facts, { ...options, log });
-    if (recognised.kind === 'site' && options.baseUrl === undefined) {
-      throw new ArchiverError('ERR_IMPORT_KIND', `${delivery.name} holds a web site's files: give --base-url, the URL its paths are relative to`, {
-        path: delivery.path,
+    const screened = delivery!;
+    const recognised = await recogniseDelivery(screened, options.kind);
+    const facts: DeliveryFacts = { name: screened.name, size: screened.size, sha256: screened.sha256, kind: recognised.kind };
+    if (recognised.kind !== 'site') await letGo();
+    if (recognised.kind === 'bags') return await adoptBags(session, screened, facts, { ...options, log });
+    if (recognised.kind === 'site' && baseUrl === undefined) {
+      throw new ArchiverError('ERR_IMPORT_KIND', `${screened.name} holds a web site's files: give --base-url, the URL its paths are relative to`, {
+        path: screened.path,
       });
     }
-    const source = httpUrl(options.source ?? (recognised.kind === 'site' ? options.baseUrl! : recognised.requestUrl), '--source');
+    const source = options.source ?? (recognised.kind === 'site' ? baseUrl : recognised.requestUrl);
     if (source === undefined) {
-      throw new ArchiverError('ERR_ARCHIVE_USAGE', `${delivery.name} does not say which repository its records came from: give --source, its OAI-PMH base URL`);
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `${screened.name} does not say which repository its records came from: give --source, its OAI-PMH base URL`);
     }
-    return await ingestRecords(delivery, facts, source, { ...options, log, concurrency });
+    return await ingestRecords(session, screened, facts, source, kept, { ...options, log, concurrency, budget });
   } finally {
-    await delivery.close();
+    await letGo();
+    await delivery?.close();
+    await session.close();
   }
 }
 
 /** A site's files or DIDL records, stored as a harvest stores its pages. */
 async function ingestRecords(
+  session: IngestSession,
   delivery: Delivery,
   facts: DeliveryFacts,
   sourceUrl: string,
-  options: ImportOptions & { log: (line: string) => void; concurrency: number },
+  /** A site's files kept in tmp/ by the screening, by name (taken from it as they are stored). */
+  kept: Map<string, IncomingFile>,
+  options: ImportOptions & { log: (line: string) => void; concurrency: number; budget: MemoryBudget },
 ): Promise<ImportSummary> {
   const { log, concurrency } = options;
-  const baseUrl = facts.kind === 'site' ? httpUrl(options.baseUrl, '--base-url')! : undefined;
-  const session = await openIngestSession(options.archiveDir, `import ${delivery.name}`, log);
+  const baseUrl = facts.kind === 'site' ? options.baseUrl! : undefined;
   const { catalog, flusher } = session;
   const client = new OaiClient(sourceUrl, options.signal ? { signal: options.signal } : {});
   try {
@@ -85,7 +121,7 @@ async function ingestRecords(
       baseUrl: sourceUrl,
       repositoryName: source.repositoryName ?? sourceUrl,
       flusher,
-      budget: harvestMemoryBudget(),
+      budget: options.budget,
       ...(options.signal ? { signal: options.signal } : {}),
     };
     const batch = new HarvestBatch({
@@ -118,9 +154,7 @@ async function ingestRecords(
       for (let index = from; index < Math.min(total, from + READ_AHEAD); index++) {
         if (facts.kind !== 'site' || reasons[index] !== null || ahead.has(index)) continue;
         const entry = entries[index]!;
-        const reading = batch.holdsPayload(entry.sha256)
-          ? Promise.resolve(declinedAsHeld())
-          : receiveIncoming(options.archiveDir, delivery.open(entry), context.budget);
+        const reading = readSiteFile(entry, kept, batch, () => receiveIncoming(options.archiveDir, delivery.open(entry), context.budget));
         reading.catch(() => undefined); // awaited in its turn
         ahead.set(index, reading);
       }
@@ -179,8 +213,30 @@ async function ingestRecords(
     }
   } finally {
     await client.close();
-    await session.close();
   }
+}
+
+/**
+ * The bytes of a site's file for its record: declined when the archive holds them already (the
+ * screening measured them; the record becomes a revisit), else those the screening kept, else
+ * read from the delivery again.
+ */
+async function readSiteFile(
+  entry: DeliveryEntry,
+  kept: Map<string, IncomingFile>,
+  batch: HarvestBatch,
+  read: () => Promise<IncomingFile>,
+): Promise<IncomingFile> {
+  const file = kept.get(entry.name);
+  kept.delete(entry.name);
+  if (batch.holdsPayload(entry.sha256)) {
+    await discardIncoming(file);
+    return declinedAsHeld();
+  }
+  if (file === undefined) return read();
+  // Kept without its own sha-256: the screening's, of the same bytes (the record holds the file to it).
+  file.sha256 = entry.sha256;
+  return file;
 }
 
 /** Commits an import's batches, adding each commit's tally to the import's counts in its transaction. */

@@ -16,7 +16,7 @@ import { CachedZipReader } from './cached-zip-reader.js';
 import { DeliveryCaps, type DeliveryLimits, grouped } from './delivery-limits.js';
 import { byName, type Delivery, type DeliveryEntry, type DeliveryRefusal, deliveryRefusal, quoteName } from './delivery-model.js';
 import { NameTree, nameProblem } from './delivery-names.js';
-import { checkedBytes, errorText, measureBytes, READ_CHUNK_BYTES } from './entry-bytes.js';
+import { checkedBytes, errorText, type KeepBytes, KeepFailed, measureBytes, READ_CHUNK_BYTES } from './entry-bytes.js';
 
 const openFd = promisify(openFile);
 
@@ -50,7 +50,12 @@ const WHOLE_ENTRY_BYTES = 1024 * 1024;
 /** Entries screened at once (their reads and inflating run on libuv's threads). */
 const SCREEN_CONCURRENCY = 8;
 
-export async function openZipDelivery(path: string, limits: DeliveryLimits, progress?: (done: number, total: number) => void): Promise<Delivery> {
+export async function openZipDelivery(
+  path: string,
+  limits: DeliveryLimits,
+  progress?: (done: number, total: number) => void,
+  keep?: (name: string, size: number) => KeepBytes | undefined,
+): Promise<Delivery> {
   const refuse = deliveryRefusal(path);
   const fd = await openFd(path, 'r').catch((error: unknown) => {
     throw refuse('ERR_IMPORT_DAMAGED', `cannot be read: ${errorText(error)}`, error);
@@ -71,7 +76,7 @@ export async function openZipDelivery(path: string, limits: DeliveryLimits, prog
 
     const located = new Map<string, { entry: DeliveryEntry; file: ZipFileEntry }>();
     await eachAtOnce(files, SCREEN_CONCURRENCY, async (file) => {
-      const entry = await screenData(zip, fd, file, refuse, onBytes);
+      const entry = await screenData(zip, fd, file, refuse, onBytes, keep?.(file.name, file.size));
       located.set(file.name, { entry, file });
     });
 
@@ -169,14 +174,22 @@ function entryProblem(entry: Entry): string | null {
 }
 
 /** Pass 2: one file entry read whole, held to its declared size and CRC-32. */
-async function screenData(zip: ZipFile, fd: number, file: ZipFileEntry, refuse: DeliveryRefusal, onBytes?: (bytes: number) => void): Promise<DeliveryEntry> {
+async function screenData(
+  zip: ZipFile,
+  fd: number,
+  file: ZipFileEntry,
+  refuse: DeliveryRefusal,
+  onBytes?: (bytes: number) => void,
+  keep?: KeepBytes,
+): Promise<DeliveryEntry> {
   const name = quoteName(file.name);
   let measured: Awaited<ReturnType<typeof measureBytes>>;
   try {
     file.fileDataStart = await dataStart(fd, file, zip.fileSize);
     const stream = await openData(zip, fd, file);
-    measured = await measureBytes(stream, file.size, onBytes);
+    measured = await measureBytes(stream, file.size, onBytes, keep);
   } catch (error) {
+    if (error instanceof KeepFailed) throw error.failure;
     // zlib's errors, yauzl's byte counts ("too many bytes in the stream…"), read errors.
     throw refuse('ERR_IMPORT_DAMAGED', `entry ${name} is damaged: ${errorText(error)}`, error);
   }
