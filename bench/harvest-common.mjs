@@ -1,6 +1,6 @@
-// Shared by the harvest benchmark (harvest.mjs): the repository child, the harvester child
-// with its memory sampled, the archive's size on disk, the request log, and a summary of a
-// V8 CPU profile. Plain ESM, no build step.
+// Shared by the benchmarks that run the archiver (harvest.mjs, experiment.mjs, serve.mjs,
+// import.mjs): the repository child, an `oaibag` child with its memory sampled, the archive's
+// size on disk, the request log, and a summary of a V8 CPU profile. Plain ESM, no build step.
 import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -30,21 +30,31 @@ export async function startRepository(options) {
 }
 
 /**
- * One `oaibag harvest URL --archive DIR --json` in a child process of its own, so that its
- * memory is its own: VmRSS sampled every `sampleMs`, and VmHWM, maxRSS and CPU times written
- * by the preloaded bench/harvest-peak.mjs as it exits. `cpuProfileDir` runs it under
- * `node --cpu-prof`. Resolves with the wall time (spawn to exit, Node's start included), the
- * summary the command printed, and the memory figures; rejects when the harvest did not end
- * with status 0. After `timeoutSeconds` the child is killed (SIGKILL, after its VmHWM is
- * read) and the result says `timedOut`, with the bytes it had received into the archive's
- * tmp/ so far: a harvest that does not finish is a figure too.
+ * One `oaibag harvest URL --archive DIR --json` in a child process of its own: runArchiver
+ * (below) with the harvest's arguments. Rejects when the harvest did not end with status 0.
  */
-export function runHarvester({ oaiUrl, archiveDir, sampleMs, cpuProfileDir, timeoutSeconds, extraArgs = [] }) {
+export function runHarvester({ oaiUrl, archiveDir, extraArgs = [], ...options }) {
+  return runArchiver({ ...options, archiveDir, args: ['harvest', oaiUrl, '--archive', archiveDir, '--json', ...extraArgs] });
+}
+
+/**
+ * One `oaibag ARGS…` (harvest, import, export…) in a child process of its own, so that its
+ * memory is its own: VmRSS sampled every `sampleMs`, and VmHWM, maxRSS and CPU times written
+ * by the preloaded bench/harvest-peak.mjs as it exits (to `ARCHIVE_DIR.peak.json`).
+ * `cpuProfileDir` runs it under `node --cpu-prof`. Resolves with the wall time (spawn to exit,
+ * Node's start included), the summary the command printed on stdout (parsed as JSON unless
+ * `json` is false: then `summary` is null and `stdout` holds the text), and the memory
+ * figures; rejects when the command did not end with status 0. After `timeoutSeconds` the
+ * child is killed (SIGKILL, after its VmHWM is read) and the result says `timedOut`, with the
+ * bytes it had received into the archive's tmp/ so far: a run that does not finish is a figure too.
+ */
+export function runArchiver({ args, archiveDir, sampleMs, cpuProfileDir, timeoutSeconds, json = true }) {
+  const command = `oaibag ${args[0]}`;
   const peakFile = `${archiveDir}.peak.json`;
   rmSync(peakFile, { force: true });
   const nodeArgs = [...(cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []), '--import', join(ROOT, 'bench/harvest-peak.mjs')];
   const started = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, ARCHIVER_BIN, 'harvest', oaiUrl, '--archive', archiveDir, '--json', ...extraArgs], {
+  const child = spawn(process.execPath, [...nodeArgs, ARCHIVER_BIN, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, OAIBAG_BENCH_PEAK_FILE: peakFile },
   });
@@ -68,6 +78,7 @@ export function runHarvester({ oaiUrl, archiveDir, sampleMs, cpuProfileDir, time
         child.kill('SIGKILL');
       }, timeoutSeconds * 1000)
     : undefined;
+  const memory = () => ({ sampledPeakRssBytes: sampledPeak, rssSamples: trace.length, rssTrace: thin(trace, 100), stderr: stderr.trim().slice(-2000) });
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code, signal) => {
@@ -82,35 +93,26 @@ export function runHarvester({ oaiUrl, archiveDir, sampleMs, cpuProfileDir, time
           receivedBytes: timedOut.receivedBytes,
           summary: null,
           peak: { vmHwmBytes: timedOut.vmHwmBytes, vmRssBytes: timedOut.vmRssBytes },
-          sampledPeakRssBytes: sampledPeak,
-          rssSamples: trace.length,
-          rssTrace: thin(trace, 100),
-          stderr: stderr.trim().slice(-2000),
+          ...memory(),
         });
         return;
       }
       if (code !== 0) {
-        reject(new Error(`oaibag harvest ended with ${code ?? signal}: ${stderr.trim().slice(-2000)}`));
+        reject(new Error(`${command} ended with ${code ?? signal}: ${stderr.trim().slice(-2000)}`));
         return;
       }
-      let summary;
-      try {
-        summary = JSON.parse(stdout);
-      } catch {
-        reject(new Error(`oaibag harvest printed no JSON summary: ${stdout.slice(0, 500)} ${stderr.slice(-500)}`));
-        return;
+      let summary = null;
+      if (json) {
+        try {
+          summary = JSON.parse(stdout);
+        } catch {
+          reject(new Error(`${command} printed no JSON summary: ${stdout.slice(0, 500)} ${stderr.slice(-500)}`));
+          return;
+        }
       }
       const peak = existsSync(peakFile) ? JSON.parse(readFileSync(peakFile, 'utf8')) : {};
       rmSync(peakFile, { force: true });
-      resolve({
-        seconds,
-        summary,
-        peak,
-        sampledPeakRssBytes: sampledPeak,
-        rssSamples: trace.length,
-        rssTrace: thin(trace, 100),
-        stderr: stderr.trim().slice(-2000),
-      });
+      resolve({ seconds, summary, ...(json ? {} : { stdout: stdout.trim().slice(-2000) }), peak, ...memory() });
     });
   });
 }

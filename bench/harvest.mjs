@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
+import { machineFacts, parseBenchArgs, sectionsArg, wholeNumberArg } from './bench-args.mjs';
 import { ARCHIVER_BIN, archiveUsage, checkBuilt, requestLogFigures, runHarvester, startRepository, summarizeProfile } from './harvest-common.mjs';
 import { applyUpdate, ensureLargeSite, ensureSite } from './harvest-fixture.mjs';
 import { median, ROOT, round } from './repository-common.mjs';
@@ -57,8 +57,7 @@ const { args, usageError } = parseBenchArgs('harvest', USAGE, {
 if (args.full && args.quick) usageError('--full and --quick exclude each other');
 const variant = args.full ? 'full' : 'quick';
 const runs = wholeNumberArg(args.runs, '--runs', usageError);
-const sections = args.only === undefined ? SECTIONS : args.only.split(',').map((name) => name.trim());
-for (const name of sections) if (!SECTIONS.includes(name)) usageError(`--only: unknown section "${name}" (sections: ${SECTIONS.join(', ')})`);
+const sections = sectionsArg(args.only, SECTIONS, usageError);
 const has = (name) => sections.includes(name);
 const largeMiB = wholeNumberArg(args['large-mib'], '--large-mib', usageError);
 const LARGE = { size: largeMiB * MiB, byValueMax: Math.max(2 * GiB, 2 * largeMiB * MiB), pageBytes: Math.max(4 * GiB, 4 * largeMiB * MiB) };
@@ -365,14 +364,7 @@ const report = {
     MiB: 2 ** 20,
     note: 'medians over runs; peak RSS is the worst run (VmHWM written by the harvester as it exits); disk = st_blocks*512 of unique inodes',
   },
-  machine: {
-    cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    cpus: os.cpus().length,
-    totalMemoryBytes: os.totalmem(),
-    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-    node: process.version,
-    v8: process.versions.v8,
-  },
+  machine: machineFacts(),
   software: gitInfo(),
   options: {
     variant,
