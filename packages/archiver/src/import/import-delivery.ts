@@ -40,6 +40,9 @@ export async function importDelivery(options: ImportOptions): Promise<ImportSumm
     throw new ArchiverError('ERR_ARCHIVE_USAGE', `concurrency must be a whole number of at least 1, not ${concurrency}`);
   const baseUrl = httpUrl(options.baseUrl, '--base-url');
   httpUrl(options.source, '--source');
+  if (options.kind === 'site' && baseUrl === undefined) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', "--kind site needs --base-url, the URL the site's paths are relative to");
+  }
   // A site's files (said so, or a base URL given) are kept in tmp/ as the screening reads
   // them: the delivery is then read once. What turns out to be another kind is let go.
   const keeping = baseUrl !== undefined && (options.kind === undefined || options.kind === 'site');
