@@ -4,11 +4,10 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
+import { machineFacts, parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 import { loadDidl, loadSax, measureBase64, measureFileRead, measureReader, measureSax, measureSha256, ROOT } from './didl-common.mjs';
 import { ensureFixture } from './didl-fixture.mjs';
 
@@ -173,14 +172,7 @@ const report = {
   benchmark: 'didl-parse',
   date: new Date().toISOString(),
   units: { MB: 1e6, note: 'throughputs in MB/s (10^6 bytes per second); medians over runs; peak RSS is the worst child run' },
-  machine: {
-    cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    cpus: os.cpus().length,
-    totalMemoryBytes: os.totalmem(),
-    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-    node: process.version,
-    v8: process.versions.v8,
-  },
+  machine: machineFacts(),
   software: { sax: saxVersion, ...gitInfo() },
   options: { sizeMiB, runs },
   input: {

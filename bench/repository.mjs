@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
+import { machineFacts, parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 import { loadBetterSqlite3, loadRepository, median, percentile, ROOT, round } from './repository-common.mjs';
 import { ensureLargeFiles, ensureMillionIndex, ensureSmallSite } from './repository-fixture.mjs';
 import { measureByValue, measureMemory, measureMillion, measureSmallSite } from './repository-sections.mjs';
@@ -328,14 +328,7 @@ const report = {
   benchmark: 'repository',
   date: new Date().toISOString(),
   units: { MB: 1e6, MiB: 2 ** 20, note: 'medians over runs; ranges are slowest..fastest run; peak RSS is the worst run' },
-  machine: {
-    cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    cpus: os.cpus().length,
-    totalMemoryBytes: os.totalmem(),
-    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-    node: process.version,
-    v8: process.versions.v8,
-  },
+  machine: machineFacts(),
   software: { betterSqlite3: betterSqlite3Version, sqlite: sqliteVersion, ...gitInfo() },
   options: {
     runs,
