@@ -32,7 +32,7 @@ const FILES: Record<string, string | Buffer> = {
   'papers/été.txt': 'accented',
   'img/big.bin': Buffer.alloc(300_000, 7),
   'img/copy.bin': Buffer.alloc(300_000, 7), // the same bytes at two URLs: one payload file
-  'nested.zip': Buffer.from('PK\u0005\u0006' + '\u0000'.repeat(18), 'latin1'), // a ZIP inside: a file like any other
+  'nested.zip': Buffer.concat([Buffer.from([0x50, 0x4b, 0x05, 0x06]), Buffer.alloc(18)]), // a ZIP inside: a file like any other
 };
 /** Files the repository never exports: not resources. */
 const NOT_RESOURCES = ['.htaccess', 'index.php', 'notes.txt~'];
