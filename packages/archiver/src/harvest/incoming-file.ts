@@ -97,7 +97,7 @@ export async function receiveIncoming(
         continue;
       }
       if (handle === null) {
-        path = join(archiveDir, TEMP_DIRECTORY, `incoming-${randomBytes(8).toString('hex')}`);
+        path = incomingPath(archiveDir);
         handle = await openIncoming(path);
         for (const part of held ?? []) await writeFully(handle, part);
         budget?.give(heldBytes);
@@ -142,7 +142,20 @@ async function openIncoming(path: string): Promise<FileHandle> {
 
 /** An empty datastream received without a budget: an empty temporary file, as for any other. */
 async function emptyFile(archiveDir: string): Promise<string> {
-  const path = join(archiveDir, TEMP_DIRECTORY, `incoming-${randomBytes(8).toString('hex')}`);
+  const path = incomingPath(archiveDir);
   await (await openIncoming(path)).close();
   return path;
+}
+
+/** This process's prefix of temporary names, random once; a count tells its files apart. */
+const INCOMING_PREFIX = `incoming-${randomBytes(6).toString('hex')}-`;
+let incomingCount = 0;
+
+/**
+ * A fresh temporary file name in the archive's tmp/ (opened with `wx`, so a clash would fail
+ * rather than overwrite). One random draw per process, not per file: a harvest or an import
+ * names thousands of them.
+ */
+function incomingPath(archiveDir: string): string {
+  return join(archiveDir, TEMP_DIRECTORY, `${INCOMING_PREFIX}${++incomingCount}`);
 }
