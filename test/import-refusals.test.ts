@@ -74,3 +74,14 @@ test('a ZIP inside the delivery is a file like any other, never unpacked', async
   const summary = await importDelivery({ archiveDir: join(work, 'nested-archive'), delivery, baseUrl: 'http://site.example/' });
   assert.equal(summary.added, 2);
 });
+
+test("a site's files without --base-url are refused after the screening, and the archive is not created", async () => {
+  const delivery = join(work, 'site-without-base.zip');
+  writeFileSync(delivery, rawZip([good]));
+  const archive = join(work, 'archive-without-base');
+  await assert.rejects(
+    importDelivery({ archiveDir: archive, delivery }),
+    (error: NodeJS.ErrnoException) => error.code === 'ERR_IMPORT_KIND' && /--base-url/.test(error.message),
+  );
+  assert.equal(existsSync(archive), false);
+});

@@ -23,7 +23,7 @@ import type { StoreContext } from '../harvest/store-record.js';
 import { OaiClient } from '../oai/oai-client.js';
 import { adoptBags } from './adopt-bags.js';
 import { type Delivery, type DeliveryEntry, openDelivery } from './delivery.js';
-import { isHidden, recogniseDelivery } from './delivery-kind.js';
+import { isHidden, type Recognised, recogniseDelivery } from './delivery-kind.js';
 import type { ImportOptions, ImportSummary } from './import-options.js';
 import { notAResource, siteRecord } from './site-record.js';
 
@@ -53,43 +53,53 @@ export async function importDelivery(options: ImportOptions): Promise<ImportSumm
     kept.clear();
   };
   let delivery: Delivery | undefined;
-  // Screened under the archive's lock, before its catalog is opened: a refused delivery leaves
-  // nothing (an archive folder this import made is removed again).
+  let recognised: Recognised | undefined;
+  let source: string | undefined;
+  // Screened and recognised under the archive's lock, before its catalog is opened: a refused
+  // delivery, or one this import cannot take, leaves nothing (an archive folder this import
+  // made is removed again).
   const session = await openIngestSession(options.archiveDir, `import ${basename(options.delivery)}`, log, async () => {
-    delivery = await openDelivery(options.delivery, {
-      ...(options.limits ? { limits: options.limits } : {}),
-      ...(options.progress ? { progress: (done: number, total: number) => options.progress?.({ stage: 'screening', done, total }) } : {}),
-      ...(keeping
-        ? {
-            keep: (name: string) =>
-              notAResource(name) !== null
-                ? undefined
-                : async (bytes: AsyncIterable<Uint8Array>) => {
-                    kept.set(name, await receiveIncoming(options.archiveDir, bytes, budget, { sha256: false }));
-                  },
-          }
-        : {}),
-    }).catch(async (error: unknown) => {
+    try {
+      delivery = await openDelivery(options.delivery, {
+        ...(options.limits ? { limits: options.limits } : {}),
+        ...(options.progress ? { progress: (done: number, total: number) => options.progress?.({ stage: 'screening', done, total }) } : {}),
+        ...(keeping
+          ? {
+              keep: (name: string) =>
+                notAResource(name) !== null
+                  ? undefined
+                  : async (bytes: AsyncIterable<Uint8Array>) => {
+                      kept.set(name, await receiveIncoming(options.archiveDir, bytes, budget, { sha256: false }));
+                    },
+            }
+          : {}),
+      });
+      recognised = await recogniseDelivery(delivery, options.kind);
+      if (recognised.kind !== 'site') await letGo();
+      if (recognised.kind === 'site' && baseUrl === undefined) {
+        throw new ArchiverError('ERR_IMPORT_KIND', `${delivery.name} holds a web site's files: give --base-url, the URL its paths are relative to`, {
+          path: delivery.path,
+        });
+      }
+      source = options.source ?? (recognised.kind === 'site' ? baseUrl : recognised.requestUrl);
+      if (source === undefined && recognised.kind === 'didl') {
+        throw new ArchiverError(
+          'ERR_ARCHIVE_USAGE',
+          `${delivery.name} does not say which repository its records came from: give --source, its OAI-PMH base URL`,
+        );
+      }
+    } catch (error) {
       await letGo();
+      await delivery?.close();
       throw error;
-    });
+    }
   });
   try {
     const screened = delivery!;
-    const recognised = await recogniseDelivery(screened, options.kind);
-    const facts: DeliveryFacts = { name: screened.name, size: screened.size, sha256: screened.sha256, kind: recognised.kind };
-    if (recognised.kind !== 'site') await letGo();
-    if (recognised.kind === 'bags') return await adoptBags(session, screened, facts, { ...options, log });
-    if (recognised.kind === 'site' && baseUrl === undefined) {
-      throw new ArchiverError('ERR_IMPORT_KIND', `${screened.name} holds a web site's files: give --base-url, the URL its paths are relative to`, {
-        path: screened.path,
-      });
-    }
-    const source = options.source ?? (recognised.kind === 'site' ? baseUrl : recognised.requestUrl);
-    if (source === undefined) {
-      throw new ArchiverError('ERR_ARCHIVE_USAGE', `${screened.name} does not say which repository its records came from: give --source, its OAI-PMH base URL`);
-    }
-    return await ingestRecords(session, screened, facts, source, kept, { ...options, log, concurrency, budget });
+    const kind = recognised!.kind;
+    const facts: DeliveryFacts = { name: screened.name, size: screened.size, sha256: screened.sha256, kind };
+    if (kind === 'bags') return await adoptBags(session, screened, facts, { ...options, log });
+    return await ingestRecords(session, screened, facts, source!, kept, { ...options, log, concurrency, budget });
   } finally {
     await letGo();
     await delivery?.close();
