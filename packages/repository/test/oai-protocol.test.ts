@@ -267,7 +267,10 @@ describe('a site of eleven files', () => {
         assert.match(String(answer.headers.vary), /\bAccept-Encoding\b/i);
         assert.notEqual(answer.body.subarray(0, 5).toString('latin1'), '<?xml', 'the body is encoded');
         const decoded = decode(answer.body).toString('utf8');
-        assert.equal(withoutResponseDate(decoded), withoutResponseDate(identity.text), `${query} with ${coding}`);
+        // The token carries the list's upper bound (a second before its responseDate): two
+        // requests a second boundary apart get different ones.
+        const comparable = (xml: string) => withoutResponseDate(xml).replace(/(<resumptionToken[^>]*>)[^<]*</g, '$1…<');
+        assert.equal(comparable(decoded), comparable(identity.text), `${query} with ${coding}`);
         collect({ ...answer, text: decoded }, `GET ${query} (${coding})`);
       }
     }
