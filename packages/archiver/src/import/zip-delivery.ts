@@ -1,8 +1,9 @@
 // A delivery that is a ZIP file, screened in three passes before anything is returned:
-// 1. the central directory, metadata only: every name, type, flag and declared size is checked
-//    (and each local header located), so a hostile or bomb ZIP is refused before a byte inflates;
-// 2. every file entry read once, its size held to the declared one as it streams (yauzl's
-//    validateEntrySizes, and our own count), its CRC-32 checked, its sha-256 measured;
+// 1. the central directory, metadata only: every name, type, flag and declared size is checked,
+//    so a hostile or bomb ZIP is refused before a byte inflates;
+// 2. every file entry's local header located and its data read once (eight at a time), its size
+//    held to the declared one (yauzl's validateEntrySizes, and our own count), its CRC-32
+//    checked, its sha-256 measured, its bytes handed to the caller's `keep` when it wants them;
 // 3. the ZIP file itself hashed.
 // All three read one file descriptor, so a file renamed over the delivery meanwhile is not read.
 import { close, createReadStream, fstatSync, open as openFile, readSync } from 'node:fs';
@@ -185,7 +186,7 @@ async function screenData(
   const name = quoteName(file.name);
   let measured: Awaited<ReturnType<typeof measureBytes>>;
   try {
-    file.fileDataStart = await dataStart(fd, file, zip.fileSize);
+    file.fileDataStart = dataStart(fd, file, zip.fileSize);
     const stream = await openData(zip, fd, file);
     measured = await measureBytes(stream, file.size, onBytes, keep);
   } catch (error) {
@@ -243,7 +244,7 @@ async function entryAt(path: string, index: number): Promise<Entry | undefined> 
  * Where the entry's data starts: after its local header, whose signature and lengths are read
  * here (as yauzl's readLocalFileHeader does, without keeping its Entry), inside the file.
  */
-async function dataStart(fd: number, file: ZipFileEntry, fileSize: number): Promise<number> {
+function dataStart(fd: number, file: ZipFileEntry, fileSize: number): number {
   const header = Buffer.alloc(30);
   const bytesRead = readSync(fd, header, 0, 30, file.localHeaderOffset);
   if (bytesRead < 30 || header.readUInt32LE(0) !== 0x04034b50) throw new Error(`no local file header at offset ${file.localHeaderOffset}`);
