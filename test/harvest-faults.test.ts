@@ -17,6 +17,7 @@ import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
 import type { CatalogFailure } from '../packages/archiver/src/catalog/catalog-schema.ts';
 import { ArchiverError } from '../packages/archiver/src/core/errors.ts';
 import { type HarvestSummary, harvest } from '../packages/archiver/src/harvest/harvest.ts';
+import { reindexArchive } from '../packages/archiver/src/reindex/reindex.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { payloadOf } from './batch-bags.ts';
 
@@ -686,4 +687,66 @@ test('corrupted By-Value base64: that record fails, the others are stored, the w
   assert.ok(third.watermark && third.watermark > watermark!, 'the watermark moves once everything is stored');
   const after = await checkArchive(archive, { versions: { 'alpha.txt': 2, 'delta.txt': 2 } });
   assert.deepEqual(after.failures, [], 'the failure is resolved');
+});
+
+// ---------------------------------------------------------------------------------------------
+// A list taken over several runs (issue 24): its outcome is decided over all of them
+
+test('a record fails in a committed batch, the harvest is stopped, the resumed list completes: partial, the watermark stays, reindex agrees', async () => {
+  const archive = newArchive('failure-then-stop');
+  const stop = new AbortController();
+  // The first record of page 1 promises a digest its bytes do not have; page 1 is committed as
+  // its own batch (one batch a page), and the harvest is stopped when page 3 is asked for.
+  const wrongDigest = (body: string) => body.replace(/<premis:messageDigest>[0-9a-f]+</, `<premis:messageDigest>${'ab'.repeat(32)}<`);
+  script(({ page }) => {
+    if (page === 1) return { kind: 'rewrite', edit: wrongDigest };
+    if (page === 3) {
+      stop.abort();
+      return { kind: 'status', status: 503, headers: { 'retry-after': '0' } };
+    }
+    return undefined;
+  });
+  const first = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, batchBounds: { records: 2, bytes: 1 << 30 }, signal: stop.signal });
+  assert.equal(first.status, 'interrupted');
+  assert.equal(first.failed, 1);
+
+  // Resumed from the saved token: pages 1 and 2 are not asked again, the list ends.
+  script(() => undefined);
+  const second = await run(archive);
+  assert.equal(pageRequests(1), 0, 'the list was resumed, not started again');
+  assert.equal(second.status, 'partial', 'a record of the list failed in an earlier run of it');
+  assert.equal(second.watermark, null, 'the watermark does not move past the failed record');
+  const state = await checkArchive(archive);
+  assert.equal(state.failures.length, 1, 'the failure stays outstanding');
+  const catalog = Catalog.open(archive);
+  const lastBag = catalog.bags().at(-1)!;
+  catalog.close();
+  assert.match(readFileSync(join(archive, lastBag.bagPath, 'bag-info.txt'), 'utf8'), /^List-End: partial$/m);
+
+  // The catalog rebuilt from the bags keeps the watermark where it was too.
+  rmSync(join(archive, 'catalog.sqlite'), { force: true });
+  await reindexArchive({ archiveDir: archive });
+  const rebuilt = Catalog.open(archive);
+  try {
+    assert.equal(rebuilt.source(endpoint)?.watermark, null, 'reindex does not move the watermark past the failed record');
+  } finally {
+    rebuilt.close();
+  }
+
+  // The next harvest asks for the whole list again and stores the record.
+  const third = await run(archive);
+  assert.equal(third.status, 'complete');
+  assert.ok(third.watermark);
+  const after = await checkArchive(archive, { versions: ONE_EACH });
+  assert.deepEqual(after.failures, []);
+});
+
+test('a connection reset in the page asked for while a batch commits: the page is asked again, no hang', async () => {
+  const archive = newArchive('reset-while-committing');
+  script(({ page, attempt }) => (page === 2 && attempt === 1 ? { kind: 'reset', at: midSecondRecord } : undefined));
+  const summary = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, batchBounds: { records: 2, bytes: 1 << 30 } });
+  assertComplete(summary);
+  assert.equal(pageRequests(2), 2, 'the broken page was asked again');
+  const state = await checkArchive(archive, { versions: ONE_EACH });
+  assert.deepEqual(state.failures, []);
 });

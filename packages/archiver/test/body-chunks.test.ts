@@ -69,3 +69,20 @@ test('a reader that stops early destroys the body', async () => {
   for await (const _ of bodyChunks(body)) break;
   assert.equal(body.destroyed, true);
 });
+
+test('a body that failed or was destroyed before its reader came rejects at once rather than waiting forever', async () => {
+  const failed = new Readable({ read() {} });
+  failed.on('error', () => undefined);
+  failed.destroy(new Error('reset while the page before was committed'));
+  await new Promise((resolve) => setImmediate(resolve)); // 'error' and 'close' are emitted before the reader comes
+  await assert.rejects(async () => {
+    for await (const _ of bodyChunks(failed)) assert.fail('no chunk');
+  }, /reset while the page before was committed/);
+
+  const closed = new Readable({ read() {} });
+  closed.destroy();
+  await new Promise((resolve) => setImmediate(resolve));
+  await assert.rejects(async () => {
+    for await (const _ of bodyChunks(closed)) assert.fail('no chunk');
+  }, /closed before its end/);
+});

@@ -595,6 +595,30 @@ export class Catalog {
     return rows.map(toFailure);
   }
 
+  /**
+   * Open record failures of a source recorded by harvest `sinceHarvestId` or a later one: the
+   * failures of a list that harvest started (its later runs resumed it). Uses the partial index
+   * of open failures.
+   */
+  openRecordFailuresSince(sourceId: number, sinceHarvestId: number): number {
+    const row = this.sql('SELECT COUNT(*) AS n FROM failures WHERE source_id = ? AND resolved_at IS NULL AND identifier IS NOT NULL AND harvest_id >= ?').get(
+      sourceId,
+      sinceHarvestId,
+    ) as { n: number };
+    return row.n;
+  }
+
+  /** Whether the record has an open failure recorded by harvest `sinceHarvestId` or a later one. */
+  hasOpenRecordFailureSince(sourceId: number, identifier: string, sinceHarvestId: number): boolean {
+    return (
+      this.sql('SELECT 1 FROM failures WHERE source_id = ? AND identifier = ? AND resolved_at IS NULL AND harvest_id >= ?').get(
+        sourceId,
+        identifier,
+        sinceHarvestId,
+      ) !== undefined
+    );
+  }
+
   /** Resolves the open list failures of a source (call when a list completes); returns how many. */
   resolveListFailures(sourceId: number): number {
     return this.sql('UPDATE failures SET resolved_at = ? WHERE source_id = ? AND identifier IS NULL AND resolved_at IS NULL').run(stamp(), sourceId).changes;

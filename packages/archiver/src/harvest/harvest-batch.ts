@@ -83,7 +83,10 @@ export interface BatchHarvest {
 export interface ListFacts {
   /** The responseDate of the list's first page (the watermark once it completes). */
   listResponseDate: string | null;
-  /** Set on the batch that ends the list: `partial` when a record of the harvest failed. */
+  /**
+   * Set on the batch that ends the list: `partial` when a record failure of the list (of any run
+   * that took part in it) is still open, and then the watermark does not move.
+   */
   listEnd?: 'complete' | 'partial';
 }
 
@@ -281,6 +284,29 @@ export class HarvestBatch {
       inTransaction?.(tally);
     });
     return tally;
+  }
+
+  /**
+   * Whether a record failure of the list stays open once this batch commits: one staged here, or
+   * one recorded since harvest `sinceHarvestId` (the list's first run) that no record of this
+   * batch resolves. Decides the List-End of the list's last batch (docs/archiver.md, "No silent
+   * loss"). Costs one query per record of the batch, never a scan of the failures.
+   */
+  leavesFailuresOpen(sinceHarvestId: number): boolean {
+    const { catalog, sourceId } = this.harvest;
+    // Each record's last word in this batch, in the order the transaction will apply them.
+    const lastWord = new Map<string, boolean>();
+    for (const entry of this.staged) {
+      if (entry.kind === 'failure') {
+        if (entry.failure.identifier != null) lastWord.set(entry.failure.identifier, true);
+      } else lastWord.set(entry.kind === 'version' ? entry.version.identifier : entry.identifier, false);
+    }
+    let resolvedHere = 0;
+    for (const [identifier, failing] of lastWord) {
+      if (failing) return true;
+      if (catalog.hasOpenRecordFailureSince(sourceId, identifier, sinceHarvestId)) resolvedHere++;
+    }
+    return catalog.openRecordFailuresSince(sourceId, sinceHarvestId) > resolvedHere;
   }
 
   /** Removes the batch bag being built (the harvest is failing and nothing more is committed). */

@@ -57,11 +57,17 @@ export class HarvestList {
   private readonly batch: HarvestBatch;
   /** Pages read so far (a page asked for again keeps its number). */
   private pages = 0;
+  /**
+   * The harvest that started this list: this one, or the one whose saved token it resumes. Its
+   * record failures and those of every run after it decide the list's outcome.
+   */
+  private readonly listHarvestId: number;
   /** The list state after the last page taken into the batch: saved when the batch commits. */
   private pendingState: ResumeState | null | undefined;
 
   constructor(private readonly setup: HarvestListSetup) {
     this.listResponseDate = setup.plan.resume?.listResponseDate ?? null;
+    this.listHarvestId = setup.plan.resume?.harvestId ?? setup.harvestId;
     if (setup.plan.resume) setup.log('resuming the interrupted list from its saved resumption token');
     const { context } = setup;
     this.batch = new HarvestBatch({
@@ -82,11 +88,13 @@ export class HarvestList {
   }
 
   /**
-   * Reads and commits every page; resolves `complete` at the end of the list or `failed` when
-   * the list itself failed (the reason committed as a list failure). Throws HarvestStopped when
+   * Reads and commits every page; resolves `complete` at the end of the list, `partial` when it
+   * ended with a record failure of the list still open (of this run or of an earlier run that
+   * took part in it: the watermark must not move), or `failed` when the list itself failed (the
+   * reason committed as a list failure). Throws HarvestStopped when
    * stopped on request, and the error of a page that kept failing.
    */
-  async run(): Promise<'complete' | 'failed'> {
+  async run(): Promise<'complete' | 'partial' | 'failed'> {
     const { signal, set, sourceId, harvestId, plan, prefix, client } = this.setup;
     const steps = walkList<PageResult>({
       verb: 'ListRecords',
@@ -119,13 +127,16 @@ export class HarvestList {
           await this.commit();
           return 'failed';
         }
-        case 'end':
+        case 'end': {
           this.recordListDate(page.responseDate);
           await this.take(page.entries);
           // The list is complete: its last batch and the end of the list state commit together.
+          // Its outcome is decided over every run that took part in it, not this one alone.
           this.pendingState = null;
-          await this.commit(this.counts.failed > 0 ? 'partial' : 'complete');
-          return 'complete';
+          const outcome = this.counts.failed > 0 || this.batch.leavesFailuresOpen(this.listHarvestId) ? 'partial' : 'complete';
+          await this.commit(outcome);
+          return outcome;
+        }
         case 'loop':
           this.recordListDate(page.responseDate);
           page.entries.push({
@@ -153,7 +164,7 @@ export class HarvestList {
             set: set ?? null,
             prefix,
             listResponseDate: this.listResponseDate,
-            harvestId,
+            harvestId: this.listHarvestId,
           };
           if (this.batch.full) await this.commit();
           break;

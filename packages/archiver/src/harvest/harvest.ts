@@ -163,10 +163,11 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     }
 
     list.counts.requests = client.requests;
-    if (status === 'complete') {
+    if (status !== 'failed') {
+      // The list itself ended; the watermark moves only when no record failure of the list (of
+      // any run that took part in it) is still open (docs/archiver.md, "No silent loss").
       catalog.resolveListFailures(source.id);
-      if (list.counts.failed > 0) status = 'partial';
-      else if (list.listResponseDate) catalog.setWatermark(source.id, list.listResponseDate);
+      if (status === 'complete' && list.listResponseDate) catalog.setWatermark(source.id, list.listResponseDate);
     }
     catalog.finishHarvest(harvestId, status, list.counts);
     return summaryOf(status, catalog.source(options.baseUrl)?.watermark ?? null);

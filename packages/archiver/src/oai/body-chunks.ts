@@ -33,6 +33,9 @@ export async function* bodyChunks(body: Readable): AsyncGenerator<Buffer> {
     if (!ended) failure ??= new Error('the response body was closed before its end');
     wake?.();
   };
+  // A body that failed or was destroyed before this reader came (a prefetched page reset while
+  // the page before it was committed) has emitted its last event already: none will come.
+  if (body.destroyed) failure = body.errored ?? new Error('the response body was closed before its end');
   body.on('data', onData);
   body.once('end', onEnd);
   body.on('error', onError);

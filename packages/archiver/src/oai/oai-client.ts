@@ -214,6 +214,7 @@ export class OaiClient {
         // backpressure (1.4 GB RSS, 0.9 MB/s). We stop the wait and the body ourselves.
         const request = pool.request({ path: `${url.pathname}${url.search}`, method: 'GET', headers });
         const response = signal ? await untilAborted(request, signal) : await request;
+        keepErrorForReader(response.body);
         if (response.statusCode === 200 || (redirects && REDIRECT_STATUSES.has(response.statusCode))) {
           if (signal) destroyOnAbort(response.body, signal);
           return response;
@@ -290,7 +291,7 @@ function untilAborted(request: Promise<UndiciResponse>, signal: AbortSignal): Pr
     const onAbort = (): void => {
       reject(signal.reason);
       void request.then(
-        (late) => late.body.destroy(),
+        (late) => keepErrorForReader(late.body).destroy(),
         () => undefined,
       );
     };
@@ -317,9 +318,11 @@ function destroyOnAbort(body: Readable, signal: AbortSignal): void {
 
 /**
  * A body may fail before anyone reads it: a prefetched page whose gzip stream breaks off while
- * the page before it is being committed. An 'error' event nobody listens to ends the process;
- * with this listener the stream is destroyed with the error kept, and its reader gets it on
- * the first read (an errored stream rejects its iterator and fails a pipeline).
+ * the page before it is being committed, or a body destroyed unread (undici's destroy() of a
+ * body not read to its end emits an abort error). An 'error' event nobody listens to ends the
+ * process; with this listener the stream is destroyed with the error kept, and its reader gets
+ * it on the first read (an errored stream rejects its iterator and fails a pipeline). Every
+ * body gets it the moment its response arrives, before anything can destroy it.
  */
 function keepErrorForReader(body: Readable): Readable {
   body.on('error', () => undefined);
