@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { ArchiverError } from '../core/errors.js';
 import { SERVE_DEFAULTS } from '../serve/archive-oai.js';
 import { SPARQL_DEFAULTS, startArchiveServer } from '../serve/archive-server.js';
+import { SPARQL_BOUND_DEFAULTS, setSparqlBounds, sizeText } from '../serve/graph-store.js';
 import { byteSize, portNumber, wholeNumber } from './option-parsers.js';
 
 interface ServeOptions {
@@ -17,6 +18,9 @@ interface ServeOptions {
   auth?: string;
   sparqlTimeout: number;
   sparqlRows: number;
+  sparqlMemory: number;
+  sparqlResultSize: number;
+  sparqlQuerySize: number;
   name: string;
   adminEmail: string[];
 }
@@ -43,6 +47,21 @@ export function serveCommand(): Command {
     )
     .option('--sparql-timeout <SECONDS>', 'a SPARQL query is stopped after SECONDS', wholeNumber, SPARQL_DEFAULTS.timeoutMs / 1000)
     .option('--sparql-rows <N>', 'a SPARQL select query gives at most N solutions', wholeNumber, SPARQL_DEFAULTS.rowLimit)
+    .addOption(
+      new Option('--sparql-memory <SIZE>', 'a SPARQL query is stopped once it has taken SIZE more memory')
+        .argParser(byteSize)
+        .default(SPARQL_BOUND_DEFAULTS.memoryBytes, sizeText(SPARQL_BOUND_DEFAULTS.memoryBytes)),
+    )
+    .addOption(
+      new Option('--sparql-result-size <SIZE>', 'a SPARQL answer larger than SIZE is refused')
+        .argParser(byteSize)
+        .default(SPARQL_BOUND_DEFAULTS.resultBytes, sizeText(SPARQL_BOUND_DEFAULTS.resultBytes)),
+    )
+    .addOption(
+      new Option('--sparql-query-size <SIZE>', 'a SPARQL query longer than SIZE is refused')
+        .argParser(byteSize)
+        .default(SPARQL_BOUND_DEFAULTS.queryBytes, sizeText(SPARQL_BOUND_DEFAULTS.queryBytes)),
+    )
     .option('--auth <FILE>', "protected paths and their users, in oaibag-repository's --auth format (HTTP Basic)")
     .option('--name <TEXT>', 'repositoryName given by Identify', 'oaibag archive')
     .addOption(
@@ -74,6 +93,7 @@ export function serveCommand(): Command {
     )
     .action(async (options: ServeOptions) => {
       const auth = options.auth === undefined ? undefined : await loadAuth(options.auth);
+      setSparqlBounds({ memoryBytes: options.sparqlMemory, resultBytes: options.sparqlResultSize, queryBytes: options.sparqlQuerySize });
       const server = await startArchiveServer({
         archiveDir: options.archive,
         host: options.host,

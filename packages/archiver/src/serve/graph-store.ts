@@ -1,8 +1,10 @@
 // The archive's graph in a SPARQL store (the `oxigraph` package, WebAssembly) held by a worker
 // thread, built from the catalog and kept in step with it: `sync` adds the rows written since
-// the last call (docs/linked-data.md, "SPARQL"). A query that runs past the time limit is
-// stopped by terminating the worker; a new one is loaded from the catalog again. Started only
-// when `serve` first needs it, so no other command pays for the WebAssembly.
+// the last call (docs/linked-data.md, "SPARQL"). A query that runs past the time or memory
+// limit is stopped by terminating the worker; a new one is loaded from the catalog again. So is
+// a worker that a query left holding memory: WebAssembly memory never shrinks, and only a new
+// thread gives it back. Started only when `serve` first needs it, so no other command pays for
+// the WebAssembly.
 import type { Worker } from 'node:worker_threads';
 import type { Catalog } from '../catalog/catalog.js';
 import { ArchiverError } from '../core/errors.js';
@@ -13,34 +15,98 @@ import type { SparqlWorkerAnswer, SparqlWorkerRequest } from './sparql-worker.js
 
 /** A sync reads the catalog at most this often (queries in a burst share one). */
 const SYNC_EVERY_MS = 1000;
+/** How often the memory of the process is looked at while a query runs. */
+const WATCH_EVERY_MS = 10;
+/** A failed query that left the worker this much larger than its graph: the worker is renewed. */
+const KEEP_AFTER_FAILURE = 16 * 1024 * 1024;
+const MIB = 1024 * 1024;
 
-export interface GraphLimits {
+export interface SparqlBounds {
+  /** A query is stopped once the process has grown by this many bytes since it started. */
+  memoryBytes: number;
+  /** The most bytes (UTF-8) of an answer. */
+  resultBytes: number;
+  /** The most bytes (UTF-8) of a query's text. */
+  queryBytes: number;
+}
+
+export const SPARQL_BOUND_DEFAULTS: Readonly<SparqlBounds> = { memoryBytes: 1024 * MIB, resultBytes: 64 * MIB, queryBytes: 64 * 1024 };
+
+/**
+ * The bounds of stores opened without them in their GraphLimits: `oaibag serve` sets them from
+ * its options (`--sparql-memory`, `--sparql-result-size`, `--sparql-query-size`).
+ */
+let processBounds: SparqlBounds = { ...SPARQL_BOUND_DEFAULTS };
+
+export function setSparqlBounds(bounds: Partial<SparqlBounds>): void {
+  processBounds = { ...processBounds, ...bounds };
+}
+
+export interface GraphLimits extends Partial<SparqlBounds> {
   /** A query is stopped after this long. */
   timeoutMs: number;
   /** A select query gives at most this many solutions. */
   rowLimit: number;
 }
 
-/** Why a query was not answered: it ran too long, or the query itself is wrong. */
+/** A size as the options write it (`256M`), for messages. */
+export function sizeText(bytes: number): string {
+  for (const [unit, size] of [
+    ['G', 1024 * MIB],
+    ['M', MIB],
+    ['K', 1024],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
+/**
+ * Why a query was not answered: it ran too long (`timeout`), needed too much memory (`memory`),
+ * gave too large an answer (`result`), met the store while it was being loaded again after one
+ * of those (`reloading`), or the query itself is wrong (`query`).
+ */
 export class QueryFailure extends Error {
   constructor(
-    readonly kind: 'timeout' | 'query',
+    readonly kind: 'timeout' | 'memory' | 'result' | 'reloading' | 'query',
     message: string,
   ) {
     super(message);
   }
 }
 
-type Pending = { resolve: (answer: SparqlWorkerAnswer & { ok: true }) => void; reject: (error: Error) => void };
+type Pending = { op: SparqlWorkerRequest['op']; resolve: (answer: SparqlWorkerAnswer & { ok: true }) => void; reject: (error: Error) => void };
+
+/** One worker and what it was sent: it answers in the order sent, so the first is the one it runs. */
+interface Thread {
+  /** Set once the one before has ended. */
+  worker?: Worker;
+  pending: Map<number, Pending>;
+  /** WebAssembly memory held after the last load: the graph's own. */
+  graphBytes: number;
+  /** The query running and the process's RSS when it started. */
+  running?: { id: number; rss: number } | undefined;
+  watch?: NodeJS.Timeout | undefined;
+  /** Set when a query left the worker large: it is renewed once it has answered all it was sent. */
+  renew?: boolean;
+  /** Resolves the promise queries wait on meanwhile. */
+  idle?: (renewed: Promise<void>) => void;
+  started?: boolean;
+}
 
 export class GraphStore {
-  private worker!: Worker;
+  private thread!: Thread;
   private ready!: Promise<void>;
-  private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private progress = new GraphProgress();
   private syncedAt = 0;
   private syncing: Promise<void> | undefined;
+  /** While the worker is being replaced: queries wait for the fresh one. */
+  private renewing: Promise<void> | undefined;
+  /** Workers started (the first one included): for tests and measurements. */
+  starts = 0;
+  private closed = false;
+  readonly bounds: SparqlBounds;
 
   get rowLimit(): number {
     return this.limits.rowLimit;
@@ -50,7 +116,13 @@ export class GraphStore {
     private readonly catalog: Catalog,
     readonly uris: ArchiveUris,
     private readonly limits: GraphLimits,
-  ) {}
+  ) {
+    this.bounds = {
+      memoryBytes: limits.memoryBytes ?? processBounds.memoryBytes,
+      resultBytes: limits.resultBytes ?? processBounds.resultBytes,
+      queryBytes: limits.queryBytes ?? processBounds.queryBytes,
+    };
+  }
 
   static async open(catalog: Catalog, uris: ArchiveUris, limits: GraphLimits): Promise<GraphStore> {
     const graph = new GraphStore(catalog, uris, limits);
@@ -64,7 +136,10 @@ export class GraphStore {
    * row limit, `truncated` saying whether it was). Rejects with a QueryFailure.
    */
   async query(query: string, mediaType: string, solutions = false): Promise<{ text: string; truncated: boolean }> {
+    while (this.renewing) await this.renewing;
     await this.sync();
+    while (this.renewing) await this.renewing;
+    const thread = this.thread;
     const id = this.nextId++;
     const answer = this.send({
       id,
@@ -72,14 +147,15 @@ export class GraphStore {
       query,
       mediaType,
       baseIri: this.uris.base,
+      resultLimit: this.bounds.resultBytes,
       ...(solutions ? { rowLimit: this.limits.rowLimit } : {}),
     });
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
+    const timeout = new Promise<never>(() => {
       timer = setTimeout(() => {
-        reject(new QueryFailure('timeout', `the query ran past the time limit (${this.limits.timeoutMs / 1000} s) and was stopped`));
         // The worker is busy in WebAssembly: only ending the thread stops it.
-        this.restart();
+        const seconds = this.limits.timeoutMs / 1000;
+        this.restart(thread, id, new QueryFailure('timeout', `the query ran past the time limit (${seconds} s) and was stopped`));
       }, this.limits.timeoutMs);
     });
     try {
@@ -101,10 +177,11 @@ export class GraphStore {
     const now = Date.now();
     if (!force && now - this.syncedAt < SYNC_EVERY_MS) return this.ready;
     this.syncedAt = now;
+    const thread = this.thread;
     this.syncing = this.ready
-      .then(() => this.syncRows())
+      .then(() => this.syncRows(thread))
       .finally(() => {
-        this.syncing = undefined;
+        if (this.thread === thread) this.syncing = undefined;
       });
     return this.syncing;
   }
@@ -122,48 +199,144 @@ export class GraphStore {
   }
 
   async close(): Promise<void> {
-    await this.worker.terminate();
+    this.closed = true;
+    clearInterval(this.thread.watch);
+    await this.thread.worker?.terminate();
   }
 
-  private start(): void {
-    this.worker = startWorker(import.meta.url, 'serve', 'sparql-worker');
-    this.worker.unref();
-    const worker = this.worker;
-    const started = new Promise<void>((resolve, reject) => {
-      worker.on('message', (answer: SparqlWorkerAnswer) => {
-        if (answer.id === 0) return resolve();
-        const waiting = this.pending.get(answer.id);
-        this.pending.delete(answer.id);
-        if (!waiting) return;
-        if (answer.ok) waiting.resolve(answer);
-        else waiting.reject(new QueryFailure('query', answer.error));
-      });
-      worker.once('error', reject);
-    });
+  /** Starts a worker (once `after`, the end of the one before, so that two never hold memory at once). */
+  private start(after: Promise<unknown> = Promise.resolve()): void {
+    this.starts++;
+    const thread: Thread = { pending: new Map(), graphBytes: 0 };
+    this.thread = thread;
     this.progress = new GraphProgress();
-    this.ready = started.then(() => this.syncRows());
+    this.syncing = undefined;
+    this.ready = after.then(() => this.spawn(thread)).then(() => this.syncRows(thread));
   }
 
-  /** Stops the worker (a query ran too long) and loads a new one from the catalog. */
-  private restart(): void {
-    const old = this.worker;
-    for (const waiting of this.pending.values()) waiting.reject(new QueryFailure('timeout', 'the SPARQL store is being reloaded after a query ran too long'));
-    this.pending.clear();
-    void old.terminate();
-    this.syncing = undefined;
-    this.start();
+  private spawn(thread: Thread): Promise<void> {
+    if (this.closed) return Promise.reject(new QueryFailure('reloading', 'the SPARQL store is closed'));
+    // The worker's JavaScript heap holds the answers as strings (and a select query's solutions
+    // parsed): bounded too, so that V8 ends the thread rather than the process.
+    const heapMb = Math.max(128, Math.ceil(this.bounds.memoryBytes / MIB));
+    const worker = startWorker(import.meta.url, 'serve', 'sparql-worker', { resourceLimits: { maxOldGenerationSizeMb: heapMb } });
+    worker.unref();
+    thread.worker = worker;
+    return new Promise<void>((resolve, reject) => {
+      worker.on('message', (answer: SparqlWorkerAnswer) => {
+        if (answer.id === 0) {
+          thread.started = true;
+          return resolve();
+        }
+        this.answered(thread, answer);
+      });
+      worker.once('error', (error: Error & { code?: string }) => {
+        reject(error);
+        // One that never started is not started again (its failure is the store's, not a query's).
+        if (this.thread !== thread || !thread.started) return;
+        const first = thread.pending.keys().next();
+        // Past its heap limit (resourceLimits), V8 ends the thread: the query running asked too much.
+        const failure =
+          error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? new QueryFailure('memory', this.memoryMessage())
+            : new QueryFailure('reloading', `the SPARQL store stopped (${error.message.split('\n')[0]}) and is being loaded again`);
+        this.restart(thread, first.done ? undefined : first.value, failure);
+      });
+    });
+  }
+
+  private memoryMessage(): string {
+    return `the query needed more memory than the limit (${sizeText(this.bounds.memoryBytes)}, --sparql-memory) and was stopped`;
+  }
+
+  private answered(thread: Thread, answer: SparqlWorkerAnswer): void {
+    const waiting = thread.pending.get(answer.id);
+    thread.pending.delete(answer.id);
+    if (!waiting) return;
+    if (waiting.op === 'load' || waiting.op === 'forget') thread.graphBytes = answer.held;
+    if (waiting.op === 'query') {
+      // WebAssembly memory never shrinks: a worker left large by a query is replaced, after any
+      // failed query that grew it, and after a successful one that grew it by a quarter of the bound.
+      const grown = answer.held - thread.graphBytes;
+      if ((!answer.ok && (answer.kind === 'trap' || grown > KEEP_AFTER_FAILURE)) || grown > this.bounds.memoryBytes / 4) thread.renew = true;
+    }
+    this.watchNext(thread);
+    if (answer.ok) waiting.resolve(answer);
+    else if (answer.kind === 'result') waiting.reject(new QueryFailure('result', this.resultMessage()));
+    else if (answer.kind === 'trap') waiting.reject(new QueryFailure('memory', this.memoryMessage()));
+    else waiting.reject(new QueryFailure('query', answer.error));
+    if (thread.renew && this.thread === thread) {
+      if (thread.pending.size === 0) this.renew(thread);
+      else
+        this.renewing ??= new Promise((resolve) => {
+          thread.idle = resolve;
+        });
+    }
+  }
+
+  private resultMessage(): string {
+    return `the result is larger than the limit (${sizeText(this.bounds.resultBytes)}, --sparql-result-size)`;
+  }
+
+  /** Starts watching the memory of the query the worker runs next, if it runs one. */
+  private watchNext(thread: Thread): void {
+    const first = thread.pending.entries().next();
+    if (first.done || first.value[1].op !== 'query') {
+      thread.running = undefined;
+      clearInterval(thread.watch);
+      thread.watch = undefined;
+      return;
+    }
+    const id = first.value[0];
+    if (thread.running?.id === id) return;
+    thread.running = { id, rss: process.memoryUsage.rss() };
+    thread.watch ??= setInterval(() => {
+      const running = thread.running;
+      if (running && process.memoryUsage.rss() - running.rss > this.bounds.memoryBytes) {
+        this.restart(thread, running.id, new QueryFailure('memory', this.memoryMessage()));
+      }
+    }, WATCH_EVERY_MS).unref();
+  }
+
+  /** Replaces a worker that has answered everything it was sent; queries wait for the new one. */
+  private renew(thread: Thread): void {
+    clearInterval(thread.watch);
+    this.start(thread.worker?.terminate() ?? Promise.resolve());
+    const renewing = this.ready.catch(() => {});
+    this.renewing = renewing;
+    thread.idle?.(renewing);
+    void renewing.then(() => {
+      if (this.renewing === renewing) this.renewing = undefined;
+    });
+  }
+
+  /**
+   * Stops a worker (its query `culprit` ran too long or grew too large, or it died) and loads a
+   * new one from the catalog; the requests it held fail, the culprit with `failure`.
+   */
+  private restart(thread: Thread, culprit: number | undefined, failure: QueryFailure): void {
+    if (this.thread !== thread) return;
+    for (const [id, waiting] of thread.pending) {
+      waiting.reject(id === culprit ? failure : new QueryFailure('reloading', 'the SPARQL store is being loaded again after a query went past a limit'));
+    }
+    thread.pending.clear();
+    this.renew(thread);
   }
 
   private send(request: SparqlWorkerRequest): Promise<SparqlWorkerAnswer & { ok: true }> {
+    const thread = this.thread;
     return new Promise((resolve, reject) => {
-      this.pending.set(request.id, { resolve, reject });
+      thread.pending.set(request.id, { op: request.op, resolve, reject });
       // N-Triples go as bytes whose memory moves to the worker (no copy, nothing left here).
-      this.worker.postMessage(request, request.op === 'load' ? [request.ntriples.buffer as ArrayBuffer] : []);
+      thread.worker!.postMessage(request, request.op === 'load' ? [request.ntriples.buffer as ArrayBuffer] : []);
+      if (thread.pending.size === 1) this.watchNext(thread);
     });
   }
 
-  private async syncRows(): Promise<void> {
+  private async syncRows(thread: Thread): Promise<void> {
     for (const chunk of graphChunks(this.catalog, this.uris, this.progress)) {
+      // A worker replaced meanwhile is loaded by its own walk of the catalog.
+      if (this.thread !== thread) return;
       for (const subject of chunk.forget) await this.send({ id: this.nextId++, op: 'forget', subject });
       await this.load(chunk.ntriples);
     }
@@ -176,6 +349,7 @@ export class GraphStore {
       Buffer.from(bytes.buffer).write(text, 'utf8');
       await this.send({ id: this.nextId++, op: 'load', ntriples: bytes });
     } catch (error) {
+      if (error instanceof QueryFailure && error.kind === 'reloading') throw error;
       throw new ArchiverError('ERR_ARCHIVE_CATALOG', `the SPARQL store refused the archive's graph: ${(error as Error).message}`);
     }
   }

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readFormBody } from '@oaibag/oai-pmh';
 import { negotiate, type Offer } from './content-negotiation.js';
-import { type GraphStore, QueryFailure } from './graph-store.js';
+import { type GraphStore, QueryFailure, sizeText } from './graph-store.js';
 import { sparqlPage } from './linked-data-pages.js';
 import { answerPlain, answerText } from './text-answers.js';
 
@@ -30,8 +30,11 @@ type QueryForm = 'select' | 'ask' | 'construct' | 'describe';
 
 /** Answers one request to `/sparql`. */
 export async function answerSparql(graph: GraphStore, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-  const request = await readSparqlRequest(req, url);
+  const request = await readSparqlRequest(req, url, graph.bounds.queryBytes);
   if ('error' in request) return answerPlain(res, request.status, request.error);
+  if (request.query !== undefined && Buffer.byteLength(request.query, 'utf8') > graph.bounds.queryBytes) {
+    return answerPlain(res, 413, queryTooLarge(graph.bounds.queryBytes));
+  }
   if (request.update !== undefined) return answerPlain(res, 400, 'this endpoint is read-only: SPARQL updates are refused');
   if ((request.query === undefined || request.query.trim() === '') && (req.method === 'GET' || req.method === 'HEAD')) {
     // A browser asking for the endpoint itself gets the query page.
@@ -58,8 +61,9 @@ export async function answerSparql(graph: GraphStore, req: IncomingMessage, res:
   try {
     result = await graph.query(request.query, chosen.mediaType, form === 'select');
   } catch (error) {
-    if (error instanceof QueryFailure && error.kind === 'timeout') return answerPlain(res, 503, error.message);
-    if (error instanceof QueryFailure) return answerPlain(res, 400, `the query cannot be run: ${error.message}`);
+    if (error instanceof QueryFailure && error.kind === 'query') return answerPlain(res, 400, `the query cannot be run: ${error.message}`);
+    // Past a limit of the server's (time, memory, size of the answer), or the store being loaded again.
+    if (error instanceof QueryFailure) return answerPlain(res, 503, error.message);
     throw error;
   }
   answerText(req, res, chosen.mediaType, result.text, {
@@ -71,7 +75,11 @@ export async function answerSparql(graph: GraphStore, req: IncomingMessage, res:
 
 type SparqlRequest = { query?: string; update?: string; format?: string } | { error: string; status: number };
 
-async function readSparqlRequest(req: IncomingMessage, url: URL): Promise<SparqlRequest> {
+function queryTooLarge(limit: number): string {
+  return `the query is larger than the limit (${sizeText(limit)}, --sparql-query-size)`;
+}
+
+async function readSparqlRequest(req: IncomingMessage, url: URL, queryBytes: number): Promise<SparqlRequest> {
   const fromParams = (params: URLSearchParams) => ({
     ...(params.has('query') ? { query: params.get('query')! } : {}),
     ...(params.has('update') ? { update: params.get('update')! } : {}),
@@ -80,8 +88,9 @@ async function readSparqlRequest(req: IncomingMessage, url: URL): Promise<Sparql
   if (req.method === 'GET' || req.method === 'HEAD') return fromParams(url.searchParams);
   if (req.method !== 'POST') return { error: 'the SPARQL endpoint answers GET and POST', status: 405 };
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  const body = await readFormBody(req);
-  if (body === null) return { error: 'the request body is too large', status: 413 };
+  // Room for a form's percent-encoding (three bytes each) and its other fields.
+  const body = await readFormBody(req, 3 * queryBytes + 4096);
+  if (body === null) return { error: queryTooLarge(queryBytes), status: 413 };
   if (type === 'application/x-www-form-urlencoded') return fromParams(new URLSearchParams(body));
   if (type === 'application/sparql-query') return { query: body, ...(url.searchParams.has('format') ? { format: url.searchParams.get('format')! } : {}) };
   if (type === 'application/sparql-update') return { update: body };

@@ -1,10 +1,12 @@
 // The worker thread that holds the archive's SPARQL store (see graph-store.ts): a query that
-// runs past the time limit is stopped by terminating this thread, which WebAssembly code
-// cannot be interrupted any other way. It answers one message at a time, in order.
+// runs past the time or memory limit is stopped by terminating this thread, which WebAssembly
+// code cannot be interrupted any other way. It answers one message at a time, in order, and
+// says with each answer how much WebAssembly memory it holds: that memory grows and never
+// shrinks, so the store ends this thread (and loads a fresh one) when a query left it large.
+import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
+import { initSync, namedNode, Store } from 'oxigraph/web.js';
 import { RESULT_MEDIA_TYPES, type SolutionsJson, writeSolutions } from './sparql-results.js';
-
-type Oxigraph = typeof import('oxigraph');
 
 export type SparqlWorkerRequest =
   /** N-Triples as UTF-8, its buffer transferred: the worker never holds them as a string. */
@@ -14,44 +16,68 @@ export type SparqlWorkerRequest =
   | { id: number; op: 'collect' }
   /** The number of triples held (a count over the whole store: not sent with every answer). */
   | { id: number; op: 'size' }
-  /** `rowLimit`: a select query, whose solutions are cut to that many. */
-  | { id: number; op: 'query'; query: string; mediaType: string; baseIri: string; rowLimit?: number };
+  /**
+   * `rowLimit`: a select query, whose solutions are cut to that many. `resultLimit`: the most
+   * bytes of UTF-8 the answer may have.
+   */
+  | { id: number; op: 'query'; query: string; mediaType: string; baseIri: string; rowLimit?: number; resultLimit: number };
 
-export type SparqlWorkerAnswer = { id: number; ok: true; result?: string; truncated?: boolean } | { id: number; ok: false; error: string };
+/**
+ * `held`: bytes of WebAssembly memory after the request. A failure's `kind`: `query` (the query
+ * is wrong, or failed as it ran), `result` (the answer is over `resultLimit`), `trap` (the
+ * WebAssembly code aborted, out of memory: the instance may not be used again).
+ */
+export type SparqlWorkerAnswer =
+  | { id: number; ok: true; held: number; result?: string; truncated?: boolean }
+  | { id: number; ok: false; held: number; kind: 'query' | 'result' | 'trap'; error: string };
 
-const module = (await import('oxigraph')) as Oxigraph & { default?: Oxigraph };
-const oxigraph = module.default ?? module;
-const store = new oxigraph.Store();
+// The web build's glue takes the module from us, which gives its memory (the Node build's keeps
+// it to itself); both builds are the same code.
+const wasm = initSync({ module: readFileSync(new URL('web_bg.wasm', import.meta.resolve('oxigraph/web.js'))) });
+const store = new Store();
 
-parentPort!.on('message', (request: SparqlWorkerRequest) => {
-  try {
-    let result: string | undefined;
-    let truncated: boolean | undefined;
-    if (request.op === 'size') {
-      result = String(store.size);
-    } else if (request.op === 'collect') {
-      (globalThis as { gc?: () => void }).gc?.();
-      result = String(process.memoryUsage().rss);
-    } else if (request.op === 'load') {
-      // In a transaction: loading without one measured 2.5 times slower (oxigraph 0.5).
-      store.load(request.ntriples, { format: 'application/n-triples' });
-    } else if (request.op === 'forget') {
-      for (const quad of store.match(oxigraph.namedNode(request.subject), null, null, null)) store.delete(quad);
-    } else if (request.rowLimit !== undefined) {
+/** A string of more than `limit` bytes of UTF-8 (without encoding a long one to count). */
+function tooLong(text: string, limit: number): boolean {
+  return text.length > limit || (text.length * 3 > limit && Buffer.byteLength(text, 'utf8') > limit);
+}
+
+function answer(request: SparqlWorkerRequest): SparqlWorkerAnswer {
+  let result: string | undefined;
+  let truncated: boolean | undefined;
+  if (request.op === 'size') {
+    result = String(store.size);
+  } else if (request.op === 'collect') {
+    (globalThis as { gc?: () => void }).gc?.();
+    result = String(process.memoryUsage().rss);
+  } else if (request.op === 'load') {
+    // In a transaction: loading without one measured 2.5 times slower (oxigraph 0.5).
+    store.load(request.ntriples, { format: 'application/n-triples' });
+  } else if (request.op === 'forget') {
+    for (const quad of store.match(namedNode(request.subject), null, null, null)) store.delete(quad);
+  } else {
+    const tooLarge = { id: request.id, ok: false, held: 0, kind: 'result', error: 'the result is too large' } as const;
+    if (request.rowLimit !== undefined) {
       const json = String(store.query(request.query, { results_format: RESULT_MEDIA_TYPES.json, base_iri: request.baseIri }));
       ({ text: result, truncated } = writeSolutions(JSON.parse(json) as SolutionsJson, request.mediaType, request.rowLimit));
     } else {
       result = String(store.query(request.query, { results_format: request.mediaType, base_iri: request.baseIri }));
     }
-    parentPort!.postMessage({
-      id: request.id,
-      ok: true,
-      ...(result !== undefined ? { result } : {}),
-      ...(truncated !== undefined ? { truncated } : {}),
-    } satisfies SparqlWorkerAnswer);
+    if (tooLong(result, request.resultLimit)) return tooLarge;
+  }
+  return { id: request.id, ok: true, held: 0, ...(result !== undefined ? { result } : {}), ...(truncated !== undefined ? { truncated } : {}) };
+}
+
+parentPort!.on('message', (request: SparqlWorkerRequest) => {
+  let reply: SparqlWorkerAnswer;
+  try {
+    reply = answer(request);
   } catch (error) {
     const message = String((error as Error)?.message ?? error);
-    parentPort!.postMessage({ id: request.id, ok: false, error: message.split('\n')[0] ?? message } satisfies SparqlWorkerAnswer);
+    // A RangeError is a string past V8's length limit: the answer (or a value in it) is too large.
+    const kind = (error as Error)?.name === 'RuntimeError' ? 'trap' : error instanceof RangeError ? 'result' : 'query';
+    reply = { id: request.id, ok: false, held: 0, kind, error: message.split('\n')[0] ?? message };
   }
+  reply.held = wasm.memory.buffer.byteLength;
+  parentPort!.postMessage(reply);
 });
-parentPort!.postMessage({ id: 0, ok: true } satisfies SparqlWorkerAnswer);
+parentPort!.postMessage({ id: 0, ok: true, held: wasm.memory.buffer.byteLength } satisfies SparqlWorkerAnswer);
