@@ -64,6 +64,9 @@ export const SERVE_DEFAULTS = { byValueMax: 16 * 1024 * 1024, pageRecords: 100, 
 
 const SOURCE_SET = /^source:(\d+)$/;
 
+/** The access decision for a payload's bytes, for the client of one request. */
+export type PayloadGate = (payload: PayloadLocation) => boolean;
+
 export class ArchiveOai {
   /** Tokens are signed with a key of this process: after a restart a harvester starts its list again. */
   private readonly tokenKey = randomBytes(32);
@@ -75,8 +78,12 @@ export class ArchiveOai {
     private readonly settings: ArchiveOaiSettings,
   ) {}
 
-  /** The response to one request: a whole document for errors, streamed records otherwise. */
-  async respond(pairs: Array<[string, string]>, baseUrl: string, now = Math.floor(Date.now() / 1000)): Promise<ResponseBody> {
+  /**
+   * The response to one request: a whole document for errors, streamed records otherwise.
+   * `mayRead` is the access decision for a payload's bytes: a payload it refuses is given
+   * By-Reference only, whatever its size.
+   */
+  async respond(pairs: Array<[string, string]>, baseUrl: string, mayRead: PayloadGate, now = Math.floor(Date.now() / 1000)): Promise<ResponseBody> {
     const endpoint = `${baseUrl}/oai`;
     const request = parseOaiRequest(pairs, { metadataPrefixes: SERVED_FORMATS.map((format) => format.prefix) });
     if (isOaiRequestFailure(request)) return [responseStart(now, endpoint, request.echo ? request.args : null) + errorElements(request.errors) + RESPONSE_END];
@@ -110,11 +117,11 @@ export class ArchiveOai {
         const item = findItem(this.catalog, request.identifier);
         if (!item) return fail(oaiError('idDoesNotExist', `no item has the identifier ${request.identifier}`));
         const format = SERVED_FORMATS.find((candidate) => candidate.prefix === request.metadataPrefix)!;
-        const record = await this.recordParts(item, format, baseUrl);
+        const record = await this.recordParts(item, format, baseUrl, mayRead);
         return this.stream([`${start}<GetRecord>\n`, ...record, `</GetRecord>\n${RESPONSE_END}`]);
       }
       default:
-        return this.list(request, start, now, baseUrl);
+        return this.list(request, start, now, baseUrl, mayRead);
     }
   }
 
@@ -147,6 +154,7 @@ export class ArchiveOai {
     start: string,
     now: number,
     baseUrl: string,
+    mayRead: PayloadGate,
   ): Promise<ResponseBody> {
     const fail = (code: 'badResumptionToken' | 'noRecordsMatch', detail: string) => [start + errorElements([oaiError(code, detail)]) + RESPONSE_END];
     let state: ListState;
@@ -171,7 +179,7 @@ export class ArchiveOai {
     const page = records ? this.pageByBytes(items.slice(0, limit), format) : items.slice(0, limit);
     const parts: DidlPart[] = [`${start}<${state.verb}>\n`];
     for (const item of page) {
-      if (records) parts.push(...(await this.recordParts(item, format, baseUrl)));
+      if (records) parts.push(...(await this.recordParts(item, format, baseUrl, mayRead)));
       else parts.push(headerXml(item));
     }
     const more = items.length > page.length;
@@ -206,16 +214,16 @@ export class ArchiveOai {
     const item = itemOfRecord(this.catalog, bagPath, record);
     if (!item) return undefined;
     const ore = SERVED_FORMATS.find((format) => format.prefix === 'ore')!;
-    const parts = await this.metadataParts(item, ore, baseUrl);
+    const parts = await this.metadataParts(item, ore, baseUrl, () => false); // a map carries no bytes
     return `<?xml version="1.0" encoding="UTF-8"?>\n${parts.join('')}`;
   }
 
   /** One `<record>`: the header, and for a live item its metadata and `about` containers. */
-  private async recordParts(item: ArchiveItem, format: ServedFormat, baseUrl: string): Promise<DidlPart[]> {
+  private async recordParts(item: ArchiveItem, format: ServedFormat, baseUrl: string, mayRead: PayloadGate): Promise<DidlPart[]> {
     const version = item.version;
     if (item.deleted || !version) return [`<record>${headerXml(item)}</record>\n`];
     const stored = await this.records.record(version.bagPath, version.record);
-    const metadata = await this.metadataParts({ ...item, version }, format, baseUrl, stored);
+    const metadata = await this.metadataParts({ ...item, version }, format, baseUrl, mayRead, stored);
     const storedAt = formatDatestamp(Math.floor(Date.parse(version.storedAt) / 1000));
     const about = servedAbout(
       { baseUrl: item.sourceBaseUrl, identifier: item.original, datestamp: version.datestamp, harvestDate: storedAt, metadataNamespace: NS.didl },
@@ -228,6 +236,7 @@ export class ArchiveOai {
     item: ArchiveItem & { version: ServedVersion },
     format: ServedFormat,
     baseUrl: string,
+    mayRead: PayloadGate,
     known?: StoredRecordXml,
   ): Promise<DidlPart[]> {
     const version = item.version;
@@ -245,6 +254,7 @@ export class ArchiveOai {
       oreUrl: `${baseUrl}${ORE_PREFIX}${version.bagPath.split('/').slice(1).map(encodeURIComponent).join('/')}/${version.record}`,
       repositoryName: this.settings.repositoryName,
       byValueMax: this.settings.byValueMax ?? SERVE_DEFAULTS.byValueMax,
+      mayRead,
       storedAt,
     });
   }

@@ -5,19 +5,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import {
-  AccessControl,
-  type AuthConfig,
-  basicChallenge,
-  coalescedBody,
-  HTTP_HEADER_SCHEMA,
-  HTTP_HEADER_SCHEMA_PATH,
-  MAX_FORM_BYTES,
-  readFormBody,
-  sendFile,
-} from '@oaibag/oai-pmh';
+import { type AuthConfig, coalescedBody, HTTP_HEADER_SCHEMA, HTTP_HEADER_SCHEMA_PATH, MAX_FORM_BYTES, readFormBody, sendFile } from '@oaibag/oai-pmh';
 import { AIPS_DIRECTORY } from '../archive/storage-path.js';
 import { Catalog } from '../catalog/catalog.js';
+import type { PayloadLocation } from '../catalog/catalog-schema.js';
+import { ArchiveAccess, type Viewer } from './archive-access.js';
 import { ArchiveUris } from './archive-graph.js';
 import { ArchiveOai, SERVE_DEFAULTS } from './archive-oai.js';
 import { type GraphLimits, GraphStore } from './graph-store.js';
@@ -65,8 +57,6 @@ export interface ArchiveServer {
   close(): Promise<void>;
 }
 
-const CHALLENGE = basicChallenge('oaibag archive');
-
 export const SPARQL_DEFAULTS = { timeoutMs: 10_000, rowLimit: 10_000 } as const;
 
 /** Starts serving the archive; the catalog must exist (ERR_ARCHIVE_CATALOG otherwise). */
@@ -85,7 +75,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
     catalog,
     oai,
     baseUrl: options.baseUrl?.replace(/\/+$/, '') ?? '',
-    access: new AccessControl(options.auth),
+    access: new ArchiveAccess(options.auth),
     graphLimits: { timeoutMs: options.sparqlTimeoutMs ?? SPARQL_DEFAULTS.timeoutMs, rowLimit: options.sparqlRowLimit ?? SPARQL_DEFAULTS.rowLimit },
     log: options.log ?? (() => {}),
   };
@@ -130,26 +120,25 @@ interface ServerContext {
   /** The SPARQL store, built on the first Linked Data request (docs/linked-data.md). */
   graph?: Promise<GraphStore>;
   graphLimits: GraphLimits;
-  access: AccessControl;
+  access: ArchiveAccess;
   log: (line: string) => void;
 }
 
 async function answer(context: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://archive');
   const path = url.pathname;
-  const viewer = await context.access.authenticate(req.headers.authorization);
-  if (!viewer) {
-    res.setHeader('WWW-Authenticate', CHALLENGE);
-    return answerPlain(res, 401, 'the credentials sent are not valid\n');
-  }
-  if (!viewer.canSee(decodedPath(path))) {
-    if (viewer.user === null) res.setHeader('WWW-Authenticate', CHALLENGE);
-    return answerPlain(res, viewer.user === null ? 401 : 403, 'this part of the archive is protected\n');
-  }
+  // No answer is ever to be read as another type than it says (archived bytes least of all).
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  // Every route asks context.access (archive-access.ts): first for the path itself, then, where
+  // it gives a payload's bytes or the Linked Data graph, for those.
+  const viewer = await context.access.viewerOf(req.headers.authorization);
+  if (!viewer || !context.access.allows(viewer, { urlPath: path })) return context.access.refuse(res, viewer);
   if (context.access.protectsAnything) res.setHeader('Vary', 'Authorization');
-  if (path === '/oai') return oaiEndpoint(context, req, res, url);
+  if (path === '/oai') return oaiEndpoint(context, viewer, req, res, url);
+  const linkedData = LINKED_DATA_PREFIXES.some((prefix) => path.startsWith(prefix));
+  if ((path === '/sparql' || linkedData) && !context.access.allows(viewer, { graph: true })) return context.access.refuse(res, viewer);
   if (path === '/sparql') return answerSparql(await graphOf(context), req, res, url);
-  if (LINKED_DATA_PREFIXES.some((prefix) => path.startsWith(prefix))) {
+  if (linkedData) {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
       return answerPlain(res, 405, 'only GET and HEAD are answered here\n');
@@ -161,11 +150,17 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
     res.setHeader('Allow', 'GET, HEAD');
     return answerPlain(res, 405, 'only GET and HEAD are answered here\n');
   }
-  if (await answerMemento({ archiveDir: context.archiveDir, catalog: context.catalog, base: context.baseUrl }, req, res, url)) return;
+  const mayRead = (payload: PayloadLocation) => context.access.allows(viewer, { payload });
+  const refuse = () => context.access.refuse(res, viewer);
+  if (await answerMemento({ archiveDir: context.archiveDir, catalog: context.catalog, base: context.baseUrl, mayRead, refuse }, req, res, url)) return;
   if (path === `/${HTTP_HEADER_SCHEMA_PATH}`) return answerText(req, res, 'application/xml', HTTP_HEADER_SCHEMA);
   if (path === `/${ORE_SCHEMA_PATH}`) return answerText(req, res, 'application/xml', ORE_SCHEMA);
   if (path.startsWith(FILES_PREFIX)) {
     const file = await openServedPayload(context.archiveDir, context.catalog, path);
+    if (file && !mayRead(file.payload)) {
+      await file.handle.close();
+      return refuse();
+    }
     if (file) {
       try {
         await sendFile(req, res, file);
@@ -188,7 +183,7 @@ function graphOf(context: ServerContext): Promise<GraphStore> {
   return context.graph;
 }
 
-async function oaiEndpoint(context: ServerContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+async function oaiEndpoint(context: ServerContext, viewer: Viewer, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   let form: string;
   if (req.method === 'GET' || req.method === 'HEAD') form = url.search.slice(1);
   else if (req.method === 'POST') {
@@ -202,22 +197,15 @@ async function oaiEndpoint(context: ServerContext, req: IncomingMessage, res: Se
     res.setHeader('Allow', 'GET, HEAD, POST');
     return answerPlain(res, 405, 'the OAI-PMH endpoint answers GET and POST\n');
   }
-  const body = await context.oai.respond([...new URLSearchParams(form)], context.baseUrl);
+  // A payload the viewer may not read keeps only its By-Reference ref in oai_didl (no base64).
+  const mayRead = (payload: PayloadLocation) => context.access.allows(viewer, { payload });
+  const body = await context.oai.respond([...new URLSearchParams(form)], context.baseUrl, mayRead);
   res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8' });
   if (req.method === 'HEAD') {
     res.end();
     return;
   }
   await pipeline(Readable.from(coalescedBody(body), { objectMode: false }), res);
-}
-
-/** The URL path as the auth rules name paths: without its leading `/`, percent-decoded. */
-function decodedPath(path: string): string {
-  try {
-    return decodeURIComponent(path.slice(1));
-  } catch {
-    return path.slice(1);
-  }
 }
 
 function isClientGone(error: unknown): boolean {

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { httpDate, parseHttpDate, sendFile } from '@oaibag/oai-pmh';
 import { AIPS_DIRECTORY } from '../archive/storage-path.js';
 import type { Catalog } from '../catalog/catalog.js';
+import type { PayloadLocation } from '../catalog/catalog-schema.js';
 import { type MementoRow, mementosOf } from '../catalog/memento-rows.js';
 import { itemOfRecord } from '../catalog/served-items.js';
 import { openServedPayload, payloadUrlPath } from './payload-files.js';
@@ -17,6 +18,10 @@ interface MementoContext {
   archiveDir: string;
   catalog: Catalog;
   base: string;
+  /** The access decision for a payload's bytes (archive-access.ts): a memento is one more way to them. */
+  mayRead(payload: PayloadLocation): boolean;
+  /** Answers the refusal (401 or 403). */
+  refuse(): void;
 }
 
 /** Answers the Memento paths; false when the path is none of them. */
@@ -84,6 +89,7 @@ async function memento(context: MementoContext, req: IncomingMessage, res: Serve
   const place = /^\/memento\/([^/]+)\/([^/]+)\/(\d{1,9})$/.exec(path);
   const item = place ? itemOfRecord(context.catalog, `${AIPS_DIRECTORY}/${place[1]}/${place[2]}`, Number(place[3])) : undefined;
   const part = item ? context.catalog.versionParts(item.version.id)[0] : undefined;
+  if (part && !context.mayRead(part)) return context.refuse();
   const file = part ? await openServedPayload(context.archiveDir, context.catalog, payloadUrlPath(part.bagPath, part.path)) : undefined;
   if (!item || !file) {
     answerPlain(res, 404, 'no such memento\n');

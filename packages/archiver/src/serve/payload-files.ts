@@ -6,9 +6,31 @@ import { join } from 'node:path';
 import { entityTag, type HeaderField, type SendableFile } from '@oaibag/oai-pmh';
 import { AIPS_DIRECTORY } from '../archive/storage-path.js';
 import type { Catalog } from '../catalog/catalog.js';
+import type { ServedPayload } from '../catalog/catalog-schema.js';
 
 /** Where payload URLs begin. */
 export const FILES_PREFIX = '/files/';
+
+/**
+ * Archived content is the harvested sites', served on the archive's own origin (docs/serve.md,
+ * "Archived content in a browser"). `sandbox` without allow-same-origin gives it an opaque origin
+ * and without allow-scripts runs none of its scripts, so a harvested page can neither read the
+ * archive's credentials nor call the archive as the reader; the fetch directives let it show
+ * images, styles, fonts and media from the archive only, never from the live web.
+ */
+export const ARCHIVED_CONTENT_POLICY =
+  "sandbox; default-src 'none'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src 'self' data:; media-src 'self'; form-action 'none'; base-uri 'none'";
+
+/** The headers every answer with archived bytes carries: the policy, and no type sniffing. */
+export const ARCHIVED_CONTENT_HEADERS: readonly HeaderField[] = [
+  { name: 'Content-Security-Policy', value: ARCHIVED_CONTENT_POLICY },
+  { name: 'X-Content-Type-Options', value: 'nosniff' },
+];
+
+/** A payload file opened to be sent, with the catalog's row it was opened from. */
+export interface OpenedPayload extends SendableFile {
+  payload: ServedPayload;
+}
 
 /** Bag folders under aips/ are two levels deep: `harvest-NNNNNN/batch-NNNNN`. */
 const BAG_SEGMENTS = 2;
@@ -18,7 +40,7 @@ const BAG_SEGMENTS = 2;
  * catalog's size; undefined when the URL names no payload (anything else of the archive, a
  * malformed or hostile path, a file gone or of another size). The caller closes the handle.
  */
-export async function openServedPayload(archiveDir: string, catalog: Catalog, urlPath: string): Promise<SendableFile | undefined> {
+export async function openServedPayload(archiveDir: string, catalog: Catalog, urlPath: string): Promise<OpenedPayload | undefined> {
   const location = payloadLocationOf(urlPath);
   if (!location) return undefined;
   const payload = catalog.servedPayload(location.bagPath, location.path);
@@ -41,8 +63,9 @@ export async function openServedPayload(archiveDir: string, catalog: Catalog, ur
     { name: 'Last-Modified', value: new Date(lastModifiedSeconds * 1000).toUTCString() },
     { name: 'ETag', value: etag },
     { name: 'Accept-Ranges', value: 'bytes' },
+    ...ARCHIVED_CONTENT_HEADERS,
   ];
-  return { handle, size: payload.size, headers, etag, lastModifiedSeconds };
+  return { handle, size: payload.size, headers, etag, lastModifiedSeconds, payload };
 }
 
 /**

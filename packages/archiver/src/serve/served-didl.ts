@@ -3,7 +3,8 @@
 // datastreams. Each datastream's Component gets a By-Reference Resource whose `ref` is the
 // archive's own copy (a `ref` to the original site is rewritten, one is added where the record
 // had only base64), and its By-Value Resource gets its base64 back when the payload is at most
-// the By-Value limit (it is dropped above it). Digest Descriptors stay as they were.
+// the By-Value limit and the client may read it (it is dropped otherwise). Digest Descriptors
+// stay as they were.
 import { escapeAttribute, NS } from '@oaibag/didl';
 import { AIP_NAMESPACE } from '../bag/aip-metadata.js';
 import type { PayloadLocation } from '../catalog/catalog-schema.js';
@@ -26,6 +27,8 @@ export interface DidlPayloads {
   urlOf(location: PayloadLocation): string;
   /** Payloads of at most this many bytes go By-Value too. */
   byValueMax: number;
+  /** Whether the client may have this payload's bytes (archive-access.ts); when not, only its By-Reference ref is served. */
+  mayRead(location: PayloadLocation): boolean;
 }
 
 interface ResourceSpan {
@@ -113,7 +116,7 @@ function componentEdits(
     const pointer = withPointer.pointer!;
     const byReference =
       refs.length === 0 ? `<${withPointer.name} mimeType="${escapeAttribute(withPointer.mimeType ?? 'application/octet-stream')}" ref="${url}"/>` : '';
-    if (location.size <= payloads.byValueMax) {
+    if (location.size <= payloads.byValueMax && payloads.mayRead(location)) {
       if (byReference) edits.push({ start: withPointer.openStart, end: withPointer.openStart, parts: [byReference] });
       edits.push({ start: pointer.start, end: pointer.end, parts: [{ base64: location }] });
     } else {

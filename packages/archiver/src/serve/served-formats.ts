@@ -20,6 +20,8 @@ export interface FormatInput {
   oreUrl: string;
   repositoryName: string;
   byValueMax: number;
+  /** Whether the client may have a payload's bytes (archive-access.ts). */
+  mayRead(location: PayloadLocation): boolean;
   /** `YYYY-MM-DDThh:mm:ssZ` of when the archive stored the version. */
   storedAt: string;
 }
@@ -56,7 +58,13 @@ export const SERVED_FORMATS: readonly ServedFormat[] = [
     namespace: NS.didl,
     carriesContent: true,
     write: (input) => [
-      ...servedDidl(input.stored.didl ?? '', { parts: input.parts, fetchedRefs: input.fetchedRefs, urlOf: input.urlOf, byValueMax: input.byValueMax }),
+      ...servedDidl(input.stored.didl ?? '', {
+        parts: input.parts,
+        fetchedRefs: input.fetchedRefs,
+        urlOf: input.urlOf,
+        byValueMax: input.byValueMax,
+        mayRead: input.mayRead,
+      }),
       '\n',
     ],
   },
