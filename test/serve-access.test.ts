@@ -4,6 +4,7 @@
 // routes stay open as documented; the Linked Data view (/sparql, /resource, /data, /page) is
 // for users refused nothing. Archived content carries a sandboxing Content-Security-Policy and
 // nosniff, and a harvested page's script neither runs nor reaches the live web in Chromium.
+// Identify's default adminEmail is schema-valid, and an invalid one is refused.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -280,6 +281,24 @@ test("in Chromium a harvested page's script does not run as the archive, and the
     assert.doesNotMatch(dom, /<body[^>]*data-(ran|read)/, `${url}: its script ran`);
   }
   assert.deepEqual(liveRequests, [], 'no request reached the live web');
+});
+
+test("Identify's default adminEmail is valid against the OAI-PMH schema; an invalid one is refused with a coded usage error", async () => {
+  const identify = valid((await ask(`${open.baseUrl}/oai?verb=Identify`)).body);
+  assert.match(identify, /<adminEmail>nobody@oaibag\.invalid<\/adminEmail>/);
+  for (const bad of ['nobody@localhost', 'no at sign', 'a b@example.org', '@example.org', 'me@example.', 'me@.org', `me@ex\u0001ample.org`]) {
+    await assert.rejects(startArchiveServer({ archiveDir: archive, adminEmails: [bad] }), (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'ERR_ARCHIVE_USAGE', bad);
+      assert.ok(!error.message.includes('\n'));
+      return true;
+    });
+  }
+  const given = await startArchiveServer({ archiveDir: archive, adminEmails: ['me@example.org', 'x@y.z'] });
+  try {
+    valid((await ask(`${given.baseUrl}/oai?verb=Identify`)).body);
+  } finally {
+    await given.close();
+  }
 });
 
 /** The page as Chromium renders it, scripts given time to run; asynchronous, since the server runs in this process. */

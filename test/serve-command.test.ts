@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { validateArchiveResponse } from './archive-schemas.ts';
 
 const BIN = new URL('../packages/archiver/dist/cli.js', import.meta.url).pathname;
 
@@ -51,6 +52,38 @@ test('it says where it answers, answers Identify with its name, and stops on SIG
   child.kill('SIGTERM');
   assert.equal(await exited, 0);
   assert.match(stderr, /oaibag serve: stopped/);
+});
+
+test('with the defaults Identify is valid against the OAI-PMH schema (its adminEmail too); an adminEmail it would refuse is exit 2, one coded line', async () => {
+  const child = spawn(process.execPath, [BIN, 'serve', '--archive', archive, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (chunk: string) => {
+      stderr += chunk;
+      const match = / at (http:\/\/\S+\/oai) /.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    const identify = await (await fetch(`${url}?verb=Identify`)).text();
+    const check = validateArchiveResponse(identify, 'Identify');
+    assert.ok(check.ok, check.output);
+    assert.match(identify, /<adminEmail>nobody@oaibag\.invalid<\/adminEmail>/);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.equal(await exited, 0);
+  for (const bad of ['nobody@localhost', 'me at example.org']) {
+    const refused = spawnSync(process.execPath, [BIN, 'serve', '--archive', archive, '--port', '0', '--admin-email', 'ok@example.org', '--admin-email', bad], {
+      encoding: 'utf8',
+    });
+    assert.equal(refused.status, 2, refused.stderr);
+    assert.match(refused.stderr, /^oaibag: adminEmail ".*" is not one the OAI-PMH schema accepts \[ERR_ARCHIVE_USAGE\]/);
+    assert.equal(refused.stderr.trim().split('\n').length, 1);
+  }
 });
 
 test('no archive there: exit 1, one coded line; a bad option: exit 2', () => {

@@ -1,7 +1,7 @@
 import { AuthFileError, loadAuthFile } from '@oaibag/oai-pmh';
 import { Command, Option } from 'commander';
 import { ArchiverError } from '../core/errors.js';
-import { SERVE_DEFAULTS } from '../serve/archive-oai.js';
+import { DEFAULT_ADMIN_EMAIL, SERVE_DEFAULTS } from '../serve/archive-oai.js';
 import { SPARQL_DEFAULTS, startArchiveServer } from '../serve/archive-server.js';
 import { SPARQL_BOUND_DEFAULTS, setSparqlBounds, sizeText } from '../serve/graph-store.js';
 import { byteSize, portNumber, wholeNumber } from './option-parsers.js';
@@ -67,7 +67,7 @@ export function serveCommand(): Command {
     .addOption(
       new Option('--admin-email <ADDRESS>', 'adminEmail given by Identify (repeatable)')
         .argParser((value: string, all: string[]) => [...all, value])
-        .default([] as string[], 'nobody@localhost'),
+        .default([] as string[], DEFAULT_ADMIN_EMAIL),
     )
     .addHelpText(
       'after',

@@ -60,6 +60,30 @@ export interface ArchiveOaiSettings {
   pageBytes?: number;
 }
 
+/**
+ * Identify's adminEmail when none is given. OAI-PMH's schema wants one that matches
+ * `\S+@(\S+\.)+\S+` (a dot after the `@`, so `nobody@localhost` is not valid), and no real
+ * address is known: `.invalid` is the top-level domain reserved for names that never resolve
+ * (RFC 2606), so the placeholder is valid and says honestly that nobody reads it.
+ */
+export const DEFAULT_ADMIN_EMAIL = 'nobody@oaibag.invalid';
+
+/**
+ * True when `value` is an adminEmail OAI-PMH's schema accepts: its emailType pattern
+ * `\S+@(\S+\.)+\S+` (`\S`: anything but XML's four white-space characters), and no character
+ * an XML document cannot carry. Checked without that regular expression, whose nested
+ * repetition backtracks exponentially on a long run of dots: the pattern holds exactly when
+ * some `@` after the first character is followed by a dot that is neither right after it nor last.
+ */
+export function isOaiEmail(value: string): boolean {
+  if (/[\x20\t\n\r]/.test(value) || /[\p{Cc}\p{Cs}\uFFFE\uFFFF]/u.test(value)) return false;
+  const at = value.indexOf('@', 1);
+  if (at < 0) return false;
+  const domain = value.slice(at + 1);
+  const dot = domain.indexOf('.', 1);
+  return dot > 0 && dot <= domain.length - 2;
+}
+
 export const SERVE_DEFAULTS = { byValueMax: 16 * 1024 * 1024, pageRecords: 100, pageIdentifiers: 1000, pageBytes: 64 * 1024 * 1024 } as const;
 
 const SOURCE_SET = /^source:(\d+)$/;

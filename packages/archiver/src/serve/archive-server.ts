@@ -9,9 +9,10 @@ import { type AuthConfig, coalescedBody, HTTP_HEADER_SCHEMA, HTTP_HEADER_SCHEMA_
 import { AIPS_DIRECTORY } from '../archive/storage-path.js';
 import { Catalog } from '../catalog/catalog.js';
 import type { PayloadLocation } from '../catalog/catalog-schema.js';
+import { ArchiverError } from '../core/errors.js';
 import { ArchiveAccess, type Viewer } from './archive-access.js';
 import { ArchiveUris } from './archive-graph.js';
-import { ArchiveOai, SERVE_DEFAULTS } from './archive-oai.js';
+import { ArchiveOai, DEFAULT_ADMIN_EMAIL, isOaiEmail, SERVE_DEFAULTS } from './archive-oai.js';
 import { type GraphLimits, GraphStore } from './graph-store.js';
 import { answerLinkedData, LINKED_DATA_PREFIXES } from './linked-data-routes.js';
 import { answerMemento } from './memento.js';
@@ -32,7 +33,7 @@ export interface ArchiveServerOptions {
   baseUrl?: string;
   /** Identify's repositoryName; default `oaibag archive`. */
   repositoryName?: string;
-  /** Identify's adminEmail (OAI-PMH wants at least one); default `nobody@localhost`. */
+  /** Identify's adminEmail (OAI-PMH wants at least one); default `nobody@oaibag.invalid` (DEFAULT_ADMIN_EMAIL). Each must be schema-valid (ERR_ARCHIVE_USAGE). */
   adminEmails?: string[];
   /** Payloads up to this many bytes go By-Value in oai_didl too (default 16 MiB; 0: By-Reference only). */
   byValueMax?: number;
@@ -61,10 +62,17 @@ export const SPARQL_DEFAULTS = { timeoutMs: 10_000, rowLimit: 10_000 } as const;
 
 /** Starts serving the archive; the catalog must exist (ERR_ARCHIVE_CATALOG otherwise). */
 export async function startArchiveServer(options: ArchiveServerOptions): Promise<ArchiveServer> {
+  for (const email of options.adminEmails ?? []) {
+    if (!isOaiEmail(email)) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `adminEmail ${JSON.stringify(email)} is not one the OAI-PMH schema accepts`, {
+        hint: 'give --admin-email as name@host.domain, without spaces',
+      });
+    }
+  }
   const catalog = Catalog.open(options.archiveDir, { create: false });
   const oai = new ArchiveOai(options.archiveDir, catalog, new StoredRecords(options.archiveDir), {
     repositoryName: options.repositoryName ?? 'oaibag archive',
-    adminEmails: options.adminEmails ?? ['nobody@localhost'],
+    adminEmails: options.adminEmails?.length ? options.adminEmails : [DEFAULT_ADMIN_EMAIL],
     byValueMax: options.byValueMax ?? SERVE_DEFAULTS.byValueMax,
     ...(options.pageRecords !== undefined ? { pageRecords: options.pageRecords } : {}),
     ...(options.pageIdentifiers !== undefined ? { pageIdentifiers: options.pageIdentifiers } : {}),
