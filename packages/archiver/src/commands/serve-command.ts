@@ -62,7 +62,10 @@ export function serveCommand(): Command {
         .argParser(byteSize)
         .default(SPARQL_BOUND_DEFAULTS.queryBytes, sizeText(SPARQL_BOUND_DEFAULTS.queryBytes)),
     )
-    .option('--auth <FILE>', "protected paths and their users, in oaibag-repository's --auth format (HTTP Basic)")
+    .option(
+      '--auth <FILE>',
+      "protected paths and their users, in oaibag-repository's --auth format (HTTP Basic); a protected /files/ path keeps its bytes from every route, and the Linked Data view is then for users refused nothing",
+    )
     .option('--name <TEXT>', 'repositoryName given by Identify', 'oaibag archive')
     .addOption(
       new Option('--admin-email <ADDRESS>', 'adminEmail given by Identify (repeatable)')

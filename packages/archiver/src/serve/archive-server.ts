@@ -1,6 +1,7 @@
 // `oaibag serve`'s HTTP server (docs/serve.md): OAI-PMH at /oai, the payloads under /files/,
-// ORE resource maps under /ore/, the schemas it names under /oai/schemas/. node:http, one
-// process, like oaibag-repository; `--auth` works as the repository's does, over these paths.
+// ORE resource maps under /ore/, the schemas it names under /oai/schemas/, Memento and the
+// Linked Data view. node:http, one process, like oaibag-repository; `--auth` rules name these
+// paths, and every route asks the one access decision of archive-access.ts (docs/serve.md, "Access").
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
