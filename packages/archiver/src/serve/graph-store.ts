@@ -263,7 +263,8 @@ export class GraphStore {
     this.watchNext(thread);
     if (answer.ok) waiting.resolve(answer);
     else if (answer.kind === 'result') waiting.reject(new QueryFailure('result', this.resultMessage()));
-    else if (answer.kind === 'trap') waiting.reject(new QueryFailure('memory', this.memoryMessage()));
+    // Rust aborts with `unreachable` when the WebAssembly memory cannot grow (past 4 GiB).
+    else if (answer.kind === 'trap' && answer.error === 'unreachable') waiting.reject(new QueryFailure('memory', this.memoryMessage()));
     else waiting.reject(new QueryFailure('query', answer.error));
     if (thread.renew && this.thread === thread) {
       if (thread.pending.size === 0) this.renew(thread);

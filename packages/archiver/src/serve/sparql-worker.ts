@@ -25,7 +25,8 @@ export type SparqlWorkerRequest =
 /**
  * `held`: bytes of WebAssembly memory after the request. A failure's `kind`: `query` (the query
  * is wrong, or failed as it ran), `result` (the answer is over `resultLimit`), `trap` (the
- * WebAssembly code aborted, out of memory: the instance may not be used again).
+ * WebAssembly code aborted: `unreachable` when it ran out of memory; the instance may not be
+ * used again).
  */
 export type SparqlWorkerAnswer =
   | { id: number; ok: true; held: number; result?: string; truncated?: boolean }
@@ -73,8 +74,10 @@ parentPort!.on('message', (request: SparqlWorkerRequest) => {
     reply = answer(request);
   } catch (error) {
     const message = String((error as Error)?.message ?? error);
-    // A RangeError is a string past V8's length limit: the answer (or a value in it) is too large.
-    const kind = (error as Error)?.name === 'RuntimeError' ? 'trap' : error instanceof RangeError ? 'result' : 'query';
+    // A RangeError is a string past V8's length limit (the answer, or a value in it, is too large)
+    // or the stack overflowing inside the WebAssembly code, which leaves it as a trap does.
+    const trap = (error as Error)?.name === 'RuntimeError' || (error instanceof RangeError && /call stack/i.test(message));
+    const kind = trap ? 'trap' : error instanceof RangeError ? 'result' : 'query';
     reply = { id: request.id, ok: false, held: 0, kind, error: message.split('\n')[0] ?? message };
   }
   reply.held = wasm.memory.buffer.byteLength;
