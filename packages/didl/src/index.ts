@@ -22,4 +22,4 @@ export { componentDigest, componentHeaders, getHeader, isSha256 } from './record
 export { type DidlWriteComponent, type DidlWriteInput, type DidlWriteOptions, didlReadable, writeDidl } from './write-didl.js';
 export { inheritedNamespaceDeclarations } from './xml-capture.js';
 export { assertXmlChars, escapeAttribute, escapeText } from './xml-text.js';
-export { type XmlAttribute, type XmlHandlers, type XmlTag, XmlTokenizer } from './xml-tokenizer.js';
+export { type XmlAttribute, type XmlHandlers, type XmlTag, XmlTokenizer, type XmlTokenizerOptions } from './xml-tokenizer.js';

@@ -107,13 +107,14 @@ class DidlStreamReader {
   constructor(options: ReadDidlOptions) {
     this.inPlace = options.chunksAreOurs === true;
     if (options.keepReceivedXml) this.received = new ReceivedXmlCapture(this.inPlace);
+    const maxDepth = options.maxDepth ?? 100;
     this.builder = new RecordBuilder(
       {
         onRecord: options.onRecord,
         onDatastream: options.onDatastream,
         declineHeld: options.declineHeld,
         recordErrors: options.recordErrors ?? 'throw',
-        maxDepth: options.maxDepth ?? 100,
+        maxDepth,
         maxMetadataChars: options.maxMetadataChars ?? 4 << 20,
         highWaterMark: options.highWaterMark ?? 1 << 20,
         lenientIdentifier: options.lenientIdentifier === true,
@@ -122,25 +123,29 @@ class DidlStreamReader {
       () => this.position(),
     );
     const builder = this.builder;
-    this.xml = new XmlTokenizer({
-      openTag: (tag) => builder.onOpenTag(tag),
-      closeTag: () => builder.onCloseTag(),
-      text: (text) => builder.onText(text),
-      cdata: (text) => builder.onText(text),
-      comment: (text) => builder.onComment(text),
-      doctype: () => {
-        throw new DidlError('ERR_DIDL_DOCTYPE', 'a DOCTYPE declaration is not accepted (no DTDs, no entity declarations)', {
-          position: this.position(),
-        });
+    this.xml = new XmlTokenizer(
+      {
+        openTag: (tag) => builder.onOpenTag(tag),
+        closeTag: () => builder.onCloseTag(),
+        text: (text) => builder.onText(text),
+        cdata: (text) => builder.onText(text),
+        comment: (text) => builder.onComment(text),
+        doctype: () => {
+          throw new DidlError('ERR_DIDL_DOCTYPE', 'a DOCTYPE declaration is not accepted (no DTDs, no entity declarations)', {
+            position: this.position(),
+          });
+        },
+        processingInstruction: (target, body) => {
+          if (target === 'xml') checkDeclaredEncoding(body, this.position());
+        },
+        error: (reason, tooLarge) => {
+          if (tooLarge) throw new DidlError('ERR_DIDL_TOO_LARGE', reason, { position: this.position() });
+          throw new DidlError('ERR_DIDL_NOT_WELL_FORMED', `not well-formed XML: ${reason}`, { position: this.position() });
+        },
       },
-      processingInstruction: (target, body) => {
-        if (target === 'xml') checkDeclaredEncoding(body, this.position());
-      },
-      error: (reason, tooLarge) => {
-        if (tooLarge) throw new DidlError('ERR_DIDL_TOO_LARGE', reason, { position: this.position() });
-        throw new DidlError('ERR_DIDL_NOT_WELL_FORMED', `not well-formed XML: ${reason}`, { position: this.position() });
-      },
-    });
+      // One deeper than the record builder's bound, whose error names the option.
+      { maxDepth: maxDepth + 1 },
+    );
   }
 
   async write(chunk: Uint8Array): Promise<void> {

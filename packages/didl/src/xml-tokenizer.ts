@@ -18,8 +18,16 @@
  * a character reference keeps its character.
  *
  * Text is handed over as it comes (a reference cut by the end of a write is held back), CDATA
- * likewise; a construct cut by the end of a write is completed by the next one. A construct
- * still incomplete after 64 KiB is an error (`tooLarge`), as it was with sax.
+ * likewise; a construct cut by the end of a write is completed by a later one.
+ *
+ * Linear in its input, whatever a source sends (issue 24): a construct cut by writes is read
+ * once, when its end has come (until then each write is only searched for that end: a `>`
+ * outside quoted values, `-->`, `?>`), repeated attributes are found with a Set, and prefixes
+ * are resolved through one map of the bindings in scope, not up the chain of `ns` objects.
+ * Bounds (each an error with `tooLarge`): a markup construct (a tag, comment, processing
+ * instruction or DOCTYPE) of more than 64 KiB, however the writes cut it, as sax refused it;
+ * which also bounds a name; more than `maxAttributes` attributes on a tag (default 1,024); and
+ * elements nested deeper than `maxDepth` (default 1,000).
  */
 
 export const XML_NAMESPACE = 'http://www.w3.org/XML/1998/namespace';
@@ -57,12 +65,29 @@ export interface XmlHandlers {
   /** A complete DOCTYPE declaration was read (its contents are not). */
   doctype(): void;
   processingInstruction(target: string, body: string): void;
-  /** Must throw: the document is not well-formed (`tooLarge`: a construct outgrew 64 KiB). */
+  /** Must throw: the document is not well-formed (`tooLarge`: over a bound: 64 KiB, attributes, depth). */
   error(reason: string, tooLarge: boolean): never;
 }
 
-/** Longest construct held while waiting for its end (sax's default buffer limit). */
+export interface XmlTokenizerOptions {
+  /** Deepest element nesting accepted (default {@link DEFAULT_MAX_DEPTH}). */
+  maxDepth?: number | undefined;
+  /** Most attributes (namespace declarations included) accepted on one tag (default {@link DEFAULT_MAX_ATTRIBUTES}). */
+  maxAttributes?: number | undefined;
+}
+
+/** Longest markup construct (sax's default buffer limit). */
 const MAX_PENDING = 64 * 1024;
+export const DEFAULT_MAX_DEPTH = 1000;
+/**
+ * Far more than any real tag has; a page of 64 KiB tags of ~9,000 attributes each was read at
+ * 1.6 MB/s, a quarter of the rate of one with 1,024 (bench/README.md, hostile parse).
+ */
+export const DEFAULT_MAX_ATTRIBUTES = 1024;
+/** Below this many characters an incomplete construct is simply read again on the next write. */
+const SHORT_PENDING = 16;
+/** Attributes compared by a linear search; a tag with more gets a Set. */
+const FEW_ATTRIBUTES = 8;
 /** Longest reference held back at the end of a write (`&#x0000000001F600;` and the like). */
 const MAX_REFERENCE = 32;
 
@@ -88,6 +113,19 @@ const APOSTROPHE = 0x27;
 /** Where an incomplete construct makes `parse` stop and wait for more input. */
 const INCOMPLETE = -1;
 
+/** What the incomplete construct at the start of `pending` needs before it can end. */
+type Awaited =
+  /** An end tag: a `>`. */
+  | { kind: 'gt' }
+  /** A start tag: a `>` outside a quoted value (`quote`: the quote of the value the input is in, or 0). */
+  | { kind: 'tag'; quote: number }
+  /** A comment (`-->`) or processing instruction (`?>`); `tail`: the last characters seen, which may begin it. */
+  | { kind: 'sequence'; end: string; tail: string }
+  /** A DOCTYPE: a `>`, or once a `[` came first, `]` and spaces and `>` (`closing`: after the `]`). */
+  | { kind: 'doctype'; bracket: boolean; closing: boolean };
+
+const TAG_STOP = /["'>]/g;
+
 export class XmlTokenizer {
   /** Line (0-based), column (0-based) and offset of the first character not yet consumed. */
   line = 0;
@@ -95,16 +133,33 @@ export class XmlTokenizer {
   position = 0;
   /** Input not consumed yet: an incomplete construct, or a reference cut by a write. */
   private pending = '';
+  /** Writes held back (not joined to `pending`) while the construct there waits for its end. */
+  private held: string[] = [];
+  private heldLength = 0;
+  private awaited: Awaited | undefined;
   /** How far into `pending` line, column and position have been counted. */
   private counted = 0;
   private heldCarriageReturn = false;
   private inCdata = false;
   private readonly open: string[] = [];
   private readonly scopes: Array<Record<string, string>> = [ROOT_NS as Record<string, string>];
+  /** The bindings in scope, flat: looking a prefix up in `ns` walks one prototype per declaring ancestor. */
+  private readonly bindings = new Map<string, string>(Object.entries(ROOT_NS));
+  /** What each declaration replaced, to restore when its element closes; `undoFrom[d]`: where depth d's begin. */
+  private readonly replaced: Array<[string, string | undefined]> = [];
+  private readonly undoFrom: number[] = [];
   private sawRoot = false;
   private closedRoot = false;
+  private readonly maxDepth: number;
+  private readonly maxAttributes: number;
 
-  constructor(private readonly on: XmlHandlers) {}
+  constructor(
+    private readonly on: XmlHandlers,
+    options: XmlTokenizerOptions = {},
+  ) {
+    this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this.maxAttributes = options.maxAttributes ?? DEFAULT_MAX_ATTRIBUTES;
+  }
 
   /** Between constructs, in character data (a reference cut in two counts): text comes next. */
   get inCharacterData(): boolean {
@@ -129,17 +184,27 @@ export class XmlTokenizer {
     }
     if (text.includes('\r')) text = text.replace(/\r\n?/g, '\n');
     if (text.length === 0) return;
-    this.pending = this.pending.length === 0 ? text : this.pending + text;
+    if (this.awaited !== undefined) {
+      this.held.push(text);
+      this.heldLength += text.length;
+      // Read again only once it may be complete, or too long (its syntax errors come first).
+      if (!mayEnd(this.awaited, text, 0) && this.pending.length + this.heldLength <= MAX_PENDING) return;
+      this.joinHeld();
+    } else {
+      this.pending = this.pending.length === 0 ? text : this.pending + text;
+    }
     this.parse();
   }
 
   /** The end of the input: whatever is still open or held back is an error. */
   end(): void {
+    let more = this.joinHeld();
     if (this.heldCarriageReturn) {
       this.heldCarriageReturn = false;
       this.pending += '\n';
-      this.parse();
+      more = true;
     }
+    if (more) this.parse();
     if (this.inCdata) this.fail(this.pending.length, 'the document ends inside a CDATA section');
     if (this.pending.length > 0) this.fail(this.pending.length, 'the document ends inside a construct');
     if (!this.closedRoot) this.fail(0, this.sawRoot ? 'unclosed root element' : 'no root element');
@@ -147,7 +212,7 @@ export class XmlTokenizer {
 
   /** Line and column (0-based) after everything written so far. */
   endPosition(): { line: number; column: number } {
-    const rest = this.pending.slice(this.counted);
+    const rest = this.pending.slice(this.counted) + this.held.join('');
     const breaks = rest.split('\n').length - 1;
     if (breaks === 0) return { line: this.line, column: this.column + rest.length };
     return { line: this.line + breaks, column: rest.length - rest.lastIndexOf('\n') - 1 };
@@ -170,6 +235,23 @@ export class XmlTokenizer {
     if (this.pending.length > MAX_PENDING) {
       this.on.error('a name, attribute value, comment or declaration is longer than 64 KiB', true);
     }
+    this.awaited = this.pending.length < SHORT_PENDING || this.inCdata ? undefined : awaitedEnd(this.pending);
+  }
+
+  /** Joins the writes held back to `pending`; false when there were none. */
+  private joinHeld(): boolean {
+    this.awaited = undefined;
+    if (this.held.length === 0) return false;
+    this.pending += this.held.join('');
+    this.held = [];
+    this.heldLength = 0;
+    return true;
+  }
+
+  /** A construct that is complete but longer than 64 KiB (`at`: where it begins). */
+  private refuseLong(at: number, what: string): never {
+    this.advance(Math.max(at, this.counted));
+    return this.on.error(`${what} is longer than 64 KiB`, true);
   }
 
   /** Moves line, column and position on to `to` in `pending`. */
@@ -265,6 +347,8 @@ export class XmlTokenizer {
     let i = NAME.lastIndex;
     const names: string[] = [];
     const values: string[] = [];
+    // Searching `names` for each attribute is quadratic: a 64 KiB tag holds thousands.
+    let seen: Set<string> | undefined;
     let selfClosing = false;
     for (;;) {
       if (i >= input.length) return INCOMPLETE;
@@ -284,6 +368,10 @@ export class XmlTokenizer {
         break;
       }
       if (!spaced) this.fail(i, `no whitespace before an attribute (or a bad character in the name) of ${name}`);
+      if (names.length >= this.maxAttributes) {
+        this.advance(at);
+        this.on.error(`the start tag of ${name} has more than ${this.maxAttributes} attributes`, true);
+      }
       NAME.lastIndex = i;
       const attribute = NAME.exec(input);
       if (!attribute) this.fail(i, `an attribute of ${name} whose name is not an XML name`);
@@ -304,12 +392,19 @@ export class XmlTokenizer {
       // Literal whitespace becomes a space before references are expanded: &#10; stays a line feed.
       if (value.includes('\n') || value.includes('\t')) value = value.replace(/[\t\n]/g, ' ');
       if (value.includes('&')) value = this.expand(value, i + 1);
-      if (names.includes(attribute[0])) this.fail(i, `attribute ${attribute[0]} appears twice on ${name}`);
+      if (seen ? seen.has(attribute[0]) : names.includes(attribute[0])) this.fail(i, `attribute ${attribute[0]} appears twice on ${name}`);
       names.push(attribute[0]);
       values.push(value);
+      if (seen) seen.add(attribute[0]);
+      else if (names.length > FEW_ATTRIBUTES) seen = new Set(names);
       i = close + 1;
     }
+    if (i - at > MAX_PENDING) this.refuseLong(at, `the start tag of ${name}`);
     if (this.closedRoot) this.fail(at, `a second root element ${name}`);
+    if (this.open.length >= this.maxDepth) {
+      this.advance(at);
+      this.on.error(`elements are nested deeper than ${this.maxDepth} levels`, true);
+    }
     this.advance(i);
     const tag = this.qualify(name, names, values, at);
     tag.isSelfClosing = selfClosing;
@@ -325,6 +420,7 @@ export class XmlTokenizer {
   private qualify(name: string, names: readonly string[], values: readonly string[], at: number): XmlTag {
     const parent = this.scopes[this.scopes.length - 1]!;
     let ns = parent;
+    this.undoFrom.push(this.replaced.length);
     for (let k = 0; k < names.length; k++) {
       const attribute = names[k]!;
       if (attribute !== 'xmlns' && !attribute.startsWith('xmlns:')) continue;
@@ -336,6 +432,8 @@ export class XmlTokenizer {
       if (prefix !== '' && uri === '') this.fail(at, `prefix ${prefix} bound to an empty namespace name`);
       if (ns === parent) ns = Object.create(parent) as Record<string, string>;
       ns[prefix] = uri;
+      this.replaced.push([prefix, this.bindings.get(prefix)]);
+      this.bindings.set(prefix, uri);
     }
     const attributes: Record<string, XmlAttribute> = {};
     const expanded = names.length > 1 ? new Set<string>() : undefined;
@@ -350,7 +448,7 @@ export class XmlTokenizer {
         local = '';
         uri = XMLNS_NAMESPACE;
       } else if (prefix !== '') {
-        const bound = ns[prefix];
+        const bound = this.bindings.get(prefix);
         if (bound === undefined) this.fail(at, `unbound namespace prefix ${prefix} (attribute ${attribute} of ${name})`);
         uri = bound;
       }
@@ -364,7 +462,7 @@ export class XmlTokenizer {
     const colon = name.indexOf(':');
     const prefix = colon === -1 ? '' : name.slice(0, colon);
     const local = colon === -1 ? name : name.slice(colon + 1);
-    const uri = ns[prefix];
+    const uri = this.bindings.get(prefix);
     if (uri === undefined && prefix !== '') this.fail(at, `unbound namespace prefix ${prefix} (element ${name})`);
     return { name, prefix, local, uri: uri ?? '', attributes, ns, isSelfClosing: false };
   }
@@ -379,6 +477,7 @@ export class XmlTokenizer {
     while (i < gt && isSpace(input.charCodeAt(i))) i++;
     if (i !== gt) this.fail(i, `unexpected characters in the end tag of ${match[0]}`);
     const name = match[0];
+    if (gt + 1 - at > MAX_PENDING) this.refuseLong(at, `the end tag of ${name}`);
     const expected = this.open[this.open.length - 1];
     if (expected === undefined) this.fail(at, `end tag </${name}> with no element open`);
     if (name !== expected) this.fail(at, `end tag </${name}> where </${expected}> was expected`);
@@ -390,6 +489,11 @@ export class XmlTokenizer {
   private close(name: string): void {
     this.open.pop();
     this.scopes.pop();
+    for (let from = this.undoFrom.pop()!; this.replaced.length > from; ) {
+      const [prefix, previous] = this.replaced.pop()!;
+      if (previous === undefined) this.bindings.delete(prefix);
+      else this.bindings.set(prefix, previous);
+    }
     if (this.open.length === 0) this.closedRoot = true;
     this.on.closeTag(name);
   }
@@ -407,6 +511,7 @@ export class XmlTokenizer {
     if (target !== 'xml' && target.toLowerCase() === 'xml') this.fail(at, `processing instruction target ${target} is reserved`);
     // Only after the root: whitespace before the declaration (a common server bug) was always read.
     if (target === 'xml' && this.sawRoot) this.fail(at, 'an XML declaration after the root element began');
+    if (end + 2 - at > MAX_PENDING) this.refuseLong(at, `processing instruction ${target}`);
     this.advance(end + 2);
     this.on.processingInstruction(target, input.slice(i, end));
     return end + 2;
@@ -420,6 +525,7 @@ export class XmlTokenizer {
       const dashes = body.indexOf('--');
       if (dashes !== -1) this.fail(at + 4 + dashes, "'--' inside a comment");
       if (body.endsWith('-')) this.fail(end - 1, "a comment that ends with '--->'");
+      if (end + 3 - at > MAX_PENDING) this.refuseLong(at, 'a comment');
       this.advance(end + 3);
       this.on.comment(body);
       return end + 3;
@@ -467,6 +573,71 @@ export class XmlTokenizer {
     this.advance(end + 3);
     this.inCdata = false;
     return end + 3;
+  }
+}
+
+/** What the incomplete construct that begins `pending` waits for; undefined when it cannot tell (read it again each write). */
+function awaitedEnd(pending: string): Awaited | undefined {
+  if (pending.charCodeAt(0) !== LT) return undefined;
+  let awaited: Awaited;
+  let from: number;
+  const second = pending.charCodeAt(1);
+  if (second === SLASH) [awaited, from] = [{ kind: 'gt' }, 2];
+  else if (second === QUESTION) [awaited, from] = [{ kind: 'sequence', end: '?>', tail: '' }, 2];
+  else if (pending.startsWith('<!--')) [awaited, from] = [{ kind: 'sequence', end: '-->', tail: '' }, 4];
+  else if (pending.startsWith('<!DOCTYPE')) [awaited, from] = [{ kind: 'doctype', bracket: false, closing: false }, 9];
+  else if (second === BANG) return undefined;
+  else [awaited, from] = [{ kind: 'tag', quote: 0 }, 1];
+  // Complete after all (it should not be: the parse stopped at it): read it again next time.
+  return mayEnd(awaited, pending, from) ? undefined : awaited;
+}
+
+/**
+ * Whether the end `awaited` needs may be in `text` (from `from`), which follows what it has
+ * seen; if not, `awaited` now includes `text`. Each character is looked at once.
+ */
+function mayEnd(awaited: Awaited, text: string, from: number): boolean {
+  switch (awaited.kind) {
+    case 'gt':
+      return text.indexOf('>', from) !== -1;
+    case 'tag': {
+      let i = from;
+      let quote = awaited.quote;
+      for (;;) {
+        if (quote !== 0) {
+          const close = text.indexOf(quote === QUOTE ? '"' : "'", i);
+          if (close === -1) break;
+          quote = 0;
+          i = close + 1;
+          continue;
+        }
+        TAG_STOP.lastIndex = i;
+        const stop = TAG_STOP.exec(text);
+        if (!stop) break;
+        if (text.charCodeAt(stop.index) === GT) return true;
+        quote = text.charCodeAt(stop.index);
+        i = stop.index + 1;
+      }
+      awaited.quote = quote;
+      return false;
+    }
+    case 'sequence': {
+      const seen = awaited.tail + (from === 0 ? text : text.slice(from));
+      if (seen.includes(awaited.end)) return true;
+      awaited.tail = seen.slice(-(awaited.end.length - 1));
+      return false;
+    }
+    case 'doctype':
+      for (let i = from; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        if (!awaited.bracket) {
+          if (c === GT) return true;
+          if (c === 0x5b) awaited.bracket = true;
+        } else if (c === 0x5d) awaited.closing = true;
+        else if (c === GT && awaited.closing) return true;
+        else if (!isSpace(c)) awaited.closing = false;
+      }
+      return false;
   }
 }
 

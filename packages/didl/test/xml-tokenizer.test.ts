@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { XML_NAMESPACE, type XmlHandlers, XmlTokenizer } from '../src/xml-tokenizer.ts';
+import { DEFAULT_MAX_ATTRIBUTES, DEFAULT_MAX_DEPTH, XML_NAMESPACE, type XmlHandlers, XmlTokenizer, type XmlTokenizerOptions } from '../src/xml-tokenizer.ts';
 
-/** Handlers that ignore everything but tags (given) and errors (thrown). */
-function tagsOnly(tags: Pick<XmlHandlers, 'openTag'> & Partial<Pick<XmlHandlers, 'closeTag'>>): XmlHandlers {
+/** Handlers that ignore everything but tags (given) and errors (thrown, unless given). */
+function tagsOnly(tags: Pick<XmlHandlers, 'openTag'> & Partial<Pick<XmlHandlers, 'closeTag' | 'error'>>): XmlHandlers {
   return {
     closeTag() {},
     text() {},
@@ -215,11 +215,9 @@ describe('what is not well-formed', () => {
     }
   });
 
-  // One that arrives whole in a write is handed over: the reader's record builder bounds
-  // attribute values (bad-input.test.ts).
-  test('a construct still open after 64 KiB is tooLarge, whatever the writes', () => {
+  test('a construct of more than 64 KiB is tooLarge, whatever the writes (one write included)', () => {
     const input = `<a x="${'v'.repeat(200 * 1024)}"/>`;
-    for (const size of [1000, 4096, 65536]) {
+    for (const size of [1000, 4096, 65536, input.length]) {
       const writes: string[] = [];
       for (let i = 0; i < input.length; i += size) writes.push(input.slice(i, i + size));
       assert.equal(refusal(writes).tooLarge, true);
@@ -234,5 +232,128 @@ describe('what is not well-formed', () => {
     for (let i = 0; i < body.length; i += 4096) writes.push(body.slice(i, i + 4096));
     writes.push(']]></a>');
     assert.deepEqual(tokenize(writes), ['open {}a a []', `text "${body}${body}"`, 'close a']);
+  });
+});
+
+/** Distinct attribute names: a0, a1, … */
+function attributes(count: number, value = ''): string {
+  let text = '';
+  for (let n = 0; n < count; n++) text += ` a${n}="${value}"`;
+  return text;
+}
+
+/** The input cut after every `>` (as the DIDL reader and scanXmlSpans write it) or every character. */
+function cut(input: string, how: '>' | 'character'): string[] {
+  if (how === 'character') return [...input];
+  const writes: string[] = [];
+  let from = 0;
+  for (let gt = input.indexOf('>'); gt !== -1; gt = input.indexOf('>', from)) {
+    writes.push(input.slice(from, gt + 1));
+    from = gt + 1;
+  }
+  if (from < input.length) writes.push(input.slice(from));
+  return writes;
+}
+
+function refusalWith(writes: readonly string[], options: XmlTokenizerOptions): { reason: string; tooLarge: boolean } {
+  const tokenizer = new XmlTokenizer(
+    tagsOnly({
+      openTag() {},
+      error(reason, tooLarge) {
+        throw new Refused(reason, tooLarge, 0, 0);
+      },
+    }),
+    options,
+  );
+  try {
+    for (const piece of writes) tokenizer.write(piece);
+    tokenizer.end();
+  } catch (error) {
+    if (error instanceof Refused) return error;
+    throw error;
+  }
+  assert.fail('accepted');
+}
+
+// Issue 24: each of these took from seconds to hours when a construct cut by writes was read
+// again from its start at each write, repeated attributes were searched for in a list, and
+// prefixes were looked up through one prototype per declaring ancestor. No timing here (see
+// bench/hostile-parse.mjs): a quadratic parse of these would outlast the test runner.
+describe('what a source shapes to be slow is read in linear time, or refused', () => {
+  test(`a start tag of ${DEFAULT_MAX_ATTRIBUTES} attributes is read, one more is tooLarge, a repeated last one is found`, () => {
+    const most = `<a${attributes(DEFAULT_MAX_ATTRIBUTES)}/>`;
+    const [open] = tokenize([most]);
+    assert.equal(open?.split('="').length, DEFAULT_MAX_ATTRIBUTES + 1);
+    const over = refusal([`<a${attributes(DEFAULT_MAX_ATTRIBUTES + 1)}/>`]);
+    assert.deepEqual([over.tooLarge, over.reason], [true, `the start tag of a has more than ${DEFAULT_MAX_ATTRIBUTES} attributes`]);
+    assert.equal(refusalWith([`<a${attributes(5001)}/>`], { maxAttributes: 5000 }).reason, 'the start tag of a has more than 5000 attributes');
+    // Raised, a 64 KiB tag of ~8,000 attributes with a repeated last one: found with a Set.
+    const wide = `<a${attributes(7800)} a1="again"/>`;
+    assert.equal(refusalWith([wide], { maxAttributes: 10_000 }).reason, 'attribute a1 appears twice on a');
+    const repeated = refusal([`<a${attributes(DEFAULT_MAX_ATTRIBUTES - 1)} a7="again"/>`]);
+    assert.deepEqual([repeated.tooLarge, repeated.reason], [false, 'attribute a7 appears twice on a']);
+  });
+
+  test("a 60 KiB start tag with 50,000 '>' in its values, written up to each '>' or a character at a time, is read once", () => {
+    const values = '>'.repeat(50);
+    const input = `<r><a${attributes(1000, values)}/></r>`;
+    const whole = tokenize([input]);
+    assert.equal(whole[0], 'open {}r r []');
+    assert.ok(whole[1]?.endsWith(`a999={}a999="${values}"]`));
+    assert.deepEqual(tokenize(cut(input, '>')), whole);
+    assert.deepEqual(tokenize(cut(input, 'character')), whole);
+  });
+
+  test('a 60 KiB comment, processing instruction and end tag written a character at a time are read once', () => {
+    const body = '- '.repeat(30 * 1024);
+    const input = `<r><!--${body}--><?p ${body.replace(/-/g, '?')}?></r${' '.repeat(60 * 1024)}>`;
+    const whole = tokenize([input]);
+    assert.deepEqual(whole, ['open {}r r []', `comment ${JSON.stringify(body)}`, `pi p ${JSON.stringify(body.replace(/-/g, '?'))}`, 'close r']);
+    assert.deepEqual(tokenize(cut(input, 'character')), whole);
+  });
+
+  test('a DOCTYPE whose internal subset holds 10,000 declarations, a character at a time, is reported once whole', () => {
+    const input = `<!DOCTYPE a [${'<!ENTITY e "x">'.repeat(4000)}]>\n<a/>`;
+    assert.equal(refusal(cut(input, 'character')).reason, 'doctype');
+    assert.equal(refusal(cut(input, '>')).reason, 'doctype');
+  });
+
+  test('a syntax error inside a construct held back for its end is still the one reported', () => {
+    const input = `<a${attributes(100)} b=unquoted${attributes(100, '>')}/>`;
+    const whole = refusal([input]);
+    assert.match(whole.reason, /attribute b of a is not quoted/);
+    for (const how of ['>', 'character'] as const) assert.deepEqual(refusal(cut(input, how)), whole);
+  });
+
+  test(`elements nested deeper than ${DEFAULT_MAX_DEPTH} levels are tooLarge (and maxDepth sets the bound)`, () => {
+    const nested = (depth: number): string => `${'<a>'.repeat(depth)}${'</a>'.repeat(depth)}`;
+    assert.equal(tokenize([nested(DEFAULT_MAX_DEPTH)]).length, 2 * DEFAULT_MAX_DEPTH);
+    const over = refusal([nested(DEFAULT_MAX_DEPTH + 1)]);
+    assert.deepEqual([over.tooLarge, over.reason], [true, `elements are nested deeper than ${DEFAULT_MAX_DEPTH} levels`]);
+    assert.equal(refusalWith([nested(11)], { maxDepth: 10 }).reason, 'elements are nested deeper than 10 levels');
+  });
+
+  test(`${DEFAULT_MAX_DEPTH - 2} nested elements each declaring a prefix, then 100,000 leaves: names resolved through a map`, () => {
+    const depth = DEFAULT_MAX_DEPTH - 2;
+    const seen = new Set<string>();
+    let leaves = 0;
+    let inherited: string | undefined;
+    const tokenizer = new XmlTokenizer(
+      tagsOnly({
+        openTag(tag) {
+          if (tag.local !== 'leaf') return;
+          leaves++;
+          seen.add(`{${tag.uri}}${tag.local} ${Object.values(tag.attributes).map((a) => `{${a.uri}}${a.local}`)}`);
+          inherited ??= tag.ns.p;
+        },
+      }),
+    );
+    tokenizer.write(`<r xmlns="urn:d">${'<a xmlns:p="urn:p">'.repeat(depth)}`);
+    for (let n = 0; n < 1000; n++) tokenizer.write('<leaf p:x="1"/><p:leaf/>'.repeat(50));
+    tokenizer.write(`${'</a>'.repeat(depth)}<leaf/></r>`);
+    tokenizer.end();
+    assert.equal(leaves, 100_001);
+    assert.deepEqual([...seen], ['{urn:d}leaf {urn:p}x', '{urn:p}leaf ', '{urn:d}leaf ']);
+    assert.equal(inherited, 'urn:p', 'the ns object still inherits the bindings');
   });
 });
