@@ -45,7 +45,8 @@ test('503 with Retry-After, 500 and a reset connection are retried until the ans
     assert.equal(await text(response.body), '<OAI-PMH/>');
     assert.equal(seen.length, 4);
     assert.equal(client.requests, 4);
-    assert.deepEqual(retries.slice(0, 2), ['HTTP 503', 'HTTP 500']);
+    // Each retry names the request it repeats (the URL cut for a message) and why.
+    assert.deepEqual(retries.slice(0, 2), [`OAI-PMH request ${url}?verb=Identify: HTTP 503`, `OAI-PMH request ${url}?verb=Identify: HTTP 500`]);
     assert.equal(new URL(seen[0]!.url!, 'http://x').searchParams.get('verb'), 'Identify');
   } finally {
     await client.close();

@@ -4,7 +4,7 @@ import { DidlError, type DidlPosition } from './errors.js';
 import type { DidlComponent, DidlDocument, DidlItem, DidlResource, HttpHeader, OaiHeader, OaiPage, ResumptionToken } from './model.js';
 import { METADATA_ENTITY_TYPE, NS } from './namespaces.js';
 import type { ReceivedDidl, ReceivedXmlCapture } from './received-xml.js';
-import { checkDatastreams, checkRef, componentDigest, isSha256 } from './record-checks.js';
+import { checkDatastreams, checkRef, componentDigest, componentHeaders, getHeader, isSha256 } from './record-checks.js';
 import { attribute, describe, plainAttributes, positionInText, trimXmlSpace } from './tag-helpers.js';
 import { inheritedNamespaceDeclarations, XmlCapture } from './xml-capture.js';
 import type { XmlAttribute as QualifiedAttribute, XmlTag as QualifiedTag } from './xml-tokenizer.js';
@@ -52,6 +52,12 @@ export interface ActiveByValue {
   discarding: boolean;
   /** Set when an entity reference appeared: the rest of the content goes through the tokenizer. */
   viaTokenizer: boolean;
+  /**
+   * The size the record's Content-Length promises, when a Descriptor before the Resource gave
+   * one: the first byte past it fails the record at once, so a datastream that never ends costs
+   * its consumer no more than the promise.
+   */
+  promisedSize?: number;
 }
 
 /** The longest attribute value accepted (the tokenizer bounds only what it must hold between writes). */
@@ -241,6 +247,19 @@ export class RecordBuilder {
   deliver(bytes: Buffer): void {
     const active = this.active;
     if (!active || active.discarding || bytes.length === 0) return;
+    const promised = active.promisedSize;
+    if (promised !== undefined && active.sink.size + bytes.length > promised) {
+      const found = active.sink.size + bytes.length;
+      const context = this.errorContext();
+      this.failByValue(
+        new DidlError('ERR_DIDL_LENGTH_MISMATCH', `By-Value content is more than the ${promised} bytes its Content-Length says`, {
+          ...context,
+          expected: promised,
+          found,
+        }),
+      );
+      return;
+    }
     if (!active.sink.write(bytes)) {
       const sink = active.sink;
       this.schedule(() => sink.demand());
@@ -481,7 +500,14 @@ export class RecordBuilder {
     // Declined: no stream and no handler call for these bytes, only their size and digest.
     const declined = info.promisedSha256 !== undefined && this.options.declineHeld?.(info.promisedSha256, info) === true;
     const sink = new ByValueSink(declined ? undefined : this.options.onDatastream, info, this.options.highWaterMark);
-    const active: ActiveByValue = { sink, decoder: new Base64Decoder(), discarding: false, viaTokenizer: false };
+    const declaredLength = getHeader(componentHeaders(item.item, parent.component!), 'Content-Length')?.trim();
+    const active: ActiveByValue = {
+      sink,
+      decoder: new Base64Decoder(),
+      discarding: false,
+      viaTokenizer: false,
+      ...(declaredLength !== undefined && /^\d{1,15}$/.test(declaredLength) ? { promisedSize: Number(declaredLength) } : {}),
+    };
     this.active = active;
     resource.byValue = { encoding: 'base64', size: 0, sha256: '' };
     this.options.received?.byValue(resource, tag.name, tag.isSelfClosing);

@@ -5,11 +5,12 @@ import type { Compression } from '../oai/oai-client.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE } from './exit-codes.js';
 import { compressionMode, wholeNumber } from './option-parsers.js';
+import { sourceLimitsFromOptions, withSourceLimitOptions } from './source-limit-options.js';
 import { stopSignal } from './stop-signal.js';
 
 /** `oaibag harvest BASEURL`: one incremental harvest (docs/archiver.md). */
 export function harvestCommand(): Command {
-  return new Command('harvest')
+  return withSourceLimitOptions(new Command('harvest'))
     .description('harvest what changed since the last harvest of BASEURL (deletions included) into the archive')
     .argument('<BASEURL>', "the repository's OAI-PMH base URL, e.g. https://example.org/oai")
     .option('--archive <DIR>', 'the archive folder (created when missing)', './archive')
@@ -58,6 +59,7 @@ export function harvestCommand(): Command {
         prefix: options.prefix,
         concurrency: options.concurrency,
         compression: options.compression,
+        limits: sourceLimitsFromOptions(options as unknown as Record<string, unknown>),
         ...(options.batchRecords !== undefined ? { batchBounds: { ...DEFAULT_BATCH_BOUNDS, records: Math.max(1, options.batchRecords) } } : {}),
         ...(options.from !== undefined ? { from: options.from } : {}),
         ...(options.until !== undefined ? { until: options.until } : {}),
@@ -79,6 +81,8 @@ export function harvestCommand(): Command {
       });
       stop.dispose();
       if (terminal) process.stderr.write('\r\x1b[K');
+      // A failed list says why on its last line of stderr, not only in the catalog.
+      if (summary.reason !== undefined) process.stderr.write(`oaibag: the list failed: ${summary.reason} [ERR_HARVEST_PROTOCOL]\n`);
       process.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
       if (summary.status === 'interrupted') process.exitCode = EXIT_INTERRUPTED;
       else if (summary.status === 'failed') process.exitCode = EXIT_SOURCE;

@@ -7,6 +7,7 @@ import type { Compression } from '../oai/oai-client.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { formatSummary } from './harvest-command.js';
 import { compressionMode, wholeNumber } from './option-parsers.js';
+import { sourceLimitsFromOptions, withSourceLimitOptions } from './source-limit-options.js';
 import { stopSignal } from './stop-signal.js';
 
 interface MirrorCommandOptions {
@@ -25,7 +26,7 @@ interface MirrorCommandOptions {
 
 /** `oaibag mirror`: incremental harvests on a schedule, forever (docs/mirror.md). */
 export function mirrorCommand(): Command {
-  return new Command('mirror')
+  return withSourceLimitOptions(new Command('mirror'))
     .description('harvest BASEURL (or every source of --config) on a schedule, one harvest at a time, until stopped')
     .argument('[BASEURL]', "the repository's OAI-PMH base URL (omit with --config)")
     .option('--every <DURATION>', 'time between harvests: 90s, 30m, 6h, 1d')
@@ -65,6 +66,7 @@ export function mirrorCommand(): Command {
           archiveDir,
           sources,
           signal: stop.signal,
+          limits: sourceLimitsFromOptions(options as unknown as Record<string, unknown>),
           log: (line) => process.stderr.write(`oaibag: ${line}\n`),
           onRun: (run) => process.stdout.write(`${stamp()} ${formatRun(run)}\n`),
         });

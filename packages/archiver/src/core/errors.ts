@@ -24,6 +24,11 @@
  *   other than http(s) or to a non-public address (loopback, private, link-local…) that the
  *   repository is not on itself; `--allow-private-refs` allows the addresses.
  * - `ERR_HARVEST_REDIRECTS`: a By-Reference URL redirects in a loop or more than 10 times.
+ * - `ERR_HARVEST_LIMIT`: the source went past a limit on what it controls (bytes, decoded bytes
+ *   and compression ratio, records or XML held, time without a byte or in all, empty pages,
+ *   pages of a list, token length); the message names the limit and its option (oai/source-limits.ts).
+ * - `ERR_ARCHIVE_INTERNAL`: an error oaibag did not expect (a bug), named with its message; `mirror`
+ *   records it against the source and goes on with the others.
  * - `ERR_IMPORT_UNSAFE`: an out-of-band delivery is refused before anything is stored: an entry
  *   that would land outside its folder (`..`, an absolute path, a backslash, a drive letter), a
  *   symbolic link, two names equal after Unicode NFC, an encrypted entry, or a delivery over one
@@ -53,6 +58,8 @@ export type ArchiverErrorCode =
   | 'ERR_HARVEST_VERIFY'
   | 'ERR_HARVEST_REF_REFUSED'
   | 'ERR_HARVEST_REDIRECTS'
+  | 'ERR_HARVEST_LIMIT'
+  | 'ERR_ARCHIVE_INTERNAL'
   | 'ERR_IMPORT_UNSAFE'
   | 'ERR_IMPORT_DAMAGED'
   | 'ERR_IMPORT_CONFLICT'

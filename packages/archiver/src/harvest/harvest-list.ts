@@ -7,6 +7,7 @@ import { isDidlError } from '@oaibag/didl';
 import type { Catalog } from '../catalog/catalog.js';
 import type { HarvestCounts, ResumeState } from '../catalog/catalog-schema.js';
 import { ArchiverError } from '../core/errors.js';
+import { shown } from '../core/remote-text.js';
 import { type ListPage, readListPage } from '../oai/list-page.js';
 import { walkList } from '../oai/list-walk.js';
 import type { OaiClient, OaiHttpResponse } from '../oai/oai-client.js';
@@ -48,6 +49,8 @@ export interface HarvestListSetup {
  */
 export class HarvestList {
   readonly counts: HarvestCounts = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
+  /** Why the list failed, when `run` resolved `failed` (the list failure's code and message). */
+  failure: string | undefined;
   /** The responseDate of the list's first page (of a resumed list: of its first harvest). */
   listResponseDate: string | null;
   private listDateRecorded = false;
@@ -101,6 +104,8 @@ export class HarvestList {
       first: plan.firstArgs,
       start: plan.pageArgs,
       maxRestarts: MAX_LIST_RESTARTS,
+      limits: client.limits,
+      what: `ListRecords of ${shown(client.endpoint.href)}`,
       readPage: (args) => {
         if (signal?.aborted) throw new HarvestStopped();
         const asked = this.prefetched;
@@ -121,8 +126,10 @@ export class HarvestList {
           if (this.batch.full) await this.commit();
           break;
         case 'failed': {
-          const message = step.errors.map((error) => `${error.code}: ${error.message}`).join('; ');
-          page.entries.push({ kind: 'failure', failure: { sourceId, harvestId, stage: 'list', code: step.errors[0]!.code, message } });
+          const message = step.errors.map((error) => `${shown(error.code, 40)}: ${shown(error.message)}`).join('; ');
+          const code = shown(step.errors[0]!.code, 40);
+          this.failure = `the repository ended the list with ${message}`;
+          page.entries.push({ kind: 'failure', failure: { sourceId, harvestId, stage: 'list', code, message } });
           await this.take(page.entries);
           await this.commit();
           return 'failed';
@@ -146,9 +153,10 @@ export class HarvestList {
               harvestId,
               stage: 'list',
               code: 'tokenLoop',
-              message: `the resumption token ${step.token.slice(0, 80)} came back a second time, also after ${MAX_LIST_RESTARTS} restarts of the list`,
+              message: `the resumption token ${shown(step.token, 80)} came back a second time, also after ${MAX_LIST_RESTARTS} restarts of the list`,
             },
           });
+          this.failure = `tokenLoop: the resumption token ${shown(step.token, 80)} came back a second time, also after ${MAX_LIST_RESTARTS} restarts of the list`;
           await this.take(page.entries);
           await this.commit();
           return 'failed';
@@ -268,11 +276,11 @@ export class HarvestList {
           if (error instanceof ArchiverError) throw error;
           throw new ArchiverError(
             'ERR_HARVEST_PROTOCOL',
-            `a ListRecords page of ${client.endpoint.href} failed ${attempt + 1} times: ${(error as Error).message}`,
+            `a ListRecords page of ${shown(client.endpoint.href)} failed ${attempt + 1} times: ${shown((error as Error).message)}`,
           );
         }
         const delayMs = retryDelayMs(attempt + 1, policy);
-        log(`page failed (${isDidlError(error) ? error.code : (error as Error).message}); asking again in ${Math.round(delayMs / 1000)} s`);
+        log(`page failed (${isDidlError(error) ? error.code : shown((error as Error).message)}); asking again in ${Math.round(delayMs / 1000)} s`);
         await sleep(delayMs, undefined, context.signal ? { signal: context.signal } : {}).catch(() => {
           throw new HarvestStopped();
         });

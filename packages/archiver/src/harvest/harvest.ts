@@ -7,6 +7,7 @@ import { identifyRepository } from '../oai/identify.js';
 import { type Compression, type Credentials, OaiClient } from '../oai/oai-client.js';
 import type { ResolveHost } from '../oai/origin-pools.js';
 import type { RetryPolicy } from '../oai/retry-policy.js';
+import type { SourceLimits } from '../oai/source-limits.js';
 import type { BatchBounds } from './harvest-batch.js';
 import { HarvestList, HarvestStopped } from './harvest-list.js';
 import { planHarvest } from './harvest-plan.js';
@@ -32,6 +33,8 @@ export interface HarvestOptions {
   resolveHost?: ResolveHost;
   /** Whether pages are asked for compressed (see OaiClientOptions.compression; default `auto`). */
   compression?: Compression;
+  /** Bounds on what the source controls (oai/source-limits.ts); the defaults where not given. */
+  limits?: Partial<SourceLimits> | undefined;
   /**
    * Records stored at once (By-Reference fetches and bag writes overlap; the page itself is
    * read in order). Every record of a batch is stored before its resumption token is saved.
@@ -63,6 +66,8 @@ export interface HarvestSummary extends HarvestCounts {
   status: Exclude<HarvestStatus, 'running'>;
   /** The `from` of the next incremental harvest. */
   watermark: string | null;
+  /** Why the list failed (status `failed`): the repository's error or the token loop, in one line. */
+  reason?: string;
 }
 
 /**
@@ -91,6 +96,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     ...(options.allowPrivateRefs !== undefined ? { allowPrivateRefs: options.allowPrivateRefs } : {}),
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
     ...(options.compression ? { compression: options.compression } : {}),
+    limits: options.limits,
     onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
   });
   try {
@@ -141,6 +147,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       status,
       watermark,
       ...list.counts,
+      ...(status === 'failed' && list.failure !== undefined ? { reason: list.failure } : {}),
     });
     let status: Exclude<HarvestStatus, 'running'>;
     try {

@@ -75,7 +75,16 @@ export async function receiveIncoming(
   archiveDir: string,
   source: AsyncIterable<Uint8Array>,
   budget?: MemoryBudget,
-  options: { sha256?: boolean } = {},
+  options: {
+    sha256?: boolean;
+    /**
+     * The most bytes taken: the record's promised size, or the limit for a datastream without
+     * one. One byte more ends the reading with `tooLarge(size)`'s error, so a source that sends
+     * more than it promised costs at most one chunk past the promise on disk.
+     */
+    maxBytes?: number;
+    tooLarge?: (size: number) => Error;
+  } = {},
 ): Promise<IncomingFile> {
   // A By-Value datastream is hashed with sha-256 by the DIDL reader already: the caller then
   // takes that digest (`sha256: false` leaves it empty here) instead of hashing twice.
@@ -88,6 +97,9 @@ export async function receiveIncoming(
   let handle: FileHandle | null = null;
   try {
     for await (const chunk of source) {
+      if (options.maxBytes !== undefined && size + chunk.byteLength > options.maxBytes) {
+        throw options.tooLarge?.(size + chunk.byteLength) ?? new Error(`more than ${options.maxBytes} bytes`);
+      }
       sha256?.update(chunk);
       sha512.update(chunk);
       size += chunk.byteLength;

@@ -7,6 +7,8 @@ import type { IncomingDatastream, OaiHeader, ReadDidlOptions, ReadRecord } from 
 import { oaiHeaderXml } from '../bag/aip-metadata.js';
 import type { HarvestCounts, NewFailure } from '../catalog/catalog-schema.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
+import { shown } from '../core/remote-text.js';
+import { limitError } from '../oai/source-limits.js';
 import type { HarvestBatch, PageEntry } from './harvest-batch.js';
 import { declinedAsHeld, discardIncoming, type IncomingFile, receiveIncoming } from './incoming-file.js';
 import { RecordRefused, type StoreContext, storeRecord } from './store-record.js';
@@ -35,6 +37,8 @@ export class PageRecords {
   private pending: IncomingFile[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private firstError: unknown;
+  /** Bytes of the received XML the page's entries hold until the page is stored. */
+  private heldXml = 0;
 
   constructor(private readonly setup: PageRecordsSetup) {}
 
@@ -69,11 +73,20 @@ export class PageRecords {
    */
   async take(record: ReadRecord, received: IncomingFile[], headerFor?: HeaderFor): Promise<void> {
     const { context, batch, counts, log } = this.setup;
+    // A page is stored when it ends: one that never does must not hold records without end.
+    const limits = context.client.limits;
+    if (this.slots.length >= limits.pageRecords || this.heldXml > limits.pageXmlBytes) {
+      for (const file of received) await discardIncoming(file);
+      throw this.slots.length >= limits.pageRecords
+        ? limitError('pageRecords', limits, 'a page', `more than ${limits.pageRecords} records before its end`)
+        : limitError('pageXmlBytes', limits, 'a page', `more than ${limits.pageXmlBytes} bytes of record XML before its end`);
+    }
     const header = record.header ?? (record.didl ? headerFor?.(record) : undefined);
     const slot = this.slots.push(undefined) - 1;
     const job = processRecord(context, batch, header ? { ...record, header } : record, received, counts, log)
       .then((entry) => {
         this.slots[slot] = entry;
+        this.heldXml += heldXmlOf(entry);
       })
       .then(() => this.setup.progress?.())
       .catch((error: unknown) => {
@@ -106,6 +119,16 @@ export class PageRecords {
   private entries(): PageEntry[] {
     return this.slots.filter((entry): entry is PageEntry => entry !== undefined);
   }
+}
+
+/** The bytes of received XML an entry holds until its page is stored. */
+function heldXmlOf(entry: PageEntry | undefined): number {
+  if (entry === undefined || entry.kind === 'failure') return 0;
+  const facts = entry.facts;
+  let bytes = facts.headerXml.byteLength;
+  if (facts.kind === 'version') bytes += facts.didlXml.byteLength;
+  for (const about of facts.aboutXml ?? []) bytes += about.byteLength;
+  return bytes;
 }
 
 /** One record of a page: its entry for the batch, or undefined when it adds nothing (known, no header). */
@@ -142,7 +165,7 @@ async function processRecord(
     for (const file of received) await discardIncoming(file);
     counts.failed++;
     const error = record.error;
-    log(`failed: ${header.identifier}: ${error?.message ?? 'no DIDL'}`);
+    log(`failed: ${shown(header.identifier)}: ${error?.message ?? 'no DIDL'}`);
     return failureOf(context, header, {
       stage: 'verify',
       code: error?.code ?? 'ERR_HARVEST_FORMAT',
@@ -166,7 +189,7 @@ async function processRecord(
     if (!(error instanceof ArchiverError)) throw error;
     counts.failed++;
     const refused = error instanceof RecordRefused ? error : undefined;
-    log(`failed: ${header.identifier}: ${error.message}`);
+    log(`failed: ${shown(header.identifier)}: ${error.message}`);
     return failureOf(context, header, {
       stage: refused?.stage ?? 'store',
       code: error.code,

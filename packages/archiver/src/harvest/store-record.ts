@@ -18,7 +18,9 @@ import { restorePathFor } from '../bag/restore-path.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { VersionFetch } from '../catalog/catalog-schema.js';
 import { ArchiverError, type ArchiverErrorCode } from '../core/errors.js';
+import { shown } from '../core/remote-text.js';
 import type { OaiClient } from '../oai/oai-client.js';
+import { limitError } from '../oai/source-limits.js';
 import type { HarvestBatch } from './harvest-batch.js';
 import { discardIncoming, type IncomingFile, type MemoryBudget, receiveIncoming } from './incoming-file.js';
 
@@ -277,12 +279,9 @@ async function fetchPart(context: StoreContext, identifier: string, part: Part):
     throw new RecordRefused(`fetching ${ref.href} failed: ${error.message}`, 'fetch', undefined, undefined, 'ERR_HARVEST_UNREACHABLE');
   });
   const url = response.url;
-  const file = await receiveIncoming(context.archiveDir, response.body, context.budget).catch((error: Error) => {
-    context.signal?.throwIfAborted();
-    throw new RecordRefused(`reading ${url.href} failed: ${error.message}`, 'fetch', undefined, undefined, 'ERR_HARVEST_UNREACHABLE');
-  });
-  // What the server says now must be what the record promised. A Content-Length of an
-  // encoded body (a server that compressed although asked not to) measures other bytes.
+  // What the server says must be what the record promised, checked before a byte is read. A
+  // Content-Length of an encoded body (a server that compressed although asked not to)
+  // measures other bytes.
   const promised = componentHeaders(part.item, part.component);
   const encoded = response.headers['content-encoding'] !== undefined && response.headers['content-encoding'] !== 'identity';
   for (const name of ['content-length', 'etag', 'last-modified']) {
@@ -291,11 +290,33 @@ async function fetchPart(context: StoreContext, identifier: string, part: Part):
     const raw = response.headers[name];
     const found = Array.isArray(raw) ? raw[0] : raw;
     if (expected !== undefined && found !== undefined && expected !== found) {
-      await discardIncoming(file);
-      throw new RecordRefused(`${url.href}: the response's ${name} differs from the record's`, 'verify', expected, found);
+      response.body.destroy();
+      throw new RecordRefused(`${shown(url.href)}: the response's ${name} differs from the record's`, 'verify', shown(expected), shown(found));
     }
   }
+  // Never more than the promised size plus one byte, nor than the limit when nothing is promised.
+  const promisedSize = promisedLength(promised);
+  const limits = context.client.limits;
+  const file = await receiveIncoming(context.archiveDir, response.body, context.budget, {
+    maxBytes: promisedSize ?? limits.datastreamBytes,
+    tooLarge: (size) =>
+      promisedSize !== undefined
+        ? new RecordRefused(`${shown(url.href)}: more bytes than the record's Content-Length ${promisedSize}`, 'verify', String(promisedSize), `>= ${size}`)
+        : limitError('datastreamBytes', limits, `the datastream ${shown(url.href)}`, `more than ${limits.datastreamBytes} bytes`),
+  }).catch((error: Error) => {
+    response.body.destroy();
+    context.signal?.throwIfAborted();
+    if (error instanceof RecordRefused) throw error;
+    if (error instanceof ArchiverError) throw new RecordRefused(error.message, 'fetch', undefined, undefined, error.code);
+    throw new RecordRefused(`reading ${shown(url.href)} failed: ${error.message}`, 'fetch', undefined, undefined, 'ERR_HARVEST_UNREACHABLE');
+  });
   return { file, fetched: { ref: ref.href, url: url.href, redirects: response.redirects } };
+}
+
+/** The Content-Length a record promises, when it is a whole number. */
+function promisedLength(headers: ReturnType<typeof componentHeaders>): number | undefined {
+  const value = getHeader(headers, 'content-length');
+  return value !== undefined && /^\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : undefined;
 }
 
 function verifyPart(identifier: string, part: Part, file: IncomingFile): void {

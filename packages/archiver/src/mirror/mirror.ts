@@ -3,6 +3,7 @@ import { ArchiverError } from '../core/errors.js';
 import { type HarvestSummary, harvest } from '../harvest/harvest.js';
 import type { Compression, Credentials } from '../oai/oai-client.js';
 import type { RetryPolicy } from '../oai/retry-policy.js';
+import type { SourceLimits } from '../oai/source-limits.js';
 import { type MirrorSchedule, nextRun } from './mirror-schedule.js';
 
 /** One source of a mirror and how often it is harvested. */
@@ -29,6 +30,8 @@ export interface MirrorOptions {
   /** Harvest log lines (retries, resumes…), prefixed with the source. */
   log?: (line: string) => void;
   retry?: RetryPolicy;
+  /** Bounds on what every source controls (see HarvestOptions.limits). */
+  limits?: Partial<SourceLimits> | undefined;
   /** [0, 1) for the jitter; tests pin it. */
   random?: () => number;
   now?: () => number;
@@ -49,7 +52,8 @@ export interface MirrorRun {
  * Harvests each source on its schedule, one harvest at a time, until the signal stops it. The
  * first run of every source is due at once. A run that fails (the source is down, another
  * process holds the archive) is reported and the source simply runs again at its next tick;
- * only errors that are not ArchiverErrors (bugs) end the mirror. Resolves once stopped and the
+ * an error oaibag did not expect (a bug) is reported the same way, as ERR_ARCHIVE_INTERNAL:
+ * one bad source never stops the others. Resolves once stopped and the
  * harvest in progress, if any, has ended cleanly.
  */
 export async function mirror(options: MirrorOptions): Promise<void> {
@@ -79,12 +83,17 @@ export async function mirror(options: MirrorOptions): Promise<void> {
         ...(next.source.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
         ...(next.source.compression ? { compression: next.source.compression } : {}),
         ...(options.retry ? { retry: options.retry } : {}),
+        limits: options.limits,
         log: (line) => options.log?.(`${next.source.baseUrl}: ${line}`),
       });
     } catch (error) {
       if (signal.aborted && !(error instanceof ArchiverError)) break; // stopped during Identify
-      if (!(error instanceof ArchiverError)) throw error;
-      run.error = error;
+      run.error =
+        error instanceof ArchiverError
+          ? error
+          : new ArchiverError('ERR_ARCHIVE_INTERNAL', `the harvest failed unexpectedly: ${(error as Error | undefined)?.message ?? String(error)}`, {
+              cause: error,
+            });
     }
     const scheduled = nextRun(next.dueAt, now(), next.source.schedule, random());
     next.dueAt = scheduled.dueAt;

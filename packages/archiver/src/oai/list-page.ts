@@ -14,6 +14,8 @@ export interface ListPage {
   /** The next page's token; absent on the last page. */
   token?: string;
   completeListSize?: number;
+  /** Records (headers included) the page carried. */
+  records: number;
 }
 
 /**
@@ -27,7 +29,7 @@ export async function readListPage(response: Promise<OaiHttpResponse>, what: str
   const summary = await readDidl(bodyChunks((await response).body), { ...read, recordErrors: 'report', chunksAreOurs: true });
   if (summary.kind !== 'oai-pmh') throw new ArchiverError('ERR_HARVEST_NOT_OAI', `${what} did not answer with an OAI-PMH response`);
   const { errors, responseDate, resumptionToken } = summary.page;
-  const page: ListPage = { errors };
+  const page: ListPage = { errors, records: summary.records };
   if (responseDate !== undefined) page.responseDate = responseDate;
   if (resumptionToken?.value) page.token = resumptionToken.value;
   if (resumptionToken?.completeListSize !== undefined) page.completeListSize = resumptionToken.completeListSize;

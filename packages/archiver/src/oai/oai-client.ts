@@ -1,10 +1,12 @@
-import type { Readable, Transform } from 'node:stream';
+import { pipeline, type Readable, Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip, createInflate } from 'node:zlib';
 import { ArchiverError } from '../core/errors.js';
+import { shown } from '../core/remote-text.js';
 import { onLocalNetwork } from './address-policy.js';
 import { OriginPools, type ResolveHost } from './origin-pools.js';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, type RetryPolicy, retryDelayMs } from './retry-policy.js';
+import { limitError, type SourceLimits, sourceLimits } from './source-limits.js';
 import { Pool, undiciErrors } from './undici-pool.js';
 
 export interface Credentials {
@@ -20,8 +22,10 @@ export interface OaiClientOptions {
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
   /** Connections kept open to the repository. */
   connections?: number;
-  /** Milliseconds without a byte before a response is given up (then retried). */
+  /** Milliseconds without a byte before a response is given up (then retried); default `limits.idleMs`. */
   idleTimeoutMs?: number;
+  /** Bounds on what the source controls (oai/source-limits.ts); the defaults where not given. */
+  limits?: Partial<SourceLimits> | undefined;
   /**
    * Stops everything in progress (requests, bodies being read, waits between retries): the
    * pending call rejects with the signal's reason and nothing is retried.
@@ -82,19 +86,22 @@ export class OaiClient {
   private readonly others: OriginPools;
   private autoEncoding: Promise<string> | undefined;
   private readonly options: OaiClientOptions;
+  readonly limits: SourceLimits;
 
   constructor(endpoint: string, options: OaiClientOptions = {}) {
     this.endpoint = new URL(endpoint);
     this.options = options;
+    this.limits = sourceLimits(options.limits);
+    const idleMs = options.idleTimeoutMs ?? this.limits.idleMs;
     this.pool = new Pool(this.endpoint.origin, {
       connections: options.connections ?? 4,
-      bodyTimeout: options.idleTimeoutMs ?? 120_000,
-      headersTimeout: options.idleTimeoutMs ?? 120_000,
+      bodyTimeout: idleMs,
+      headersTimeout: idleMs,
     });
     this.others = new OriginPools({
       repository: this.endpoint,
       ...(options.allowPrivateRefs !== undefined ? { allowPrivate: options.allowPrivateRefs } : {}),
-      ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+      idleTimeoutMs: idleMs,
       ...(options.resolveHost !== undefined ? { resolve: options.resolveHost } : {}),
     });
   }
@@ -140,8 +147,32 @@ export class OaiClient {
       throw new ArchiverError('ERR_HARVEST_PROTOCOL', `${what} ${url.href} is not on the repository's origin ${this.endpoint.origin}`);
     }
     const headers = { ...this.headers(true), 'accept-encoding': await this.acceptEncoding(), ...extraHeaders };
-    const response = await this.send(url, what, this.pool, headers, false);
-    return { body: keepErrorForReader(decoded(response.body, response.headers)), headers: response.headers };
+    const response = await this.send(url, what, this.pool, headers, false, 'pageDeadlineMs');
+    const received = { bytes: 0 };
+    const body = decoded(response.body, response.headers, received, `${what} ${shown(url.href)}`);
+    return { body: keepErrorForReader(this.boundedResponse(body, received, `${what} ${shown(url.href)}`)), headers: response.headers };
+  }
+
+  /**
+   * The decoded body, ended with ERR_HARVEST_LIMIT once it passes `pageBytes`, or decodes to
+   * more than `compressionRatio` times what was received (past its first MiB): a compression
+   * bomb stops within a MiB or so, whatever it would have grown to.
+   */
+  private boundedResponse(body: Readable, received: { bytes: number }, what: string): Readable {
+    const limits = this.limits;
+    let size = 0;
+    const bounded = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        size += chunk.length;
+        if (size > limits.pageBytes) return callback(limitError('pageBytes', limits, what, `more than ${limits.pageBytes} bytes`));
+        if (received.bytes > 0 && size > 1024 * 1024 && size > limits.compressionRatio * received.bytes) {
+          return callback(limitError('compressionRatio', limits, what, `${size} bytes decoded from ${received.bytes} received`));
+        }
+        callback(null, chunk);
+      },
+    });
+    pipeline(body, bounded, () => undefined);
+    return bounded;
   }
 
   /** What OAI-PMH requests accept (see OaiClientOptions.compression), decided once. */
@@ -172,7 +203,7 @@ export class OaiClient {
       const sameOrigin = url.origin === this.endpoint.origin;
       trusted &&= sameOrigin;
       const pool = sameOrigin ? this.pool : await this.others.pool(url);
-      const response = await this.send(url, what, pool, { ...this.headers(trusted), 'accept-encoding': 'identity' }, true);
+      const response = await this.send(url, what, pool, { ...this.headers(trusted), 'accept-encoding': 'identity' }, true, 'datastreamDeadlineMs');
       if (response.statusCode === 200) {
         return { body: keepErrorForReader(response.body), headers: response.headers, url, redirects: chain.slice(1).map((hop) => hop.href) };
       }
@@ -201,7 +232,14 @@ export class OaiClient {
    * One GET through `pool`, retried for network errors, 429 and 5xx; resolves with a 200 (or,
    * when `redirects` is true, a redirect status) and throws a coded error for anything else.
    */
-  private async send(url: URL, what: string, pool: Pool, headers: Record<string, string>, redirects: boolean): Promise<UndiciResponse> {
+  private async send(
+    url: URL,
+    what: string,
+    pool: Pool,
+    headers: Record<string, string>,
+    redirects: boolean,
+    deadline: 'pageDeadlineMs' | 'datastreamDeadlineMs',
+  ): Promise<UndiciResponse> {
     const policy = this.options.retry ?? DEFAULT_RETRY_POLICY;
     const signal = this.options.signal;
     for (let attempt = 0; ; attempt++) {
@@ -211,14 +249,34 @@ export class OaiClient {
       try {
         this.requests++;
         // The signal is not handed to undici: a request given one read a 1 GiB body without
-        // backpressure (1.4 GB RSS, 0.9 MB/s). We stop the wait and the body ourselves.
+        // backpressure (1.4 GB RSS, 0.9 MB/s). We stop the wait and the body ourselves, and
+        // so the request's deadline: a server trickling a byte now and then never trips the
+        // idle timeout, only this.
+        const stop = new AbortController();
+        const late = limitError(deadline, this.limits, `${what} ${shown(url.href)}`, 'it did not end in time');
+        const timer = setTimeout(() => stop.abort(late), this.limits[deadline]);
+        timer.unref();
+        const stopNow = (): void => stop.abort(signal?.reason);
+        signal?.addEventListener('abort', stopNow, { once: true });
+        const settle = (): void => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', stopNow);
+        };
         const request = pool.request({ path: `${url.pathname}${url.search}`, method: 'GET', headers });
-        const response = signal ? await untilAborted(request, signal) : await request;
+        let response: UndiciResponse;
+        try {
+          response = await untilAborted(request, stop.signal);
+        } catch (error) {
+          settle();
+          throw error;
+        }
         keepErrorForReader(response.body);
         if (response.statusCode === 200 || (redirects && REDIRECT_STATUSES.has(response.statusCode))) {
-          if (signal) destroyOnAbort(response.body, signal);
+          destroyOnAbort(response.body, stop.signal);
+          response.body.once('close', settle);
           return response;
         }
+        settle();
         await response.body.dump();
         reason = `HTTP ${response.statusCode}`;
         retryAfter = firstHeader(response.headers['retry-after']);
@@ -227,7 +285,7 @@ export class OaiClient {
           const location = REDIRECT_STATUSES.has(status) ? firstHeader(response.headers.location) : undefined;
           throw new ArchiverError(
             status === 401 || status === 403 ? 'ERR_HARVEST_UNREACHABLE' : 'ERR_HARVEST_PROTOCOL',
-            `${what} ${url.href} answered HTTP ${status}${location !== undefined ? ` (to ${location.slice(0, 200)})` : ''}`,
+            `${what} ${shown(url.href)} answered HTTP ${status}${location !== undefined ? ` (to ${shown(location)})` : ''}`,
             { hint: this.hintFor(status, url, headers, location) },
           );
         }
@@ -238,10 +296,10 @@ export class OaiClient {
         reason = describeNetworkError(error);
       }
       if (attempt >= policy.retries) {
-        throw new ArchiverError('ERR_HARVEST_UNREACHABLE', `${what} ${url.href} failed after ${attempt + 1} attempts: ${reason}`);
+        throw new ArchiverError('ERR_HARVEST_UNREACHABLE', `${what} ${shown(url.href)} failed after ${attempt + 1} attempts: ${reason}`);
       }
       const delayMs = retryDelayMs(attempt + 1, policy, retryAfter);
-      this.options.onRetry?.({ attempt: attempt + 1, delayMs, reason });
+      this.options.onRetry?.({ attempt: attempt + 1, delayMs, reason: `${what} ${shown(url.href)}: ${reason}` });
       await sleep(delayMs, undefined, signal ? { signal } : {});
     }
   }
@@ -342,7 +400,8 @@ function drainedOrClosed(stream: Transform): Promise<void> {
   });
 }
 
-function decoded(body: Readable, headers: Record<string, string | string[] | undefined>): Readable {
+/** The body decoded as its Content-Encoding says; `received` counts the bytes as sent. */
+function decoded(body: Readable, headers: Record<string, string | string[] | undefined>, received: { bytes: number }, what: string): Readable {
   const header = headers['content-encoding'];
   const encoding = (Array.isArray(header) ? header.join(',') : (header ?? '')).trim().toLowerCase();
   if (encoding === '' || encoding === 'identity') return body;
@@ -352,9 +411,9 @@ function decoded(body: Readable, headers: Record<string, string | string[] | und
   const inflater = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip(options) : encoding === 'deflate' ? createInflate(options) : null;
   if (!inflater) {
     body.destroy();
-    throw new ArchiverError('ERR_HARVEST_PROTOCOL', `the response has a Content-Encoding this harvester cannot read: ${encoding}`);
+    throw new ArchiverError('ERR_HARVEST_PROTOCOL', `${what} has a Content-Encoding this harvester cannot read: ${shown(encoding, 40)}`);
   }
-  pumpInto(body, inflater);
+  pumpInto(body, inflater, received);
   return inflater;
 }
 
@@ -363,12 +422,13 @@ function decoded(body: Readable, headers: Record<string, string | string[] | und
  * undici body piped into zlib kept arriving while a slow reader (a disk under write-back
  * pressure) held the inflated side back, and a 1 GiB record grew the harvester to 1.4 GB.
  */
-function pumpInto(body: Readable, inflater: Transform): void {
+function pumpInto(body: Readable, inflater: Transform, received: { bytes: number }): void {
   inflater.once('close', () => body.destroy());
   void (async () => {
     try {
-      for await (const chunk of body) {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
         if (inflater.destroyed) return;
+        received.bytes += chunk.length;
         if (!inflater.write(chunk)) await drainedOrClosed(inflater);
       }
       inflater.end();

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isDidlError, type ReadRecord } from '@oaibag/didl';
 import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError } from '../core/errors.js';
+import { shown } from '../core/remote-text.js';
 import { dateAtGranularity, identifyRepository } from '../oai/identify.js';
 import { type ListPage, readListPage } from '../oai/list-page.js';
 import { walkList } from '../oai/list-walk.js';
@@ -86,7 +87,15 @@ export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<
 
     const summary: ListChangedUrlsSummary = { responseDate: null, from, until, listed: 0, deleted: 0, notUrls: 0, pages: 0, requests: 0 };
     // The one list loop (oai/list-walk.ts), never restarted: a listing is cheap to run again.
-    for await (const step of walkList({ verb: 'ListIdentifiers', first, maxRestarts: 0, readPage: (args) => readPage(client, args, policy, log) })) {
+    const steps = walkList({
+      verb: 'ListIdentifiers',
+      first,
+      maxRestarts: 0,
+      limits: client.limits,
+      what: `ListIdentifiers of ${shown(client.endpoint.href)}`,
+      readPage: (args) => readPage(client, args, policy, log),
+    });
+    for await (const step of steps) {
       summary.pages++;
       if (step.kind === 'failed' || step.kind === 'restart') {
         const errors = step.page.errors.filter((error) => error.code !== 'noRecordsMatch');
@@ -95,7 +104,7 @@ export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<
           : undefined;
         throw new ArchiverError(
           'ERR_HARVEST_PROTOCOL',
-          `ListIdentifiers of ${client.endpoint.href} failed: ${errors.map((e) => `${e.code}: ${e.message}`).join('; ')}`,
+          `ListIdentifiers of ${shown(client.endpoint.href)} failed: ${errors.map((e) => `${shown(e.code, 40)}: ${shown(e.message)}`).join('; ')}`,
           { hint },
         );
       }
@@ -108,7 +117,10 @@ export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<
       }
       if (page.entries.length > 0) await options.onPage(page.entries);
       if (step.kind === 'loop') {
-        throw new ArchiverError('ERR_HARVEST_PROTOCOL', `the resumption token ${step.token.slice(0, 80)} of ${client.endpoint.href} came back a second time`);
+        throw new ArchiverError(
+          'ERR_HARVEST_PROTOCOL',
+          `the resumption token ${shown(step.token, 80)} of ${shown(client.endpoint.href)} came back a second time`,
+        );
       }
     }
     summary.requests = client.requests;
