@@ -86,7 +86,8 @@ export function harvestCommand(): Command {
       process.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
       if (summary.status === 'interrupted') process.exitCode = EXIT_INTERRUPTED;
       else if (summary.status === 'failed') process.exitCode = EXIT_SOURCE;
-      else if (summary.failed > 0) process.exitCode = EXIT_PROBLEMS;
+      // partial: a record of the list failed, in this run or in an earlier run of the same list.
+      else if (summary.status === 'partial' || summary.failed > 0) process.exitCode = EXIT_PROBLEMS;
     });
 }
 
