@@ -6,6 +6,7 @@ import { scanXmlSpans, standaloneElement } from '../core/xml-spans.js';
 const OAI_NAMESPACE = NS.oai;
 
 import type { OaiClient } from './oai-client.js';
+import { elementBlocks, textElements } from './text-elements.js';
 
 /** What a source's Identify response said, as recorded (the catalog keeps them, see Catalog.upsertSource). */
 export interface IdentifyFacts {
@@ -26,7 +27,10 @@ const MAX_SMALL_RESPONSE = 1 << 20;
 /**
  * Identify and ListMetadataFormats: is this an OAI-PMH repository, what are its facts
  * (granularity, earliestDatestamp, deletedRecord, compression), and does it offer the
- * prefix we harvest. These answers are small, read whole (at most 1 MiB).
+ * prefix we harvest. These answers are small, read whole (at most 1 MiB, a larger one is
+ * ERR_HARVEST_NOT_OAI naming the limit), and read in time linear in their size whatever
+ * their shape (text-elements.ts, the XML tokenizer): milliseconds, so nothing as long as a
+ * parse keeps a SIGTERM waiting.
  */
 export async function identifyRepository(client: OaiClient, prefix: string): Promise<IdentifyFacts> {
   // Both asked at once (two connections of the pool): the harvest waits one round trip, not
@@ -45,11 +49,11 @@ export async function identifyRepository(client: OaiClient, prefix: string): Pro
     ...optional('granularity', element(identify, 'granularity')),
     ...optional('earliestDatestamp', element(identify, 'earliestDatestamp')),
     ...optional('deletedRecord', element(identify, 'deletedRecord')),
-    compression: elements(identify, 'compression'),
+    compression: textElements(identify, 'compression'),
     ...optional('rightsManifest', rightsManifestOf(identify)),
   };
   const formats = await listingFormats;
-  const prefixes = elements(formats, 'metadataPrefix');
+  const prefixes = textElements(formats, 'metadataPrefix');
   if (!prefixes.includes(prefix)) {
     // DSpace and DARE-style repositories offer DIDL under the prefix `didl`: say so.
     const didl = didlPrefixes(formats).filter((candidate) => candidate !== prefix);
@@ -105,29 +109,15 @@ function smallResponse(client: OaiClient, args: Record<string, string>): Promise
 
 /** The prefixes whose metadataNamespace is MPEG-21 DIDL's. */
 function didlPrefixes(formats: string): string[] {
-  return [...formats.matchAll(/<(?:[A-Za-z_][\w.-]*:)?metadataFormat[\s>][\s\S]*?<\/(?:[A-Za-z_][\w.-]*:)?metadataFormat>/g)]
-    .filter((block) => elements(block[0], 'metadataNamespace').includes('urn:mpeg:mpeg21:2002:02-DIDL-NS'))
-    .flatMap((block) => elements(block[0], 'metadataPrefix'));
-}
-
-function elements(xml: string, name: string): string[] {
-  const pattern = new RegExp(`<(?:[A-Za-z_][\\w.-]*:)?${name}(?:\\s[^>]*)?>([^<]*)</(?:[A-Za-z_][\\w.-]*:)?${name}>`, 'g');
-  return [...xml.matchAll(pattern)].map((match) => unescapeXml(match[1]!.trim()));
+  return elementBlocks(formats, 'metadataFormat')
+    .filter((block) => textElements(block, 'metadataNamespace').includes('urn:mpeg:mpeg21:2002:02-DIDL-NS'))
+    .flatMap((block) => textElements(block, 'metadataPrefix'));
 }
 
 function element(xml: string, name: string): string | undefined {
-  return elements(xml, name)[0];
+  return textElements(xml, name)[0];
 }
 
 function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
   return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
-}
-
-function unescapeXml(text: string): string {
-  return text
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&apos;/g, "'")
-    .replace(/&amp;/g, '&');
 }
