@@ -10,8 +10,6 @@ const LT = 0x3c;
 const GT = 0x3e;
 const SLASH = 0x2f;
 const COLON = 0x3a;
-/** One character of JavaScript's `\s`, as the expressions had it. */
-const SPACE = /^\s$/;
 
 /**
  * The text of each `<name …>text</name>` in `xml` (`text` without `<`; `name` may have a prefix
@@ -23,18 +21,18 @@ export function textElements(xml: string, name: string): string[] {
   const nextGt = firstAtOrAfter((from) => xml.indexOf('>', from));
   const nextLt = firstAtOrAfter((from) => xml.indexOf('<', from));
   const endTag = lastAnswer((lt) => endTagEnd(xml, lt, name));
-  for (let at = xml.indexOf('<'); at !== -1; ) {
+  for (let at = nextStart(xml, name, 0); at !== -1; ) {
     const content = contentStart(xml, at, name, nextGt);
     if (content !== -1) {
       const lt = nextLt(content);
       const end = lt === -1 ? -1 : endTag(lt);
       if (end !== -1) {
         found.push(unescapeXml(xml.slice(content, lt).trim()));
-        at = xml.indexOf('<', end);
+        at = nextStart(xml, name, end);
         continue;
       }
     }
-    at = xml.indexOf('<', at + 1);
+    at = nextStart(xml, name, at + 1);
   }
   return found;
 }
@@ -50,20 +48,38 @@ export function elementBlocks(xml: string, name: string): string[] {
     for (let lt = xml.indexOf('</', from); lt !== -1; lt = xml.indexOf('</', lt + 1)) if (endTag(lt) !== -1) return lt;
     return -1;
   });
-  for (let at = xml.indexOf('<'); at !== -1; ) {
+  for (let at = nextStart(xml, name, 0); at !== -1; ) {
     const after = afterName(xml, at + 1, name);
-    if (after !== -1 && (xml.charCodeAt(after) === GT || SPACE.test(xml.charAt(after)))) {
+    if (after !== -1 && (xml.charCodeAt(after) === GT || isSpace(xml.charCodeAt(after)))) {
       const lt = nextEndTag(after + 1);
       if (lt !== -1) {
         const end = endTag(lt);
         found.push(xml.slice(at, end));
-        at = xml.indexOf('<', end);
+        at = nextStart(xml, name, end);
         continue;
       }
     }
-    at = xml.indexOf('<', at + 1);
+    at = nextStart(xml, name, at + 1);
   }
   return found;
+}
+
+/**
+ * The first '<' at or after `from` that `name` follows, directly or after a prefix: the only
+ * places a start tag of `name` can begin. Searching for the name skips every other '<' at the
+ * speed of indexOf (an answer of 75,000 other tags took 25 ms a search '<' by '<').
+ */
+function nextStart(xml: string, name: string, from: number): number {
+  for (let k = xml.indexOf(name, from + 1); k !== -1; k = xml.indexOf(name, k + 1)) {
+    const before = xml.charCodeAt(k - 1);
+    if (before === LT) return k - 1;
+    if (before !== COLON) continue;
+    // Back over the prefix to its '<' (each character once: a run ends at the ':' before it).
+    let start = k - 1;
+    while (start - 1 > from && isPrefixCharacter(xml.charCodeAt(start - 1))) start--;
+    if (start < k - 1 && xml.charCodeAt(start - 1) === LT && isPrefixStart(xml.charCodeAt(start))) return start - 1;
+  }
+  return -1;
 }
 
 /** Where the content of the start tag `<name …>` at `at` begins, or -1. */
@@ -71,7 +87,7 @@ function contentStart(xml: string, at: number, name: string, nextGt: (from: numb
   const after = afterName(xml, at + 1, name);
   if (after === -1) return -1;
   if (xml.charCodeAt(after) === GT) return after + 1;
-  if (!SPACE.test(xml.charAt(after))) return -1;
+  if (!isSpace(xml.charCodeAt(after))) return -1;
   const gt = nextGt(after + 1);
   return gt === -1 ? -1 : gt + 1;
 }
@@ -95,6 +111,22 @@ function afterName(xml: string, at: number, name: string): number {
     if (xml.charCodeAt(end) === COLON) from = end + 1;
   }
   return xml.startsWith(name, from) ? from + name.length : -1;
+}
+
+/** A character of JavaScript's `\s`, as the expressions had it. */
+function isSpace(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 function isPrefixStart(code: number): boolean {
