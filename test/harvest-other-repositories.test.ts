@@ -453,3 +453,33 @@ test('a ListRecords answered with a bare DIDL document, not OAI-PMH, fails the l
     message: /^ListRecords of http:\/\/127\.0\.0\.1:\d+\/oai did not answer with an OAI-PMH response$/,
   });
 });
+
+test('a URL path longer than a file system allows: its bytes are kept under the by-digest name, the other records of the page stored (issue 24)', async () => {
+  const site = 'http://site.test';
+  // Forty segments of 200 bytes: each a legal file name, together 8 KB, past Linux's 4 KiB PATH_MAX.
+  const long = `${site}/${Array.from({ length: 40 }, (_, i) => `${String(i).padStart(2, '0')}${'d'.repeat(198)}`).join('/')}/page.html`;
+  const didl = (id: string, inner: string) =>
+    `<didl:DIDL xmlns:didl="urn:mpeg:mpeg21:2002:02-DIDL-NS" xmlns:dii="urn:mpeg:mpeg21:2002:01-DII-NS"><didl:Item><didl:Descriptor><didl:Statement mimeType="application/xml"><dii:Identifier>${id}</dii:Identifier></didl:Statement></didl:Descriptor>${inner}</didl:Item></didl:DIDL>`;
+  const repository = await startRepository(() => [
+    oaiRecord(`${site}/before.txt`, didl(`${site}/before.txt`, byValue('before'))),
+    oaiRecord(long, didl(long, byValue('deep down'))),
+    oaiRecord(`${site}/after.txt`, didl(`${site}/after.txt`, byValue('after'))),
+  ]);
+  const archive = archiveDir();
+  const { summary } = await run(repository, archive);
+  // Read once: the long path used to fail the whole page (ENAMETOOLONG), which was asked again.
+  assert.deepEqual(
+    { records: summary.records, added: summary.added, failed: summary.failed, status: summary.status },
+    { records: 3, added: 3, failed: 0, status: 'complete' },
+  );
+  const catalog = Catalog.open(archive, { create: false });
+  try {
+    const source = catalog.source(`${repository.origin}/oai`)!;
+    const [version] = catalog.versions(source.id, long);
+    const [part] = catalog.versionParts(version!.id);
+    assert.match(part!.path, /^data\/_by-digest\//, `a short fallback path, not ${part!.path.slice(0, 80)}…`);
+    assert.equal(readFileSync(join(archive, part!.bagPath, part!.path), 'utf8'), 'deep down');
+  } finally {
+    catalog.close();
+  }
+});

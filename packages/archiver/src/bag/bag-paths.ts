@@ -14,6 +14,13 @@ import { ArchiverError } from '../core/errors.js';
 
 /** Longest file name (one path segment) most file systems accept, in UTF-8 bytes. */
 export const MAX_NAME_BYTES = 255;
+/**
+ * The longest payload path (under data/, in UTF-8 bytes) a URL is mapped to; a longer one goes
+ * to the by-digest fallback. Linux refuses a path of more than 4,096 bytes (ENAMETOOLONG), and
+ * the archive's own folder and the bag's come before it: a URL of forty 200-byte segments once
+ * failed its whole page.
+ */
+export const MAX_PAYLOAD_PATH_BYTES = 1024;
 
 /** The name used when a URL path gives nothing usable (`/`, `/..`, an empty segment). */
 export const FALLBACK_FILE_NAME = 'index';

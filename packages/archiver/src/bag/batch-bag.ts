@@ -24,7 +24,7 @@ import {
   recordsHead,
   recordXml,
 } from './aip-metadata.js';
-import { normalizePayloadPath, safeFileName } from './bag-paths.js';
+import { MAX_PAYLOAD_PATH_BYTES, normalizePayloadPath, safeFileName, utf8Length } from './bag-paths.js';
 import { type BagBuilder, createBagBuilder, type KnownDigests, type TagFileWriter } from './bag-writer.js';
 import type { SealedBag } from './sealed-bag.js';
 
@@ -241,6 +241,7 @@ export class BatchBag {
     const mapped = urlSegments && urlSegments.length > 0 ? urlSegments.map((segment) => segment.normalize('NFC')) : undefined;
     const usable = mapped?.every((segment) => safeFileName(segment) === segment && segment !== BY_DIGEST_FOLDER) === true;
     let relName = usable ? checkedPath(mapped!.join('/')) : undefined;
+    if (relName !== undefined && utf8Length(relName) > MAX_PAYLOAD_PATH_BYTES) relName = undefined;
     if (relName !== undefined && !this.free(relName)) relName = undefined;
     relName ??= `${BY_DIGEST_FOLDER}/${sha256.slice(0, 2)}/${sha256}/${fallbackName}`;
     this.files.add(relName);
