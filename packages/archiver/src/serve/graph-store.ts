@@ -103,8 +103,6 @@ export class GraphStore {
   private syncing: Promise<void> | undefined;
   /** While the worker is being replaced: queries wait for the fresh one. */
   private renewing: Promise<void> | undefined;
-  /** Workers started (the first one included): for tests and measurements. */
-  starts = 0;
   private closed = false;
   readonly bounds: SparqlBounds;
 
@@ -206,7 +204,6 @@ export class GraphStore {
 
   /** Starts a worker (once `after`, the end of the one before, so that two never hold memory at once). */
   private start(after: Promise<unknown> = Promise.resolve()): void {
-    this.starts++;
     const thread: Thread = { pending: new Map(), graphBytes: 0 };
     this.thread = thread;
     this.progress = new GraphProgress();

@@ -21,6 +21,33 @@ export const RESULT_MEDIA_TYPES = {
   tsv: 'text/tab-separated-values',
 } as const;
 
+/**
+ * The solutions of the store's JSON text, at most `limit` of them (`truncated` when there were
+ * more), parsing only those: a select query's text holds every solution, and parsed whole it
+ * took several times its size in objects.
+ */
+export function firstSolutions(json: string, limit: number): { solutions: SolutionsJson; truncated: boolean } {
+  const start = json.indexOf('"bindings":[');
+  if (start < 0 || !json.endsWith(']}}')) return { solutions: JSON.parse(json) as SolutionsJson, truncated: false };
+  let depth = 0;
+  let count = 0;
+  let inString = false;
+  for (let i = start + '"bindings":['.length; i < json.length; i++) {
+    const char = json.charCodeAt(i);
+    if (inString) {
+      if (char === 0x5c)
+        i++; // a backslash escapes the next character
+      else if (char === 0x22) inString = false;
+    } else if (char === 0x22) inString = true;
+    else if (char === 0x7b) depth++;
+    else if (char === 0x7d && --depth === 0 && ++count === limit) {
+      const more = /^\s*,/.test(json.slice(i + 1, i + 64));
+      return { solutions: JSON.parse(`${json.slice(0, i + 1)}]}}`) as SolutionsJson, truncated: more };
+    } else if (char === 0x5d && depth === 0) break;
+  }
+  return { solutions: JSON.parse(json) as SolutionsJson, truncated: false };
+}
+
 /** The solutions as `mediaType`, at most `limit` of them; `truncated` when there were more. */
 export function writeSolutions(solutions: SolutionsJson, mediaType: string, limit: number): { text: string; truncated: boolean } {
   const truncated = solutions.results.bindings.length > limit;

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { initSync, namedNode, Store } from 'oxigraph/web.js';
-import { RESULT_MEDIA_TYPES, type SolutionsJson, writeSolutions } from './sparql-results.js';
+import { firstSolutions, RESULT_MEDIA_TYPES, writeSolutions } from './sparql-results.js';
 
 export type SparqlWorkerRequest =
   /** N-Triples as UTF-8, its buffer transferred: the worker never holds them as a string. */
@@ -59,7 +59,9 @@ function answer(request: SparqlWorkerRequest): SparqlWorkerAnswer {
     const tooLarge = { id: request.id, ok: false, held: 0, kind: 'result', error: 'the result is too large' } as const;
     if (request.rowLimit !== undefined) {
       const json = String(store.query(request.query, { results_format: RESULT_MEDIA_TYPES.json, base_iri: request.baseIri }));
-      ({ text: result, truncated } = writeSolutions(JSON.parse(json) as SolutionsJson, request.mediaType, request.rowLimit));
+      const first = firstSolutions(json, request.rowLimit);
+      ({ text: result, truncated } = writeSolutions(first.solutions, request.mediaType, request.rowLimit));
+      truncated ||= first.truncated;
     } else {
       result = String(store.query(request.query, { results_format: request.mediaType, base_iri: request.baseIri }));
     }
