@@ -165,7 +165,7 @@ async function processRecord(
     for (const file of received) await discardIncoming(file);
     counts.failed++;
     const error = record.error;
-    log(`failed: ${shown(header.identifier)}: ${error?.message ?? 'no DIDL'}`);
+    log(`failed: ${shown(header.identifier)}: ${error?.message ?? 'no DIDL'} [${error?.code ?? 'ERR_HARVEST_FORMAT'}]`);
     return failureOf(context, header, {
       stage: 'verify',
       code: error?.code ?? 'ERR_HARVEST_FORMAT',
@@ -189,7 +189,7 @@ async function processRecord(
     if (!(error instanceof ArchiverError)) throw error;
     counts.failed++;
     const refused = error instanceof RecordRefused ? error : undefined;
-    log(`failed: ${shown(header.identifier)}: ${error.message}`);
+    log(`failed: ${shown(header.identifier)}: ${error.message} [${error.code}]`);
     return failureOf(context, header, {
       stage: refused?.stage ?? 'store',
       code: error.code,
