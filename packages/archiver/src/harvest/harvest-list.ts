@@ -3,7 +3,7 @@
 // while the page is read in order; a batch full or the list's end commits the batch bag with
 // the list state its last page leads to (harvest-batch.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isDidlError } from '@oaibag/didl';
+import { type DidlError, isDidlError } from '@oaibag/didl';
 import type { Catalog } from '../catalog/catalog.js';
 import type { HarvestCounts, ResumeState } from '../catalog/catalog-schema.js';
 import { ArchiverError } from '../core/errors.js';
@@ -272,12 +272,10 @@ export class HarvestList {
         // recognises those records.
         await this.take(await records.abandon());
         if (context.signal?.aborted) throw new HarvestStopped();
-        if (error instanceof ArchiverError || attempt >= policy.retries) {
+        if (error instanceof ArchiverError || attempt >= policy.retries || refusedAsSent(error)) {
           if (error instanceof ArchiverError) throw error;
-          throw new ArchiverError(
-            'ERR_HARVEST_PROTOCOL',
-            `a ListRecords page of ${shown(client.endpoint.href)} failed ${attempt + 1} times: ${shown((error as Error).message)}`,
-          );
+          const failed = refusedAsSent(error) ? `is refused (${(error as DidlError).code})` : `failed ${attempt + 1} times`;
+          throw new ArchiverError('ERR_HARVEST_PROTOCOL', `a ListRecords page of ${shown(client.endpoint.href)} ${failed}: ${shown((error as Error).message)}`);
         }
         const delayMs = retryDelayMs(attempt + 1, policy);
         log(`page failed (${isDidlError(error) ? error.code : shown((error as Error).message)}); asking again in ${Math.round(delayMs / 1000)} s`);
@@ -287,6 +285,16 @@ export class HarvestList {
       }
     }
   }
+}
+
+/**
+ * A page refused for what its XML is, not for how it arrived: a DOCTYPE, a construct past the
+ * reader's bounds (nesting, attributes, a name or a text too long), an encoding other than
+ * UTF-8. Asked again it comes back the same, so it fails the list at once, like a limit; a page
+ * cut short or not well-formed is still asked again.
+ */
+function refusedAsSent(error: unknown): error is DidlError {
+  return isDidlError(error) && (error.code === 'ERR_DIDL_DOCTYPE' || error.code === 'ERR_DIDL_TOO_LARGE' || error.code === 'ERR_DIDL_ENCODING');
 }
 
 /** Marks a promise as handled now (it is awaited later), so an early rejection is not reported as unhandled. */
