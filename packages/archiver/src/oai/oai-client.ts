@@ -87,6 +87,8 @@ export class OaiClient {
   private autoEncoding: Promise<string> | undefined;
   private readonly options: OaiClientOptions;
   readonly limits: SourceLimits;
+  /** A request was given up while undici still waited for its response (see close()). */
+  private abandonedRequests = false;
 
   constructor(endpoint: string, options: OaiClientOptions = {}) {
     this.endpoint = new URL(endpoint);
@@ -268,6 +270,9 @@ export class OaiClient {
           response = await untilAborted(request, stop.signal);
         } catch (error) {
           settle();
+          // Given up before its headers came (its deadline, or the harvest stopped): undici
+          // still waits for them, up to the idle timeout, and close() would wait with it.
+          if (stop.signal.aborted) this.abandonedRequests = true;
           throw error;
         }
         keepErrorForReader(response.body);
@@ -305,11 +310,12 @@ export class OaiClient {
   }
 
   /**
-   * Closes the connections. After the signal aborted, requests still waiting for a response
-   * are abandoned (destroy) rather than awaited: a server holding one would hold the exit.
+   * Closes the connections. After the signal aborted, or a request was given up at its
+   * deadline before its headers came (a server trickling them), requests still waiting for a
+   * response are abandoned (destroy) rather than awaited: a server holding one would hold the exit.
    */
   async close(): Promise<void> {
-    const abandon = this.options.signal?.aborted === true;
+    const abandon = this.options.signal?.aborted === true || this.abandonedRequests;
     await Promise.all([abandon ? this.pool.destroy() : this.pool.close(), this.others.close(abandon)]);
   }
 
