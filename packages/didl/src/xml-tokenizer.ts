@@ -112,6 +112,7 @@ const APOSTROPHE = 0x27;
 
 /** Where an incomplete construct makes `parse` stop and wait for more input. */
 const INCOMPLETE = -1;
+const UNKNOWN = -2;
 
 /** What the incomplete construct at the start of `pending` needs before it can end. */
 type Awaited =
@@ -139,6 +140,12 @@ export class XmlTokenizer {
   private awaited: Awaited | undefined;
   /** How far into `pending` line, column and position have been counted. */
   private counted = 0;
+  /**
+   * The first line feed in `pending` at or after `counted` (-1: none; UNKNOWN: look). Searched
+   * for again at each construct, it was a search to the end of a long write without line feeds
+   * for every tag in it.
+   */
+  private nextBreak = UNKNOWN;
   private heldCarriageReturn = false;
   private inCdata = false;
   private readonly open: string[] = [];
@@ -192,6 +199,7 @@ export class XmlTokenizer {
       this.joinHeld();
     } else {
       this.pending = this.pending.length === 0 ? text : this.pending + text;
+      this.nextBreak = UNKNOWN;
     }
     this.parse();
   }
@@ -202,6 +210,7 @@ export class XmlTokenizer {
     if (this.heldCarriageReturn) {
       this.heldCarriageReturn = false;
       this.pending += '\n';
+      this.nextBreak = UNKNOWN;
       more = true;
     }
     if (more) this.parse();
@@ -232,6 +241,7 @@ export class XmlTokenizer {
     this.advance(at);
     this.pending = at === 0 ? input : input.slice(at);
     this.counted = 0;
+    this.nextBreak = UNKNOWN;
     if (this.pending.length > MAX_PENDING) {
       this.on.error('a name, attribute value, comment or declaration is longer than 64 KiB', true);
     }
@@ -243,6 +253,7 @@ export class XmlTokenizer {
     this.awaited = undefined;
     if (this.held.length === 0) return false;
     this.pending += this.held.join('');
+    this.nextBreak = UNKNOWN;
     this.held = [];
     this.heldLength = 0;
     return true;
@@ -257,7 +268,8 @@ export class XmlTokenizer {
   /** Moves line, column and position on to `to` in `pending`. */
   private advance(to: number): void {
     const input = this.pending;
-    let lineBreak = input.indexOf('\n', this.counted);
+    if (this.nextBreak === UNKNOWN || (this.nextBreak !== -1 && this.nextBreak < this.counted)) this.nextBreak = input.indexOf('\n', this.counted);
+    let lineBreak = this.nextBreak;
     if (lineBreak === -1 || lineBreak >= to) {
       this.column += to - this.counted;
     } else {
@@ -270,6 +282,7 @@ export class XmlTokenizer {
       }
       this.line += breaks;
       this.column = to - last - 1;
+      this.nextBreak = lineBreak;
     }
     this.position += to - this.counted;
     this.counted = to;

@@ -325,6 +325,16 @@ describe('what a source shapes to be slow is read in linear time, or refused', (
     for (const how of ['>', 'character'] as const) assert.deepEqual(refusal(cut(input, how)), whole);
   });
 
+  test('one write of 200,000 tags and no line feed until its end: each place counted from the last, not searched to the end', () => {
+    const places: string[] = [];
+    const tokenizer: XmlTokenizer = new XmlTokenizer(
+      tagsOnly({ openTag: (tag) => tag.name !== 'a' && places.push(`${tag.name}@${tokenizer.line + 1}:${tokenizer.column + 1}`) }),
+    );
+    tokenizer.write(`<r>${'<a/>'.repeat(200_000)}<b/>\n<c/>${'<a/>'.repeat(200_000)}\n\n<d/></r>`);
+    tokenizer.end();
+    assert.deepEqual(places, ['r@1:4', `b@1:${4 + 800_000 + 4}`, 'c@2:5', 'd@4:5']);
+  });
+
   test(`elements nested deeper than ${DEFAULT_MAX_DEPTH} levels are tooLarge (and maxDepth sets the bound)`, () => {
     const nested = (depth: number): string => `${'<a>'.repeat(depth)}${'</a>'.repeat(depth)}`;
     assert.equal(tokenize([nested(DEFAULT_MAX_DEPTH)]).length, 2 * DEFAULT_MAX_DEPTH);
