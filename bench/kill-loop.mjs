@@ -170,6 +170,8 @@ for (let archiveNo = 0; totals.kills < KILLS; archiveNo++) {
       }
       break;
     }
+    if (process.env.KILL_LOOP_VERBOSE)
+      process.stderr.write(`archive ${archiveNo} run ${attempt}: exit ${outcome.code}: ${outcome.stderr.trim().split('\n').slice(-2).join(' | ')}\n`);
     if (outcome.code === 1) totals.exit1++;
     else {
       totals.other++;

@@ -138,3 +138,36 @@ test('a missing archive directory is an ERR_ARCHIVE_IO naming the lock file', as
     (error: unknown) => isArchiverError(error) && error.code === 'ERR_ARCHIVE_IO' && error.path === join(dir, 'lock'),
   );
 });
+
+test('a holder killed while writing its lock leaves only a pending file: the next acquire takes the lock at once and removes it', async (t) => {
+  const dir = await archive(t);
+  // What a kill -9 between the write and the link leaves: the lock's name is free, the
+  // pending file half-written. (An older oaibag left an empty `lock`, held for a minute.)
+  await writeFile(join(dir, `lock.pending-${deadPid()}-0badf00d`), '{"pid":');
+  const lock = await acquireArchiveLock(dir, 'resumed at once');
+  assert.equal(readArchiveLockHolder(dir)?.purpose, 'resumed at once');
+  assert.deepEqual(readdirSync(dir), ['lock'], 'the leftover is removed by the new holder');
+  await lock.release();
+  assert.deepEqual(readdirSync(dir), []);
+});
+
+test('the lock file appears whole: a reader racing the writer never sees it empty or half-written', async (t) => {
+  const dir = await archive(t);
+  for (let round = 0; round < 50; round++) {
+    let reading = true;
+    const reader = (async () => {
+      while (reading) {
+        const text = await readFile(join(dir, 'lock'), 'utf8').catch(() => undefined);
+        if (text !== undefined) {
+          assert.doesNotThrow(() => JSON.parse(text), `round ${round}: a lock read as ${JSON.stringify(text)}`);
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const lock = await acquireArchiveLock(dir, `round ${round}`);
+    await new Promise((resolve) => setImmediate(resolve));
+    reading = false;
+    await reader;
+    await lock.release();
+  }
+});

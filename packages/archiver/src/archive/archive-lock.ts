@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { constants, readFileSync, type Stats, unlinkSync } from 'node:fs';
-import { type FileHandle, open, readFile, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, link, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ArchiverError, archiveFullError, archiveIoError, isStorageExhausted } from '../core/errors.js';
@@ -9,9 +10,11 @@ import { fsyncFolderIfPossible } from './flush-to-disk.js';
 export const ARCHIVE_LOCK_FILE_NAME = 'lock';
 
 /**
- * A lock file younger than this that cannot be read as a lock is assumed to be being written
- * (it is created empty, then filled): it counts as held. Older, it is garbage left by a crash
- * between create and write, and is taken over.
+ * A lock file younger than this that cannot be read as a lock is assumed to be being written:
+ * it counts as held. Older, it is garbage and is taken over. oaibag itself never leaves one
+ * (the lock is written under another name and linked into place whole, see createExclusive);
+ * an older oaibag created it empty and then filled it, so a kill in between locked the
+ * archive for this long.
  */
 export const GARBAGE_LOCK_GRACE_MS = 60_000;
 
@@ -105,27 +108,57 @@ export async function acquireArchiveLock(archiveDir: string, purpose: string): P
 
 type LockState = { kind: 'gone' } | { kind: 'held'; holder?: ArchiveLockHolder; ino: number } | { kind: 'stale'; holder?: ArchiveLockHolder; ino: number };
 
-/** Creates the lock file with O_EXCL; false when it exists already. */
+/** The prefix of the names a lock is written under before it is linked into place. */
+const PENDING_PREFIX = `${ARCHIVE_LOCK_FILE_NAME}.pending-`;
+
+/**
+ * Creates the lock file whole: written and fsynced under a name of this process's own, then
+ * hard-linked to the lock's name, which fails with EEXIST when a lock stands (as O_EXCL would).
+ * The lock's name therefore never holds a lock half-written, whatever instant a kill -9 comes
+ * at; a kill before the link leaves only the pending file, removed by the next holder. False
+ * when a lock exists already.
+ */
 async function createExclusive(file: string, content: string): Promise<boolean> {
+  const pending = join(dirname(file), `${PENDING_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}`);
   let handle: FileHandle;
   try {
-    handle = await open(file, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
+    handle = await open(pending, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw ioError(file, 'create', error);
   }
   try {
     await handle.writeFile(content, 'utf8');
     await handle.sync();
+    await handle.close();
   } catch (error) {
     await handle.close().catch(() => undefined);
-    await unlink(file).catch(() => undefined);
+    await unlink(pending).catch(() => undefined);
     throw ioError(file, 'write', error);
   }
-  await handle.close();
+  let linked = false;
+  try {
+    await link(pending, file);
+    linked = true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // ENOENT: a new holder cleared this pending file as a leftover before the link: it won.
+    if (code !== 'EEXIST' && code !== 'ENOENT') throw ioError(file, 'create', error);
+  } finally {
+    await unlink(pending).catch(() => undefined);
+  }
+  if (!linked) return false;
   // A lock entry lost to a power cut only frees the archive.
   await fsyncFolderIfPossible(dirname(file));
+  await removePendingLeftovers(dirname(file));
   return true;
+}
+
+/** Removes pending lock files left by processes killed before their link (called by the holder). */
+async function removePendingLeftovers(archiveDir: string): Promise<void> {
+  const names = await readdir(archiveDir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (name.startsWith(PENDING_PREFIX)) await unlink(join(archiveDir, name)).catch(() => undefined);
+  }
 }
 
 /** Reads an existing lock and judges whether its holder is gone. */
