@@ -152,6 +152,9 @@ async function changeSite(round: number): Promise<void> {
   await nextSecond();
 }
 
+/** A batch bag per page (7 records): faults land between committed bags too (issue 24). */
+const ONE_BAG_A_PAGE = { records: 7, bytes: 1 << 30 };
+
 test(`${ROUNDS} harvests through random faults while the site changes: the archive verifies clean after each, then restores the site exactly`, {
   timeout: 180_000,
 }, async () => {
@@ -160,7 +163,14 @@ test(`${ROUNDS} harvests through random faults while the site changes: the archi
     if (round > 1) await changeSite(round);
     compressed = round % 2 === 0;
     try {
-      const summary = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, compression: 'always', log: () => {} });
+      const summary = await harvest({
+        baseUrl: endpoint,
+        archiveDir: archive,
+        retry: FAST_RETRY,
+        compression: 'always',
+        batchBounds: ONE_BAG_A_PAGE,
+        log: () => {},
+      });
       outcomes.push(summary.status);
     } catch (error) {
       // Only a coded source problem may end a harvest early: never a raw network or zlib error.
@@ -177,7 +187,7 @@ test(`${ROUNDS} harvests through random faults while the site changes: the archi
   assert.ok(faultsSeen.reset + faultsSeen.truncate > 0 && faultsSeen['503'] + faultsSeen['500'] > 0, `faults were injected: ${JSON.stringify(faultsSeen)}`);
 
   faulty = false;
-  const final = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, compression: 'always', log: () => {} });
+  const final = await harvest({ baseUrl: endpoint, archiveDir: archive, retry: FAST_RETRY, compression: 'always', batchBounds: ONE_BAG_A_PAGE, log: () => {} });
   assert.equal(final.status, 'complete', `after ${outcomes.join(', ')}`);
   const restored = join(work, 'restored');
   const summary = await restoreSite({ archiveDir: archive, to: restored });
