@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { ArchiverError } from '../core/errors.js';
 import { DEFAULT_ADMIN_EMAIL, SERVE_DEFAULTS } from '../serve/archive-oai.js';
 import { SPARQL_DEFAULTS, startArchiveServer } from '../serve/archive-server.js';
-import { SPARQL_BOUND_DEFAULTS, setSparqlBounds, sizeText } from '../serve/graph-store.js';
+import { SPARQL_BOUND_DEFAULTS, sizeText } from '../serve/graph-store.js';
 import { byteSize, portNumber, wholeNumber } from './option-parsers.js';
 
 interface ServeOptions {
@@ -96,7 +96,6 @@ export function serveCommand(): Command {
     )
     .action(async (options: ServeOptions) => {
       const auth = options.auth === undefined ? undefined : await loadAuth(options.auth);
-      setSparqlBounds({ memoryBytes: options.sparqlMemory, resultBytes: options.sparqlResultSize, queryBytes: options.sparqlQuerySize });
       const server = await startArchiveServer({
         archiveDir: options.archive,
         host: options.host,
@@ -109,6 +108,7 @@ export function serveCommand(): Command {
         ...(auth ? { auth } : {}),
         sparqlTimeoutMs: options.sparqlTimeout * 1000,
         sparqlRowLimit: options.sparqlRows,
+        sparqlBounds: { memoryBytes: options.sparqlMemory, resultBytes: options.sparqlResultSize, queryBytes: options.sparqlQuerySize },
         repositoryName: options.name,
         ...(options.adminEmail.length > 0 ? { adminEmails: options.adminEmail } : {}),
         log: (line) => process.stderr.write(`oaibag serve: ${line}\n`),

@@ -14,7 +14,7 @@ import { ArchiverError } from '../core/errors.js';
 import { ArchiveAccess, type Viewer } from './archive-access.js';
 import { ArchiveUris } from './archive-graph.js';
 import { ArchiveOai, DEFAULT_ADMIN_EMAIL, isOaiEmail, SERVE_DEFAULTS } from './archive-oai.js';
-import { type GraphLimits, GraphStore } from './graph-store.js';
+import { type GraphLimits, GraphStore, type SparqlBounds } from './graph-store.js';
 import { answerLinkedData, LINKED_DATA_PREFIXES } from './linked-data-routes.js';
 import { answerMemento } from './memento.js';
 import { ORE_PREFIX } from './ore-map.js';
@@ -47,6 +47,8 @@ export interface ArchiveServerOptions {
   sparqlTimeoutMs?: number;
   /** A SPARQL select query gives at most this many solutions (default 10,000). */
   sparqlRowLimit?: number;
+  /** Memory, answer and query bounds of a SPARQL query (defaults: SPARQL_BOUND_DEFAULTS, docs/linked-data.md). */
+  sparqlBounds?: Partial<SparqlBounds>;
   /** Users and protected path prefixes (`--auth`, the repository's format). */
   auth?: AuthConfig;
   /** One line per request that failed on the server's side. */
@@ -85,7 +87,11 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
     oai,
     baseUrl: options.baseUrl?.replace(/\/+$/, '') ?? '',
     access: new ArchiveAccess(options.auth),
-    graphLimits: { timeoutMs: options.sparqlTimeoutMs ?? SPARQL_DEFAULTS.timeoutMs, rowLimit: options.sparqlRowLimit ?? SPARQL_DEFAULTS.rowLimit },
+    graphLimits: {
+      timeoutMs: options.sparqlTimeoutMs ?? SPARQL_DEFAULTS.timeoutMs,
+      rowLimit: options.sparqlRowLimit ?? SPARQL_DEFAULTS.rowLimit,
+      ...options.sparqlBounds,
+    },
     log: options.log ?? (() => {}),
   };
   const server = createServer((req, res) => {

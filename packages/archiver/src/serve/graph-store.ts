@@ -32,16 +32,6 @@ export interface SparqlBounds {
 
 export const SPARQL_BOUND_DEFAULTS: Readonly<SparqlBounds> = { memoryBytes: 1024 * MIB, resultBytes: 64 * MIB, queryBytes: 64 * 1024 };
 
-/**
- * The bounds of stores opened without them in their GraphLimits: `oaibag serve` sets them from
- * its options (`--sparql-memory`, `--sparql-result-size`, `--sparql-query-size`).
- */
-let processBounds: SparqlBounds = { ...SPARQL_BOUND_DEFAULTS };
-
-export function setSparqlBounds(bounds: Partial<SparqlBounds>): void {
-  processBounds = { ...processBounds, ...bounds };
-}
-
 export interface GraphLimits extends Partial<SparqlBounds> {
   /** A query is stopped after this long. */
   timeoutMs: number;
@@ -116,9 +106,9 @@ export class GraphStore {
     private readonly limits: GraphLimits,
   ) {
     this.bounds = {
-      memoryBytes: limits.memoryBytes ?? processBounds.memoryBytes,
-      resultBytes: limits.resultBytes ?? processBounds.resultBytes,
-      queryBytes: limits.queryBytes ?? processBounds.queryBytes,
+      memoryBytes: limits.memoryBytes ?? SPARQL_BOUND_DEFAULTS.memoryBytes,
+      resultBytes: limits.resultBytes ?? SPARQL_BOUND_DEFAULTS.resultBytes,
+      queryBytes: limits.queryBytes ?? SPARQL_BOUND_DEFAULTS.queryBytes,
     };
   }
 
