@@ -29,6 +29,9 @@ let endpoint: string;
 let listRequests = 0;
 /** A repository that answers Identify and then every ListRecords page with Content-Encoding: br. */
 let brotliServer: Server;
+/** When set, the same server holds every ListRecords request without ever answering it. */
+let hold = false;
+let heldRequests = 0;
 let brotliEndpoint: string;
 
 before(async () => {
@@ -56,6 +59,10 @@ before(async () => {
   // Identify is forwarded to the real repository (so the source is a real one); ListRecords is
   // answered with bytes in an encoding nobody asked for.
   brotliServer = createServer((req, res) => {
+    if ((req.url ?? '').includes('verb=ListRecords') && hold) {
+      heldRequests++;
+      return; // never answered
+    }
     if ((req.url ?? '').includes('verb=ListRecords')) {
       res.writeHead(200, { 'content-type': 'text/xml', 'content-encoding': 'br', 'content-length': '64' });
       res.end(Buffer.alloc(64, 7));
@@ -168,4 +175,27 @@ test('oaibag mirror with a source that answers br and a good one: the good one i
   assert.match(outcome.stdout, new RegExp(`${brotliEndpoint.replaceAll('.', '\\.')}: not harvested: .*cannot read: br \\[ERR_HARVEST_PROTOCOL\\]`));
   assert.match(outcome.stdout, new RegExp(`${endpoint.replaceAll('.', '\\.')}: harvest #\\d+ complete: ${FILES} records`));
   assert.match(outcome.stdout, /mirror stopped/);
+});
+
+test('SIGTERM while a ListRecords request is held unanswered: exit 130 at once, the archive valid, no stack trace', async () => {
+  hold = true;
+  try {
+    const archive = join(work, 'archive-held');
+    const running = start(['harvest', brotliEndpoint, '--archive', archive]);
+    let ended = false;
+    void running.exited.then(() => (ended = true));
+    while (!ended && heldRequests === 0) await sleep(10);
+    running.child.kill('SIGTERM');
+    const outcome = await running.exited;
+    assertNoStackTrace(outcome);
+    assert.equal(outcome.code, 130, outcome.stderr);
+    const catalog = Catalog.open(archive);
+    try {
+      assert.equal(catalog.lastHarvest(catalog.source(brotliEndpoint)!.id)?.status, 'interrupted');
+    } finally {
+      catalog.close();
+    }
+  } finally {
+    hold = false;
+  }
 });
