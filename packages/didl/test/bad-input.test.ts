@@ -239,19 +239,29 @@ describe('invalid base64 is ERR_DIDL_BAD_BASE64 and the consumer sees that error
 });
 
 describe('record checks', () => {
-  for (const [name, declared] of [
-    ['shorter', PAYLOAD.length - 1],
-    ['longer', PAYLOAD.length + 1],
-  ] as const) {
-    test(`By-Value content ${name} than Content-Length is ERR_DIDL_LENGTH_MISMATCH with expected and found`, async () => {
-      const input = didlDoc({ contentLength: String(declared) });
-      const { error } = await expectRefused(input, 'ERR_DIDL_LENGTH_MISMATCH', {}, { line: lineOf(input, '</didl:DIDL>') });
-      assert.equal(error.expected, declared);
-      assert.equal(error.found, PAYLOAD.length);
-      assert.equal(error.identifier, ID);
-      assert.ok(error.message.includes(ID));
-    });
-  }
+  test('By-Value content shorter than Content-Length is ERR_DIDL_LENGTH_MISMATCH with expected and found, once the record is read', async () => {
+    const declared = PAYLOAD.length + 1;
+    const input = didlDoc({ contentLength: String(declared) });
+    const { error } = await expectRefused(input, 'ERR_DIDL_LENGTH_MISMATCH', {}, { line: lineOf(input, '</didl:DIDL>') });
+    assert.equal(error.expected, declared);
+    assert.equal(error.found, PAYLOAD.length);
+    assert.equal(error.identifier, ID);
+    assert.ok(error.message.includes(ID));
+  });
+
+  test('By-Value content longer than Content-Length is ERR_DIDL_LENGTH_MISMATCH at the first byte past the promise (issue 24)', async () => {
+    // The bytes stop at the promise: a datastream that never ends costs its consumer no more.
+    const declared = PAYLOAD.length - 1;
+    const input = didlDoc({ contentLength: String(declared) });
+    // Read in 64-byte chunks: the refusal comes inside the base64, not at the end of the record.
+    const { error } = await expectRefused(input, 'ERR_DIDL_LENGTH_MISMATCH', { chunk: 64 });
+    const line = error.position?.line ?? 0;
+    assert.ok(line > lineOf(input, 'encoding="base64"') && line < lineOf(input, '</didl:DIDL>'), `refused at line ${line}`);
+    assert.equal(error.expected, declared);
+    assert.ok(Number(error.found) > declared && Number(error.found) <= PAYLOAD.length, `found ${error.found}`);
+    assert.match(error.message, new RegExp(`more than the ${declared} bytes its Content-Length says`));
+    assert.equal(error.identifier, ID);
+  });
 
   test('a Content-Length that is not a number is ERR_DIDL_BAD_HEADER', async () => {
     for (const value of ['six hundred', '600 bytes', '-600', '0x258', '']) await expectRefused(didlDoc({ contentLength: value }), 'ERR_DIDL_BAD_HEADER');
