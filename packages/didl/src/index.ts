@@ -16,7 +16,7 @@ export type {
 } from './model.js';
 export { METADATA_ENTITY_TYPE, NS } from './namespaces.js';
 export { type DidlReadSummary, type ReadDidlOptions, readDidl, readDidlFile } from './read-didl.js';
-export type { ReceivedDidl } from './received-xml.js';
+export { ownedCopy, type ReceivedDidl } from './received-xml.js';
 export type { ReadRecord, RecordHandler } from './record-builder.js';
 export { componentDigest, componentHeaders, getHeader, isSha256 } from './record-checks.js';
 export { type DidlWriteComponent, type DidlWriteInput, type DidlWriteOptions, didlReadable, writeDidl } from './write-didl.js';

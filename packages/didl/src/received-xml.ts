@@ -111,7 +111,7 @@ export class ReceivedXmlCapture {
     const parts = this.parts;
     this.parts = undefined;
     if (parts === undefined || this.overflow) return undefined;
-    return { parts: this.keepViews ? joinRuns(parts) : parts };
+    return { parts: joinRuns(parts) };
   }
 
   /** Forgets a DIDL element in progress (the record turned out bad, or reading stopped). */
@@ -142,10 +142,28 @@ function joinRuns(parts: ReadonlyArray<Uint8Array | DidlResource>): Array<Uint8A
       runs.push(part);
       continue;
     }
-    if (runs.length > 0) joined.push(Buffer.concat(runs));
+    if (runs.length > 0) joined.push(ownedCopy(runs));
     runs = [];
     joined.push(part);
   }
-  if (runs.length > 0) joined.push(Buffer.concat(runs));
+  if (runs.length > 0) joined.push(ownedCopy(runs));
   return joined;
+}
+
+/**
+ * `runs` joined into a buffer with memory of its own. Buffer.concat takes a small result from
+ * Node's shared 8 KiB pool, and one such slice kept keeps its whole slab: a page's records, each
+ * holding its header and DIDL as received until the page ends, held up to 8 KiB each that way
+ * (in a heap snapshot of a page that never ends, 14,000 records held 11,000 slabs).
+ */
+export function ownedCopy(runs: readonly Uint8Array[]): Buffer {
+  let size = 0;
+  for (const run of runs) size += run.length;
+  const copy = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  for (const run of runs) {
+    copy.set(run, at);
+    at += run.length;
+  }
+  return copy;
 }

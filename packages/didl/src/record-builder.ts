@@ -3,7 +3,7 @@ import { ByValueSink, type DatastreamHandler, type DeclineHeld } from './datastr
 import { DidlError, type DidlPosition } from './errors.js';
 import type { DidlComponent, DidlDocument, DidlItem, DidlResource, HttpHeader, OaiHeader, OaiPage, ResumptionToken } from './model.js';
 import { METADATA_ENTITY_TYPE, NS } from './namespaces.js';
-import type { ReceivedDidl, ReceivedXmlCapture } from './received-xml.js';
+import { ownedCopy, type ReceivedDidl, type ReceivedXmlCapture } from './received-xml.js';
 import { checkDatastreams, checkRef, componentDigest, componentHeaders, getHeader, isSha256 } from './record-checks.js';
 import { attribute, describe, plainAttributes, positionInText, trimXmlSpace } from './tag-helpers.js';
 import { inheritedNamespaceDeclarations, XmlCapture } from './xml-capture.js';
@@ -228,13 +228,13 @@ export class RecordBuilder {
         break;
       case 'oai-header': {
         const received = this.options.received?.finish();
-        if (received && this.current) this.current.record.receivedHeader = Buffer.concat(received.parts as Uint8Array[]);
+        if (received && this.current) this.current.record.receivedHeader = ownedCopy(received.parts as Uint8Array[]);
         if (this.current?.headerOnly) this.closeRecord();
         break;
       }
       case 'oai-about': {
         const received = this.options.received?.finish();
-        if (received && this.current) (this.current.record.receivedAbout ??= []).push(Buffer.concat(received.parts as Uint8Array[]));
+        if (received && this.current) (this.current.record.receivedAbout ??= []).push(ownedCopy(received.parts as Uint8Array[]));
         break;
       }
       default:

@@ -3,7 +3,7 @@
 // metadata/premis.xml.gz, the PREMIS 3 objects and events. Both are written in pieces, one
 // gzip member per piece (a page of records), so the writer never holds a whole batch and a
 // reader sees one plain XML document (gzip readers join members).
-import { type DidlDocument, type DidlResource, escapeAttribute, escapeText, type OaiHeader, type ReceivedDidl } from '@oaibag/didl';
+import { type DidlDocument, type DidlResource, escapeAttribute, escapeText, type OaiHeader, ownedCopy, type ReceivedDidl } from '@oaibag/didl';
 
 /** Namespace of our own elements in records.xml (docs/aip-profile.md). */
 export const AIP_NAMESPACE = 'urn:oaibag:aip:2';
@@ -293,7 +293,9 @@ export function receivedDidlXml(received: ReceivedDidl, payloadOf: (resource: Di
     const payload = payloadOf(part);
     parts.push(Buffer.from(byValuePointer(payload, part.byValue?.size ?? 0, payload?.sha256 ?? part.byValue?.sha256 ?? ''), 'utf8'));
   }
-  return Buffer.concat(parts);
+  // Memory of its own, not a slice of Node's shared pool: a record's DIDL is held until its
+  // page ends, and a pool slice held keeps a whole 8 KiB slab (see ownedCopy).
+  return ownedCopy(parts);
 }
 
 /**
@@ -337,5 +339,5 @@ export async function didlRecordXml(document: DidlDocument, payloadOf: (resource
     pieces.push(part);
   }
   // writeDidl begins with an XML declaration: inside records.xml the element stands alone.
-  return Buffer.from(pieces.join('').replace(/^<\?xml[^>]*\?>\s*/, ''), 'utf8');
+  return ownedCopy([Buffer.from(pieces.join('').replace(/^<\?xml[^>]*\?>\s*/, ''), 'utf8')]);
 }
