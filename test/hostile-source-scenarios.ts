@@ -7,6 +7,7 @@ import {
   byReferenceRecord,
   byValueRecord,
   cleanRecords,
+  didlText,
   envelopeEnd,
   envelopeStart,
   escapeXml,
@@ -61,7 +62,7 @@ export interface Scenario {
    * default retry policy says (6 retries, 1 s doubling with jitter: 63 to 79 s of waiting).
    */
   retried?: boolean;
-  /** A known bug: the scenario asserts the right behaviour and is reported, not hidden. */
+  /** A known bug: the scenario asserts the right behaviour and is reported, not hidden (it runs early: it is slow). */
   todo?: string;
 }
 
@@ -237,7 +238,6 @@ export const SCENARIOS: Scenario[] = [
   {
     name: 'a page of records that never ends',
     class: 'endless and trickling',
-    worst: true,
     behaviour: {
       listRecords: listWith(async function* (server) {
         for (let n = 0; ; n++) yield await byValueRecord(`${server.origin}/files/endless-${n}.txt`, `record ${n} of a page that never ends\n`);
@@ -248,6 +248,21 @@ export const SCENARIOS: Scenario[] = [
     code: 'ERR_HARVEST_LIMIT',
     says: /--max-page-records/,
     tmpBytes: 8 * MiB,
+  },
+  {
+    name: 'a page of records that never ends, at the default limits (50,000 records)',
+    class: 'endless and trickling',
+    worst: true,
+    todo: 'a page is stored when it ends, and each record held until then takes some 20 KB of the harvester (facts, its XML as received, PREMIS, payload bytes in memory) for its 1.3 KB of XML: --max-page-records 50,000 lets a page that never ends grow it to about 1.1 GB',
+    behaviour: {
+      listRecords: listWith(async function* (server) {
+        for (let n = 0; ; n++) yield await byValueRecord(`${server.origin}/files/endless-${n}.txt`, `record ${n} of a page that never ends\n`);
+      }),
+    },
+    exit: 3,
+    code: 'ERR_HARVEST_LIMIT',
+    says: /--max-page-records/,
+    tmpBytes: 32 * MiB,
   },
   {
     name: 'a page of whitespace that never ends',
@@ -470,6 +485,28 @@ export const SCENARIOS: Scenario[] = [
     code: 'ERR_HARVEST_PROTOCOL',
     says: /refused \(ERR_DIDL_DOCTYPE\)/,
     tmpBytes: SMALL_TMP,
+  },
+  {
+    name: 'a page of 20 records of 3,000 By-Reference Components each',
+    class: 'deep and huge XML',
+    todo: "a batch holds every payload part's metadata (records, PREMIS events, manifests, catalog rows) until it is sealed, and is sealed only by records (1,000) and new payload bytes (256 MiB): 60,000 tiny parts grow the harvester to about 470 MB, 1,000 records of 1,000 parts would take gigabytes",
+    behaviour: {
+      listRecords: async (_req, res, server) => {
+        const records: string[] = [...(await cleanRecords(server))];
+        for (let r = 0; r < 20; r++) {
+          const components = Array.from({ length: 3000 }, (_, n) => ({ mimeType: 'text/plain', ref: `${server.origin}/files/part-${r}-${n}.txt` }));
+          records.push(oaiRecord(`${server.origin}/files/parts-${r}`, await didlText({ identifier: `${server.origin}/files/parts-${r}`, components })));
+        }
+        res.writeHead(200, xml);
+        res.end(page(server, records));
+      },
+      paths: new Proxy({} as Record<string, Handler>, {
+        get: (_routes, path) => (typeof path === 'string' && path.startsWith('/files/part-') ? fileRoute(path) : undefined),
+      }),
+    },
+    exit: 0,
+    code: null,
+    tmpBytes: 64 * MiB,
   },
   {
     name: 'a resumption token of 2 MB',
