@@ -261,7 +261,17 @@ export class HarvestList {
     const counts = this.counts;
     const batch = this.batch;
     for (let attempt = 0; ; attempt++) {
-      const records = new PageRecords({ context, batch, counts, log, concurrency, progress: () => this.reportProgress() });
+      // The page's records go into the batch (its bag in tmp/) as they are done, so a page holds
+      // only the records in flight; they are committed with the page's token when it ends.
+      const records = new PageRecords({
+        context,
+        batch,
+        counts,
+        log,
+        concurrency,
+        progress: () => this.reportProgress(),
+        deliver: (entries) => batch.addPage(this.pages + 1, entries),
+      });
       try {
         // The first attempt may have been asked for already; a retry always asks again.
         const response = attempt === 0 && prefetched ? prefetched : client.oai(args);

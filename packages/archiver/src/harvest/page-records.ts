@@ -23,6 +23,22 @@ export interface PageRecordsSetup {
   concurrency: number;
   /** After each record. */
   progress?: () => void;
+  /**
+   * Takes the page's records into the batch while the page is still being read, in list order,
+   * as soon as {@link DELIVER_EVERY} in a row are done (a harvest; an import leaves it out and
+   * takes the records at the end of each file). Without it a page's records are held until the
+   * page ends: a page that never ends grew the harvester by some 20 KB a record.
+   */
+  deliver?: (entries: PageEntry[]) => Promise<void>;
+}
+
+/** Records handed to `deliver` at once: enough to write records.xml in runs, few enough to hold. */
+export const DELIVER_EVERY = 64;
+
+/** One record of the page: its entry once processed (undefined when it adds nothing). */
+interface Slot {
+  entry: PageEntry | undefined;
+  done: boolean;
 }
 
 /**
@@ -33,7 +49,10 @@ export type HeaderFor = (record: ReadRecord) => OaiHeader | undefined;
 
 /** One page's records as they are read; a new one for every page (and every attempt at it). */
 export class PageRecords {
-  private readonly slots: Array<PageEntry | undefined> = [];
+  /** The records not yet delivered, in list order. */
+  private slots: Slot[] = [];
+  /** Records of the page so far, delivered ones included. */
+  private records = 0;
   private pending: IncomingFile[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private firstError: unknown;
@@ -73,26 +92,33 @@ export class PageRecords {
    */
   async take(record: ReadRecord, received: IncomingFile[], headerFor?: HeaderFor): Promise<void> {
     const { context, batch, counts, log } = this.setup;
-    // A page is stored when it ends: one that never does must not hold records without end.
+    // A page is committed when it ends: one that never does must not grow the batch (nor, for
+    // an import's file, the memory) without end.
     const limits = context.client.limits;
-    if (this.slots.length >= limits.pageRecords || this.heldXml > limits.pageXmlBytes) {
+    if (this.records >= limits.pageRecords || this.heldXml > limits.pageXmlBytes) {
       for (const file of received) await discardIncoming(file);
-      throw this.slots.length >= limits.pageRecords
+      throw this.records >= limits.pageRecords
         ? limitError('pageRecords', limits, 'a page', `more than ${limits.pageRecords} records before its end`)
-        : limitError('pageXmlBytes', limits, 'a page', `more than ${limits.pageXmlBytes} bytes of record XML before its end`);
+        : limitError('pageXmlBytes', limits, 'a page', `more than ${limits.pageXmlBytes} bytes of record XML held before its end`);
     }
+    this.records++;
+    await this.deliverDone();
     const header = record.header ?? (record.didl ? headerFor?.(record) : undefined);
-    const slot = this.slots.push(undefined) - 1;
+    const slot: Slot = { entry: undefined, done: false };
+    this.slots.push(slot);
     const job = processRecord(context, batch, header ? { ...record, header } : record, received, counts, log)
       .then((entry) => {
-        this.slots[slot] = entry;
+        slot.entry = entry;
         this.heldXml += heldXmlOf(entry);
       })
       .then(() => this.setup.progress?.())
       .catch((error: unknown) => {
         this.firstError ??= error;
       })
-      .finally(() => this.inFlight.delete(job));
+      .finally(() => {
+        slot.done = true;
+        this.inFlight.delete(job);
+      });
     this.inFlight.add(job);
     if (this.inFlight.size >= this.setup.concurrency) await Promise.race(this.inFlight);
   }
@@ -117,7 +143,24 @@ export class PageRecords {
   }
 
   private entries(): PageEntry[] {
-    return this.slots.filter((entry): entry is PageEntry => entry !== undefined);
+    const entries = this.slots.map((slot) => slot.entry).filter((entry): entry is PageEntry => entry !== undefined);
+    this.slots = [];
+    return entries;
+  }
+
+  /** Hands the records done at the head of the page to `deliver`, once there are DELIVER_EVERY of them. */
+  private async deliverDone(): Promise<void> {
+    const deliver = this.setup.deliver;
+    if (deliver === undefined || this.firstError !== undefined) return;
+    let ready = 0;
+    while (ready < this.slots.length && this.slots[ready]!.done) ready++;
+    if (ready < DELIVER_EVERY) return;
+    const entries = this.slots
+      .splice(0, ready)
+      .map((slot) => slot.entry)
+      .filter((entry): entry is PageEntry => entry !== undefined);
+    for (const entry of entries) this.heldXml -= heldXmlOf(entry);
+    await deliver(entries);
   }
 }
 

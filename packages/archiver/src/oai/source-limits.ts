@@ -36,14 +36,17 @@ const GiB = 1024 * MiB;
  * Generous for real repositories, tight for a hostile one. A page's own size is bounded loosely
  * (By-Value pages of large files are legitimately large) and its compression ratio tightly:
  * base64 compresses about 1.3 times, DIDL metadata 5 to 20 times, a bomb a thousand times.
- * Records and XML held bound the memory of a page that never ends; a page of 50,000 records is
- * fifty times what repositories serve (100 to 1,000).
+ * Records and XML held bound the memory of a page that never ends; a page of 10,000 records is
+ * ten times what repositories serve (100 to 1,000). A batch is committed only when a page ends,
+ * so each record of a page that never ends still costs the harvester some 8 to 14 KB until
+ * then (its catalog rows, manifest lines, PREMIS events, payload file): 10,000 keep it under
+ * 300 MB, 50,000 took it to 800 MB.
  */
 export const DEFAULT_SOURCE_LIMITS: Readonly<SourceLimits> = Object.freeze({
   datastreamBytes: 64 * GiB,
   pageBytes: 16 * GiB,
   compressionRatio: 100,
-  pageRecords: 50_000,
+  pageRecords: 10_000,
   pageXmlBytes: 128 * MiB,
   idleMs: 120_000,
   pageDeadlineMs: 30 * 60_000,
