@@ -13,6 +13,7 @@ const LIMITS: ReadonlyArray<{ name: keyof SourceLimits; kind: Kind; help: string
   { name: 'compressionRatio', kind: 'count', help: 'decoded bytes per byte received of a compressed response (past its first MiB)' },
   { name: 'pageRecords', kind: 'count', help: 'records of one page held before it ends and is stored' },
   { name: 'pageXmlBytes', kind: 'size', help: 'record XML of one page held before it ends and is stored' },
+  { name: 'pageParts', kind: 'count', help: 'datastreams (payload parts) of one page' },
   { name: 'idleMs', kind: 'duration', help: 'time without a byte, waiting for headers or reading a body (retried)' },
   { name: 'pageDeadlineMs', kind: 'duration', help: 'time one OAI-PMH request may take in all' },
   { name: 'datastreamDeadlineMs', kind: 'duration', help: 'time one By-Reference datastream may take in all' },

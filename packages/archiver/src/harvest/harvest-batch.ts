@@ -41,7 +41,15 @@ export const AGENT = `oaibag archiver ${ARCHIVER_VERSION}`;
 export interface BatchBounds {
   records: number;
   bytes: number;
+  /**
+   * Payload parts (new files and revisits): a batch's records.xml, PREMIS events, manifests and
+   * catalog rows grow with its parts, not its records (default DEFAULT_BATCH_PARTS).
+   */
+  parts?: number;
 }
+
+/** 1,000 records of 10 parts each: a batch of records with thousands of parts is sealed at a page end all the same. */
+export const DEFAULT_BATCH_PARTS = 10_000;
 
 /**
  * 1,000 records keeps a bag's metadata small enough to read whole and a crash's re-fetch short
@@ -110,7 +118,10 @@ export class HarvestBatch {
   get full(): boolean {
     const bounds = this.harvest.bounds ?? DEFAULT_BATCH_BOUNDS;
     const counts = this.bag?.counts;
-    return counts !== undefined && (counts.records >= bounds.records || counts.payloadBytes >= bounds.bytes);
+    return (
+      counts !== undefined &&
+      (counts.records >= bounds.records || counts.payloadBytes >= bounds.bytes || counts.newPayloads + counts.revisits >= (bounds.parts ?? DEFAULT_BATCH_PARTS))
+    );
   }
 
   /** True when the batch has a bag under way (its next commit places one). */

@@ -11,7 +11,7 @@ import { shown } from '../core/remote-text.js';
 import { limitError } from '../oai/source-limits.js';
 import type { HarvestBatch, PageEntry } from './harvest-batch.js';
 import { declinedAsHeld, discardIncoming, type IncomingFile, receiveIncoming } from './incoming-file.js';
-import { RecordRefused, type StoreContext, storeRecord } from './store-record.js';
+import { RecordRefused, recordParts, type StoreContext, storeRecord } from './store-record.js';
 
 export interface PageRecordsSetup {
   context: StoreContext;
@@ -53,6 +53,8 @@ export class PageRecords {
   private slots: Slot[] = [];
   /** Records of the page so far, delivered ones included. */
   private records = 0;
+  /** Payload parts of the page's records processed so far, delivered ones included. */
+  private parts = 0;
   private pending: IncomingFile[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private firstError: unknown;
@@ -95,13 +97,18 @@ export class PageRecords {
     // A page is committed when it ends: one that never does must not grow the batch (nor, for
     // an import's file, the memory) without end.
     const limits = context.client.limits;
-    if (this.records >= limits.pageRecords || this.heldXml > limits.pageXmlBytes) {
+    const parts = this.parts + (record.didl ? recordParts(record.didl).length : 0);
+    if (this.records >= limits.pageRecords || this.heldXml > limits.pageXmlBytes || parts > limits.pageParts) {
       for (const file of received) await discardIncoming(file);
       throw this.records >= limits.pageRecords
         ? limitError('pageRecords', limits, 'a page', `more than ${limits.pageRecords} records before its end`)
-        : limitError('pageXmlBytes', limits, 'a page', `more than ${limits.pageXmlBytes} bytes of record XML held before its end`);
+        : parts > limits.pageParts
+          ? limitError('pageParts', limits, 'a page', `more than ${limits.pageParts} datastreams before its end`)
+          : limitError('pageXmlBytes', limits, 'a page', `more than ${limits.pageXmlBytes} bytes of record XML held before its end`);
     }
     this.records++;
+    // Counted as the record arrives, before any of its datastreams is fetched.
+    this.parts = parts;
     await this.deliverDone();
     const header = record.header ?? (record.didl ? headerFor?.(record) : undefined);
     const slot: Slot = { entry: undefined, done: false };

@@ -15,6 +15,8 @@ export interface SourceLimits {
   pageRecords: number;
   /** Received XML (headers, DIDL, about) of one page held before it is stored. */
   pageXmlBytes: number;
+  /** Datastreams (payload parts) of one page: each costs the harvester until the page ends. */
+  pageParts: number;
   /** Milliseconds without a byte, while waiting for headers or reading a body. */
   idleMs: number;
   /** Milliseconds one OAI-PMH request may take in all, its body included. */
@@ -48,6 +50,7 @@ export const DEFAULT_SOURCE_LIMITS: Readonly<SourceLimits> = Object.freeze({
   compressionRatio: 100,
   pageRecords: 10_000,
   pageXmlBytes: 128 * MiB,
+  pageParts: 20_000,
   idleMs: 120_000,
   pageDeadlineMs: 30 * 60_000,
   datastreamDeadlineMs: 6 * 3600_000,
@@ -63,6 +66,7 @@ export const SOURCE_LIMIT_OPTIONS: Readonly<Record<keyof SourceLimits, string>> 
   compressionRatio: '--max-compression-ratio',
   pageRecords: '--max-page-records',
   pageXmlBytes: '--max-page-xml',
+  pageParts: '--max-page-parts',
   idleMs: '--idle-timeout',
   pageDeadlineMs: '--page-deadline',
   datastreamDeadlineMs: '--datastream-deadline',
