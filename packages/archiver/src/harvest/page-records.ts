@@ -4,6 +4,7 @@
 // `concurrency` at a time while the page is read on, and handed back in page order as batch
 // entries (harvest-batch.ts). `oaibag harvest` and `oaibag import` both read through it.
 import type { IncomingDatastream, OaiHeader, ReadDidlOptions, ReadRecord } from '@oaibag/didl';
+import { compactDatestamp } from '../archive/storage-path.js';
 import { oaiHeaderXml } from '../bag/aip-metadata.js';
 import type { HarvestCounts, NewFailure } from '../catalog/catalog-schema.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
@@ -196,6 +197,21 @@ async function processRecord(
     for (const file of received) await discardIncoming(file);
     return undefined;
   }
+  // A datestamp that is not an OAI-PMH one is refused here, as docs/archiver.md says, rather
+  // than stored for `oaibag restore` (which orders versions by it) to fail on.
+  const refusal = datestampRefusal(header.datestamp);
+  if (refusal) {
+    for (const file of received) await discardIncoming(file);
+    counts.failed++;
+    log(`failed: ${shown(header.identifier)}: ${refusal.message} [${refusal.code}]`);
+    return failureOf(context, header, {
+      stage: 'verify',
+      code: refusal.code,
+      message: refusal.message,
+      expected: 'YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ',
+      found: shown(header.datestamp),
+    });
+  }
   if (header.deleted) {
     for (const file of received) await discardIncoming(file);
     if (batch.knownDeletion(header.identifier, header.datestamp)) return undefined;
@@ -251,6 +267,17 @@ async function processRecord(
 }
 
 /** A failure of one record of the harvest, for the batch. */
+/** The error of a datestamp that is not an OAI-PMH one (`YYYY-MM-DD`, `YYYY-MM-DDThh:mm:ssZ`); undefined for a good one. */
+function datestampRefusal(datestamp: string): ArchiverError | undefined {
+  try {
+    compactDatestamp(datestamp);
+    return undefined;
+  } catch (error) {
+    if (error instanceof ArchiverError) return error;
+    throw error;
+  }
+}
+
 function failureOf(
   context: StoreContext,
   header: { identifier: string; datestamp: string },
