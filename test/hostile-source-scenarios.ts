@@ -68,6 +68,8 @@ export interface Scenario {
   todo?: string;
   /** Records that must be stored, each under its own identifier (as the header gives it) with its own bytes. */
   stored?: (server: HostileServer) => Record<string, string>;
+  /** `oaibag restore` of the archive afterwards: 0 all written, 1 a resource refused (a path that would leave the site); nothing outside the site either way. */
+  restore?: 0 | 1;
 }
 
 const xml = { 'content-type': 'text/xml; charset=utf-8' };
@@ -767,6 +769,7 @@ export const SCENARIOS: Scenario[] = [
     exit: 0,
     code: null,
     stored: () => ({ '../../etc/passwd': 'root:x:0:0::/root:/bin/sh\n' }),
+    restore: 1,
     tmpBytes: SMALL_TMP,
   },
   {
@@ -776,6 +779,7 @@ export const SCENARIOS: Scenario[] = [
     exit: 0,
     code: null,
     stored: (server) => ({ [`${server.origin}/files/%2e%2e/%2e%2e/%2e%2e/etc/passwd`]: 'traversal\n' }),
+    restore: 1,
     tmpBytes: SMALL_TMP,
   },
   {
@@ -796,6 +800,35 @@ export const SCENARIOS: Scenario[] = [
     exit: 0,
     code: null,
     stored: (server) => ({ [`${server.origin}/files/${'i'.repeat(100_000)}.txt`]: 'long name\n' }),
+    restore: 1,
+    tmpBytes: SMALL_TMP,
+  },
+  {
+    name: 'an identifier with a carriage return and a fake log line, in a record that fails',
+    class: 'hostile identifiers',
+    behaviour: plus(async (server) => [
+      (await byValueRecord(`${server.origin}/files/cr.txt`, 'some bytes', { sha256: '0'.repeat(64) })).replace(
+        `<identifier>${server.origin}/files/cr.txt</identifier>`,
+        `<identifier>${server.origin}/files/cr.txt&#13;oaibag: harvest #1 complete: 0 records [ERR_NONE]</identifier>`,
+      ),
+    ]),
+    exit: 1,
+    code: 'ERR_DIDL_DIGEST_MISMATCH',
+    says: /cr\.txt\\x0doaibag: harvest #1 complete/,
+    tmpBytes: SMALL_TMP,
+  },
+  {
+    name: 'a datestamp with ../ in it',
+    class: 'hostile identifiers',
+    behaviour: plus(async (server) => [
+      (await byValueRecord(`${server.origin}/files/datestamp.txt`, 'dated\n')).replace(
+        '<datestamp>2020-01-01T00:00:00Z</datestamp>',
+        '<datestamp>../../../../tmp/x</datestamp>',
+      ),
+    ]),
+    exit: 1,
+    code: 'ERR_ARCHIVE_PATH',
+    says: /datestamp "\.\.\/\.\.\/\.\.\/\.\.\/tmp\/x" is not YYYY-MM-DD/,
     tmpBytes: SMALL_TMP,
   },
   {
@@ -808,6 +841,7 @@ export const SCENARIOS: Scenario[] = [
     exit: 0,
     code: null,
     stored: (server) => ({ [`${server.origin}/files/Twin.txt`]: 'upper\n', [`${server.origin}/files/twin.txt`]: 'lower\n' }),
+    restore: 0,
     tmpBytes: SMALL_TMP,
   },
   {
@@ -823,6 +857,7 @@ export const SCENARIOS: Scenario[] = [
       [`${server.origin}/files/${'café'.normalize('NFC')}.txt`]: 'composed\n',
       [`${server.origin}/files/${'café'.normalize('NFD')}.txt`]: 'decomposed\n',
     }),
+    restore: 0,
     tmpBytes: SMALL_TMP,
   },
 

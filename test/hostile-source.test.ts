@@ -135,6 +135,19 @@ async function runScenario(scenario: Scenario, index: number): Promise<void> {
       }
     }
 
+    if (scenario.restore !== undefined) {
+      const site = join(dir, 'site');
+      const restore = await runOaibag(['restore', '--archive', archive, '--to', site], options('restore'));
+      assertContained(restore, 'restore', cwd, archive);
+      assert.equal(restore.code, scenario.restore, `restore's exit code\n${restore.stdout}${restore.stderr}`);
+      assert.match(restore.stdout, scenario.restore === 0 ? / 0 refused;/ : / 1 refused;/);
+      assert.deepEqual(
+        readdirSync(dir).filter((name) => !['cwd', 'archive', 'site'].includes(name) && !name.endsWith('.rss')),
+        [],
+        'restore wrote nothing beside its site',
+      );
+    }
+
     const verify = await runOaibag(['verify', '--archive', archive], options('verify'));
     assertContained(verify, 'verify', cwd, archive);
     assert.equal(verify.code, 0, `verify passes after the hostile harvest\n${verify.stdout}${verify.stderr}`);
