@@ -48,8 +48,8 @@ export interface BatchBounds {
   parts?: number;
 }
 
-/** 1,000 records of 10 parts each: a batch of records with thousands of parts is sealed at a page end all the same. */
-export const DEFAULT_BATCH_PARTS = 10_000;
+/** 1,000 records of 5 parts each: a batch of records with thousands of parts is sealed at a page end all the same. */
+export const DEFAULT_BATCH_PARTS = 5_000;
 
 /**
  * 1,000 records keeps a bag's metadata small enough to read whole and a crash's re-fetch short

@@ -38,19 +38,21 @@ const GiB = 1024 * MiB;
  * Generous for real repositories, tight for a hostile one. A page's own size is bounded loosely
  * (By-Value pages of large files are legitimately large) and its compression ratio tightly:
  * base64 compresses about 1.3 times, DIDL metadata 5 to 20 times, a bomb a thousand times.
- * Records and XML held bound the memory of a page that never ends; a page of 10,000 records is
- * ten times what repositories serve (100 to 1,000). A batch is committed only when a page ends,
- * so each record of a page that never ends still costs the harvester some 8 to 14 KB until
- * then (its catalog rows, manifest lines, PREMIS events, payload file): 10,000 keep it under
- * 300 MB, 50,000 took it to 800 MB.
+ * Records, parts and XML held bound the memory of a page that never ends. A batch is committed
+ * only when a page ends, so until then each record costs the harvester some 14 KB and each
+ * datastream some 10 KB (catalog rows staged, manifest lines, PREMIS events): 5,000 records or
+ * 10,000 datastreams keep it near 200 MB, under the 300 MB the hostile-source suite allows
+ * (10,000 records and 20,000 datastreams came within 10 MB of it on a loaded machine, 50,000
+ * records took it to 800 MB). Repositories serve 100 to 1,000 records a page, mod_oai one
+ * datastream a record; DSpace's 100 items a page of up to 100 bitstreams each fit too.
  */
 export const DEFAULT_SOURCE_LIMITS: Readonly<SourceLimits> = Object.freeze({
   datastreamBytes: 64 * GiB,
   pageBytes: 16 * GiB,
   compressionRatio: 100,
-  pageRecords: 10_000,
+  pageRecords: 5_000,
   pageXmlBytes: 128 * MiB,
-  pageParts: 20_000,
+  pageParts: 10_000,
   idleMs: 120_000,
   pageDeadlineMs: 30 * 60_000,
   datastreamDeadlineMs: 6 * 3600_000,
