@@ -54,7 +54,7 @@ export class PageRecords {
   private slots: Slot[] = [];
   /** Records of the page so far, delivered ones included. */
   private records = 0;
-  /** Payload parts of the page's records processed so far, delivered ones included. */
+  /** Payload parts of the page's records so far, counted as each record arrives. */
   private parts = 0;
   private pending: IncomingFile[] = [];
   private readonly inFlight = new Set<Promise<void>>();

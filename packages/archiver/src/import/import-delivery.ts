@@ -120,7 +120,12 @@ async function ingestRecords(
   const { log, concurrency } = options;
   const baseUrl = facts.kind === 'site' ? options.baseUrl! : undefined;
   const { catalog, flusher } = session;
-  const client = new OaiClient(sourceUrl, options.signal ? { signal: options.signal } : {});
+  // A delivery's file of DIDL records is one "page" however many records it holds: the page
+  // bounds of a harvest are not the import's (its own are the delivery's caps, checked first).
+  const client = new OaiClient(sourceUrl, {
+    ...(options.signal ? { signal: options.signal } : {}),
+    limits: { pageRecords: Number.MAX_SAFE_INTEGER, pageParts: Number.MAX_SAFE_INTEGER, pageXmlBytes: Number.MAX_SAFE_INTEGER },
+  });
   try {
     const source = catalog.ensureSource(sourceUrl, options.sourceName ?? null);
     const importId = catalog.startHarvest(source.id, { prefix: 'oai_didl', delivery: facts });
@@ -175,7 +180,16 @@ async function ingestRecords(
     try {
       for (let start = 0; start < total; start += FILES_PER_PAGE) {
         if (options.signal?.aborted) break;
-        const records = new PageRecords({ context, batch, counts, log, concurrency, progress: () => report(done) });
+        const records = new PageRecords({
+          context,
+          batch,
+          counts,
+          log,
+          concurrency,
+          progress: () => report(done),
+          // Records go into the batch bag as they are done, not held to the end of the page.
+          deliver: (taken) => batch.addPage(page + 1, taken),
+        });
         try {
           for (let index = start; index < Math.min(total, start + FILES_PER_PAGE); index++) {
             const entry = entries[index]!;
