@@ -3,7 +3,7 @@
 // on stderr and to the documented exit codes. All behaviour lives in the library modules.
 import { Command, CommanderError } from 'commander';
 import { auditCommand } from './commands/audit-command.js';
-import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE, EXIT_USAGE } from './commands/exit-codes.js';
+import { EXIT_ARCHIVE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, exitCodeOf } from './commands/exit-codes.js';
 import { exportCommand } from './commands/export-command.js';
 import { exportRdfCommand } from './commands/export-rdf-command.js';
 import { harvestCommand } from './commands/harvest-command.js';
@@ -56,17 +56,36 @@ async function main(): Promise<void> {
     }
     if (error instanceof ArchiverError) {
       process.stderr.write(`oaibag: ${error.message} [${error.code}]${error.hint ? ` (hint: ${error.hint})` : ''}\n`);
-      process.exitCode = error.code === 'ERR_ARCHIVE_USAGE' ? EXIT_USAGE : error.code.startsWith('ERR_HARVEST_') ? EXIT_SOURCE : EXIT_PROBLEMS;
+      process.exitCode = exitCodeOf(error.code);
       return;
     }
     const code = (error as NodeJS.ErrnoException | undefined)?.code;
     if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
       process.stderr.write(`oaibag: ${(error as Error).message} [${code}]\n`);
-      process.exitCode = EXIT_PROBLEMS;
+      process.exitCode = EXIT_ARCHIVE;
       return;
     }
-    throw error;
+    reportInternalError(error);
   }
 }
+
+/**
+ * An error oaibag did not expect (a bug): one line naming it, exit 5; the stack only when
+ * OAIBAG_DEBUG is set, so a scheduler's log keeps one line per failure.
+ */
+function reportInternalError(error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(
+    `oaibag: internal error: ${message.replace(/[\r\n]+/g, ' ')} [ERR_ARCHIVE_INTERNAL] (hint: please report it; OAIBAG_DEBUG=1 prints the stack)\n`,
+  );
+  if (process.env.OAIBAG_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  process.exitCode = EXIT_INTERNAL;
+}
+
+// A failure outside the command's promise (an emitter without an error listener) is a bug too.
+process.on('uncaughtException', (error) => {
+  reportInternalError(error);
+  process.exit(EXIT_INTERNAL);
+});
 
 await main();

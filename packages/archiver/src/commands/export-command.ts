@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { ArchiverError } from '../core/errors.js';
 import { exportBags } from '../export/export-bags.js';
 import { type ExportedSite, exportSite } from '../restore/site-zip.js';
-import { EXIT_PROBLEMS } from './exit-codes.js';
+import { EXIT_PARTIAL } from './exit-codes.js';
 import { restoreCounts, restoreDisplay, restoredState } from './restore-command.js';
 
 interface ExportCommandOptions {
@@ -78,7 +78,7 @@ async function exportSiteCommand(options: ExportCommandOptions): Promise<void> {
   if (terminal) process.stderr.write('\r\x1b[K');
   process.stdout.write(`${site.sha256}  ${basename(site.file)}\n`);
   process.stderr.write(`${formatSiteSummary(site)}\n`);
-  if (site.summary.problems > 0) process.exitCode = EXIT_PROBLEMS;
+  if (site.summary.problems > 0) process.exitCode = EXIT_PARTIAL;
 }
 
 /** The summary line of `export --site`: files, bytes, the instant, the ZIP, then restore's counts. */

@@ -3,7 +3,7 @@ import { type HarvestSummary, harvest } from '../harvest/harvest.js';
 import { DEFAULT_BATCH_BOUNDS } from '../harvest/harvest-batch.js';
 import type { Compression } from '../oai/oai-client.js';
 import { credentialsFromOptions } from './credentials-options.js';
-import { EXIT_INTERRUPTED, EXIT_PROBLEMS, EXIT_SOURCE } from './exit-codes.js';
+import { EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_SOURCE } from './exit-codes.js';
 import { compressionMode, wholeNumber } from './option-parsers.js';
 import { sourceLimitsFromOptions, withSourceLimitOptions } from './source-limit-options.js';
 import { stopSignal } from './stop-signal.js';
@@ -87,7 +87,7 @@ export function harvestCommand(): Command {
       if (summary.status === 'interrupted') process.exitCode = EXIT_INTERRUPTED;
       else if (summary.status === 'failed') process.exitCode = EXIT_SOURCE;
       // partial: a record of the list failed, in this run or in an earlier run of the same list.
-      else if (summary.status === 'partial' || summary.failed > 0) process.exitCode = EXIT_PROBLEMS;
+      else if (summary.status === 'partial' || summary.failed > 0) process.exitCode = EXIT_PARTIAL;
     });
 }
 

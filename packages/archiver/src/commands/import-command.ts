@@ -4,7 +4,7 @@ import { DEFAULT_DELIVERY_LIMITS, type DeliveryLimits } from '../import/delivery
 import { DELIVERY_KINDS, type DeliveryKind } from '../import/delivery-kind.js';
 import { importDelivery } from '../import/import-delivery.js';
 import type { ImportSummary } from '../import/import-options.js';
-import { EXIT_INTERRUPTED, EXIT_PROBLEMS } from './exit-codes.js';
+import { EXIT_INTERRUPTED, EXIT_PARTIAL } from './exit-codes.js';
 import { byteSize, wholeNumber } from './option-parsers.js';
 import { stopSignal } from './stop-signal.js';
 
@@ -100,7 +100,7 @@ export function importCommand(): Command {
       if (terminal) process.stderr.write('\r\x1b[K');
       process.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatImportSummary(summary));
       if (summary.status === 'interrupted') process.exitCode = EXIT_INTERRUPTED;
-      else if (summary.failed > 0) process.exitCode = EXIT_PROBLEMS;
+      else if (summary.failed > 0) process.exitCode = EXIT_PARTIAL;
     });
 }
 

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { type RestoreCounts, type RestoreOptions, type RestoreSummary, restoreSite } from '../restore/restore.js';
-import { EXIT_PROBLEMS } from './exit-codes.js';
+import { EXIT_PARTIAL } from './exit-codes.js';
 
 /** `oaibag restore --to DIR`: rebuilds the site from the archive's AIPs (docs/restore.md). */
 export function restoreCommand(): Command {
@@ -36,7 +36,7 @@ export function restoreCommand(): Command {
       if (terminal) process.stderr.write('\r\x1b[K');
       if (options.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       else process.stdout.write(formatRestoreSummary(summary));
-      if (summary.problems > 0) process.exitCode = EXIT_PROBLEMS;
+      if (summary.problems > 0) process.exitCode = EXIT_PARTIAL;
     });
 }
 

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { formatVerifyReport, verifyArchive } from '../verify/verify-archive.js';
 import { verifyZipBag } from '../verify/verify-zip-bag.js';
-import { EXIT_PROBLEMS } from './exit-codes.js';
+import { EXIT_ARCHIVE } from './exit-codes.js';
 import { wholeNumber } from './option-parsers.js';
 
 /** `oaibag verify`: the fixity check of an archive (docs/verify.md). */
@@ -39,7 +39,7 @@ export function verifyCommand(): Command {
               `${zip.payloadFiles} payload files, ${zip.payloadBytes} bytes)\n`,
           );
         }
-        if (!zip.ok) process.exitCode = EXIT_PROBLEMS;
+        if (!zip.ok) process.exitCode = EXIT_ARCHIVE;
         return;
       }
       const terminal = process.stderr.isTTY;
@@ -56,6 +56,6 @@ export function verifyCommand(): Command {
       });
       if (terminal) process.stderr.write('\r\x1b[K');
       process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report));
-      if (!report.ok) process.exitCode = EXIT_PROBLEMS;
+      if (!report.ok) process.exitCode = EXIT_ARCHIVE;
     });
 }
