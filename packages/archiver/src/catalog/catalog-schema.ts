@@ -308,6 +308,28 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
       db.exec('ALTER TABLE sources ADD COLUMN rights_manifest TEXT');
     },
   },
+  {
+    version: 7,
+    name: 'attempts and verifications',
+    up(db) {
+      // Every harvest attempt is a harvests row, also one that never reached a list (the source
+      // unreachable, Identify failed, the format refused, stopped): `reason` is its one line
+      // with the error's code. `verifications`: one row per fixity check of the archive
+      // (verify, repair), for `oaibag status` and monitoring.
+      db.exec(`
+        ALTER TABLE harvests ADD COLUMN reason TEXT;
+        CREATE TABLE verifications (
+          id INTEGER PRIMARY KEY,
+          kind TEXT NOT NULL CHECK (kind IN ('full', 'fast', 'repair')),
+          started_at TEXT NOT NULL,
+          ended_at TEXT NOT NULL,
+          bags INTEGER NOT NULL,
+          bytes INTEGER NOT NULL,
+          damaged INTEGER NOT NULL
+        );
+      `);
+    },
+  },
 ];
 
 /** The archive format this program reads and writes (docs/aip-profile.md). */
@@ -436,6 +458,24 @@ export interface CatalogHarvest {
   arguments: HarvestArguments;
   listResponseDate: string | null;
   counts: HarvestCounts;
+  /** Why it failed or was interrupted: one line ending with the error's code, or null. */
+  reason: string | null;
+}
+
+/** The kinds of fixity check: `oaibag verify` in full or `--fast`, and `oaibag repair`'s. */
+export type VerificationKind = 'full' | 'fast' | 'repair';
+
+/** One fixity check of the whole archive, as `oaibag status` shows it. */
+export interface CatalogVerification {
+  kind: VerificationKind;
+  startedAt: string;
+  endedAt: string;
+  /** Bags checked. */
+  bags: number;
+  /** Bytes read (0 for a fast check). */
+  bytes: number;
+  /** Problems found (after a repair: the ones left). */
+  damaged: number;
 }
 
 /** One OAI item of a source: a web resource, live or deleted. */
@@ -682,6 +722,7 @@ export function toHarvest(row: Row): CatalogHarvest {
     status: String(row.status) as HarvestStatus,
     arguments: JSON.parse(String(row.arguments)) as HarvestArguments,
     listResponseDate: text(row.list_response_date),
+    reason: text(row.reason),
     counts: {
       records: Number(row.records),
       added: Number(row.added),

@@ -8,6 +8,7 @@ import {
   type CatalogResource,
   type CatalogSource,
   type CatalogStatus,
+  type CatalogVerification,
   type CatalogVersion,
   catalogSchemaVersion,
   type HarvestArguments,
@@ -356,12 +357,60 @@ export class Catalog {
     this.sql('UPDATE harvests SET ended_at = ? WHERE id = ?').run(at, harvestId);
   }
 
-  /** Closes a harvest with its final status and counts (its end: when its list ended, else now). */
-  finishHarvest(harvestId: number, status: Exclude<HarvestStatus, 'running'>, counts: Partial<HarvestCounts> = {}): void {
+  /**
+   * Closes a harvest with its final status and counts (its end: when its list ended, else now)
+   * and, for a failed or interrupted one, why (one line ending with the error's code).
+   */
+  finishHarvest(harvestId: number, status: Exclude<HarvestStatus, 'running'>, counts: Partial<HarvestCounts> = {}, reason?: string): void {
     this.durably(() => {
-      this.sql('UPDATE harvests SET status = ?, ended_at = COALESCE(ended_at, ?) WHERE id = ?').run(status, stamp(), harvestId);
+      this.sql('UPDATE harvests SET status = ?, ended_at = COALESCE(ended_at, ?), reason = COALESCE(?, reason) WHERE id = ?').run(
+        status,
+        stamp(),
+        reason ?? null,
+        harvestId,
+      );
       this.updateHarvestCounts(harvestId, counts);
     });
+  }
+
+  /** Replaces the arguments a harvest was started with (once Identify has told how to ask). */
+  setHarvestArguments(harvestId: number, args: HarvestArguments): void {
+    this.sql('UPDATE harvests SET arguments = ? WHERE id = ?').run(argumentsJson(args), harvestId);
+  }
+
+  /** The most recent harvest of a source that completed its list, or undefined. */
+  lastCompleteHarvest(sourceId: number): CatalogHarvest | undefined {
+    const row = this.sql("SELECT * FROM harvests WHERE source_id = ? AND status = 'complete' ORDER BY id DESC LIMIT 1").get(sourceId) as Row | undefined;
+    return row && toHarvest(row);
+  }
+
+  /** Records one fixity check of the archive (verify, repair), durably. */
+  recordVerification(verification: CatalogVerification): void {
+    this.durably(() => {
+      this.sql('INSERT INTO verifications (kind, started_at, ended_at, bags, bytes, damaged) VALUES (?, ?, ?, ?, ?, ?)').run(
+        verification.kind,
+        verification.startedAt,
+        verification.endedAt,
+        verification.bags,
+        verification.bytes,
+        verification.damaged,
+      );
+    });
+  }
+
+  /** The most recent fixity check of the archive, or undefined when it was never checked. */
+  lastVerification(): CatalogVerification | undefined {
+    const row = this.sql('SELECT * FROM verifications ORDER BY id DESC LIMIT 1').get() as Row | undefined;
+    return (
+      row && {
+        kind: String(row.kind) as CatalogVerification['kind'],
+        startedAt: String(row.started_at),
+        endedAt: String(row.ended_at),
+        bags: Number(row.bags),
+        bytes: Number(row.bytes),
+        damaged: Number(row.damaged),
+      }
+    );
   }
 
   /**

@@ -20,7 +20,7 @@ import { acquireArchiveLock } from '../archive/archive-lock.js';
 import { AIPS_DIRECTORY, resolveArchivePath, TEMP_DIRECTORY } from '../archive/storage-path.js';
 import type { BagProblem, BagProblemKind } from '../bag/bag-verifier.js';
 import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
-import type { NewEvent } from '../catalog/catalog-schema.js';
+import type { CatalogVerification, NewEvent } from '../catalog/catalog-schema.js';
 import { payloadsOfBag, type RelyingVersion, versionsRelyingOn, versionsRelyingOnBag } from '../catalog/verify-queries.js';
 import { ArchiverError, isStorageExhausted } from '../core/errors.js';
 import { startWorker } from '../core/start-worker.js';
@@ -218,6 +218,15 @@ async function check(catalog: Catalog, options: VerifyArchiveOptions & { fast: b
   damagedPayloads.sort((a, b) => byCodeUnit(a.bagPath, b.bagPath) || byCodeUnit(a.path ?? '', b.path ?? ''));
   const all = [...problems.keys()].sort(byCodeUnit).flatMap((path) => problems.get(path)!);
   const affected = new Set(damagedPayloads.flatMap((damage) => damage.versions.map((v) => `${v.source}\n${v.identifier}\n${v.datestamp}\n${v.bagPath}`)));
+  // The check's summary, for `oaibag status` and monitoring (recorded with the events).
+  events.recordSummary({
+    kind: fast ? 'fast' : 'full',
+    startedAt: new Date(started).toISOString(),
+    endedAt: new Date().toISOString(),
+    bags: toCheck.length + missing.length,
+    bytes: hashedBytes,
+    damaged: all.length,
+  });
   return {
     fast,
     jobs,
@@ -386,6 +395,15 @@ class EventRecorder {
       detail: `oaibag verify (${this.mode}): ${path}: ${detail}`,
     });
     if (this.events.length >= VERIFY_EVENT_BATCH) this.flush();
+  }
+
+  /** Records the check's summary row; like the events, skipped (and noted) when the disk is full. */
+  recordSummary(verification: CatalogVerification): void {
+    try {
+      this.catalog.recordVerification(verification);
+    } catch (error) {
+      if (!isStorageExhausted(error)) throw error;
+    }
   }
 
   flush(): void {
