@@ -111,6 +111,10 @@ test('urls lists what changed: first everything, then exactly the added, modifie
     ].sort(),
   );
   assert.deepEqual(changed.summary.deleted, 1);
+  // --no-deleted: the deletion is neither handed over nor counted as a change.
+  const live = await list({ from: first.summary.responseDate!, includeDeleted: false });
+  assert.deepEqual(live.entries.map((entry) => entry.url).sort(), [url('index.html'), url('new.txt')].sort());
+  assert.deepEqual([live.summary.listed, live.summary.deleted, live.summary.deletedLeftOut], [2, 0, 1]);
   assert.equal(changed.summary.from, first.summary.responseDate);
   const lines = changed.entries.map((entry) => formatChangedUrl(entry, false));
   assert.ok(lines.includes(`${url('gone.txt')}\tdeleted\n`), lines.join(''));
@@ -137,16 +141,17 @@ test('urls lists what changed: first everything, then exactly the added, modifie
     assert.equal(cli.status, 0, cli.stderr);
     assert.deepEqual(cli.stdout.split('\n').filter(Boolean).sort(), [`${url('gone.txt')}\tdeleted`, url('index.html'), url('new.txt')].sort());
     assert.match(cli.stderr, /3 changed \(1 deleted\).*next time: --from \d{4}-/);
-    const live = await oaibag('urls', endpoint, '--from', first.summary.responseDate!, '--no-deleted', '--json');
-    assert.equal(live.status, 0, live.stderr);
+    const liveCli = await oaibag('urls', endpoint, '--from', first.summary.responseDate!, '--no-deleted', '--json');
+    assert.equal(liveCli.status, 0, liveCli.stderr);
     assert.deepEqual(
-      live.stdout
+      liveCli.stdout
         .split('\n')
         .filter(Boolean)
         .map((line) => (JSON.parse(line) as { url: string }).url)
         .sort(),
       [url('index.html'), url('new.txt')].sort(),
     );
+    assert.match(liveCli.stderr, /: 2 changed \(1 deletion left out\) from /, 'the summary counts what was printed');
   }
 });
 

@@ -39,12 +39,12 @@ export function urlsCommand(): Command {
         ...(options.until !== undefined ? { until: options.until } : {}),
         ...(options.set !== undefined ? { set: options.set } : {}),
         ...(credentials ? { credentials } : {}),
+        includeDeleted: options.deleted,
         log,
         onPage: async (entries) => {
           let text = '';
           for (const entry of entries) {
             if (!entry.crawlable) log(`not an http(s) URL, left out: ${JSON.stringify(entry.url)}`);
-            else if (entry.deleted && !options.deleted) continue;
             else text += formatChangedUrl(entry, options.json === true);
           }
           if (text !== '' && !process.stdout.write(text)) await once(process.stdout, 'drain');

@@ -22,6 +22,11 @@ export interface ListChangedUrlsOptions {
   set?: string;
   /** The metadata format named in ListIdentifiers (default `oai_didl`). */
   prefix?: string;
+  /**
+   * False: deleted resources are left out of the entries handed over and of `listed`, and counted
+   * in `deletedLeftOut` instead (`--no-deleted`). Default true.
+   */
+  includeDeleted?: boolean;
   credentials?: Credentials;
   retry?: RetryPolicy;
   log?: (line: string) => void;
@@ -49,8 +54,12 @@ export interface ListChangedUrlsSummary {
   /** `from` and `until` as sent (at the repository's granularity). */
   from: string | null;
   until: string | null;
+  /** Entries handed over to `onPage` (including those that are not URLs). */
   listed: number;
+  /** Deleted resources among `listed`. */
   deleted: number;
+  /** Deleted resources left out (`includeDeleted: false`), not part of `listed`. */
+  deletedLeftOut: number;
   /** Identifiers that are not http(s) URLs. */
   notUrls: number;
   pages: number;
@@ -85,7 +94,8 @@ export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<
     if (until !== null) first.until = until;
     if (options.set !== undefined) first.set = options.set;
 
-    const summary: ListChangedUrlsSummary = { responseDate: null, from, until, listed: 0, deleted: 0, notUrls: 0, pages: 0, requests: 0 };
+    const summary: ListChangedUrlsSummary = { responseDate: null, from, until, listed: 0, deleted: 0, deletedLeftOut: 0, notUrls: 0, pages: 0, requests: 0 };
+    const includeDeleted = options.includeDeleted ?? true;
     // The one list loop (oai/list-walk.ts), never restarted: a listing is cheap to run again.
     const steps = walkList({
       verb: 'ListIdentifiers',
@@ -110,12 +120,14 @@ export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<
       }
       const page = step.page;
       summary.responseDate ??= page.responseDate ?? null;
-      for (const entry of page.entries) {
+      const entries = includeDeleted ? page.entries : page.entries.filter((entry) => !entry.deleted);
+      summary.deletedLeftOut += page.entries.length - entries.length;
+      for (const entry of entries) {
         summary.listed++;
         if (entry.deleted) summary.deleted++;
         if (!entry.crawlable) summary.notUrls++;
       }
-      if (page.entries.length > 0) await options.onPage(page.entries);
+      if (entries.length > 0) await options.onPage(entries);
       if (step.kind === 'loop') {
         throw new ArchiverError(
           'ERR_HARVEST_PROTOCOL',
@@ -146,9 +158,12 @@ export function formatChangedUrl(entry: ChangedUrl, json: boolean): string {
 
 /** The closing stderr line: counts, and the `--from` of the next listing. */
 export function formatUrlsSummary(summary: ListChangedUrlsSummary): string {
+  // With --no-deleted the deletions are not among the changes listed, so they are not counted as such.
+  const deleted =
+    summary.deletedLeftOut > 0 ? `${summary.deletedLeftOut} ${summary.deletedLeftOut === 1 ? 'deletion' : 'deletions'} left out` : `${summary.deleted} deleted`;
   const notUrls = summary.notUrls > 0 ? `, ${summary.notUrls} not URLs (left out)` : '';
   const next = summary.responseDate !== null ? `; next time: --from ${summary.responseDate}` : '';
-  return `${summary.listed} changed (${summary.deleted} deleted${notUrls}) from ${summary.from ?? 'the beginning'} until ${summary.until ?? 'now'}${next}`;
+  return `${summary.listed} changed (${deleted}${notUrls}) from ${summary.from ?? 'the beginning'} until ${summary.until ?? 'now'}${next}`;
 }
 
 /** A ListIdentifiers page: its entries and what it says about the list. */
