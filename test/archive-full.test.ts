@@ -72,7 +72,7 @@ test('the archive disk fills up mid-harvest: one coded line, exit 1, a valid arc
   }
   const archive = join(small, 'archive');
   const full = await oaibag('harvest', '--archive', archive, endpoint);
-  assert.equal(full.status, 1, full.stderr);
+  assert.equal(full.status, 4, full.stderr);
   const lines = full.stderr.trim().split('\n');
   assert.equal(lines.length, 1, `one line, no per-record failures and no stack trace:\n${full.stderr}`);
   assert.match(lines[0]!, /^oaibag: no room left on the file system of the archive .*ENOSPC \[ERR_ARCHIVE_FULL\] \(hint: free space there/);
@@ -111,7 +111,7 @@ test('a restore onto a disk that fills up: one coded line, exit 1, and every fil
   assert.ok(mountTmpfs('1m'), 'mount a 1 MB tmpfs');
   const out = join(small, 'out');
   const restore = await oaibag('restore', '--archive', archive, '--to', out);
-  assert.equal(restore.status, 1, restore.stderr);
+  assert.equal(restore.status, 4, restore.stderr);
   const lines = restore.stderr.trim().split('\n');
   assert.equal(lines.length, 1, restore.stderr);
   assert.match(lines[0]!, /^oaibag: no room left on the file system of the restore folder .*\[ERR_ARCHIVE_FULL\]/);

@@ -310,7 +310,7 @@ test('a damaged payload file stops the export: one line naming the resource and 
   rmSync(file);
 
   const cli = spawnSync(process.execPath, [BIN, 'export', '--archive', copy, '--to', file, '--site', '--as-of', between], { encoding: 'utf8' });
-  assert.equal(cli.status, 1, cli.stderr);
+  assert.equal(cli.status, 4, cli.stderr);
   assert.equal(cli.stdout, '');
   const lines = cli.stderr.trimEnd().split('\n');
   assert.equal(lines.length, 1, cli.stderr);

@@ -59,7 +59,7 @@ for (const hostile of HOSTILE) {
     // An archive that exists keeps exactly what it had.
     mkdirSync(archive);
     const cli = spawnSync(process.execPath, [BIN, 'import', '--archive', archive, '--base-url', 'http://site.example/', delivery], { encoding: 'utf8' });
-    assert.equal(cli.status, 1, cli.stderr);
+    assert.equal(cli.status, 3, cli.stderr);
     const lines = cli.stderr.trim().split('\n');
     assert.equal(lines.length, 1, cli.stderr);
     assert.match(lines[0]!, new RegExp(`^oaibag: .*${hostile.entry.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*\\[${hostile.code}\\]`));

@@ -211,7 +211,7 @@ test('oaibag reindex: a format-1 layout is refused with ERR_ARCHIVE_FORMAT; --js
   const old = join(work, 'format-1');
   mkdirSync(join(old, 'aips', 'ab', 'cd', 'a'.repeat(64), '20000101-0123456789ab'), { recursive: true });
   const refused = spawnSync(process.execPath, [BIN, 'reindex', '--archive', old], { encoding: 'utf8' });
-  assert.equal(refused.status, 1, refused.stderr);
+  assert.equal(refused.status, 4, refused.stderr);
   assert.match(refused.stderr, /ERR_ARCHIVE_FORMAT/);
   assert.match(refused.stderr, /format 2/);
   assert.doesNotMatch(refused.stderr, /\n\s+at /, 'no stack trace');

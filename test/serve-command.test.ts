@@ -88,7 +88,7 @@ test('with the defaults Identify is valid against the OAI-PMH schema (its adminE
 
 test('no archive there: exit 1, one coded line; a bad option: exit 2', () => {
   const missing = spawnSync(process.execPath, [BIN, 'serve', '--archive', join(work, 'nothing'), '--port', '0'], { encoding: 'utf8' });
-  assert.equal(missing.status, 1, missing.stderr);
+  assert.equal(missing.status, 4, missing.stderr);
   assert.match(missing.stderr, /^oaibag: .* \[ERR_ARCHIVE_CATALOG\]/);
   assert.equal(missing.stderr.trim().split('\n').length, 1);
   const bad = spawnSync(process.execPath, [BIN, 'serve', '--archive', archive, '--by-value-max', 'lots'], { encoding: 'utf8' });

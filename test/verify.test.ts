@@ -132,7 +132,7 @@ test('the CLI exits 0 for an intact archive and 2 for bad options', {
   assert.equal((JSON.parse(ok.stdout) as VerifyReport).valid, 7);
   assert.equal(oaibag('verify', '--archive', archive, '--jobs', '0').status, 2);
   const none = oaibag('verify', '--archive', join(work, 'no-such-archive'));
-  assert.equal(none.status, 1);
+  assert.equal(none.status, 4);
   assert.match(none.stderr, /no catalog at .*\[ERR_ARCHIVE_CATALOG\]/);
 });
 
@@ -253,7 +253,7 @@ test('verify finds a flipped byte, a missing payload, an extra file and a bad Ox
 
   if (CLI_WIRED) {
     const cli = oaibag('verify', '--archive', archive, '--jobs', '2');
-    assert.equal(cli.status, 1, cli.stderr);
+    assert.equal(cli.status, 4, cli.stderr);
     assert.ok(cli.stdout.includes(expected[0]!), cli.stdout);
   }
 });
@@ -430,11 +430,11 @@ test('a damaged payload is named with its bag and every version relying on it: t
 
     if (CLI_WIRED) {
       const cli = oaibag('verify', '--archive', store, '--jobs', '1');
-      assert.equal(cli.status, 1, cli.stderr);
+      assert.equal(cli.status, 4, cli.stderr);
       const cliLines = cli.stdout.split('\n');
       assert.deepEqual(cliLines.slice(cliLines.indexOf(problemLine) + 1, cliLines.indexOf(problemLine) + 3), named, cli.stdout);
       const json = oaibag('verify', '--archive', store, '--json');
-      assert.equal(json.status, 1, json.stderr);
+      assert.equal(json.status, 4, json.stderr);
       const parsed = JSON.parse(json.stdout) as VerifyReport;
       assert.deepEqual(parsed.damagedPayloads, report.damagedPayloads);
       assert.equal(parsed.affectedVersions, 2);

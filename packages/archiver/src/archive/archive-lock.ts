@@ -262,6 +262,14 @@ function ioError(file: string, action: string, error: unknown): ArchiverError {
   return isStorageExhausted(error) ? archiveFullError(dirname(file), failure) : failure;
 }
 
+/**
+ * Whether the process holding a lock may still run: false only when it ran on this host and is
+ * gone (then a harvest it left 'running' was interrupted); a holder on another host is assumed alive.
+ */
+export function lockHolderIsAlive(holder: ArchiveLockHolder): boolean {
+  return holder.hostname !== hostname() || processIsAlive(holder.pid);
+}
+
 /** Reads the holder of an archive's lock without taking it (for `oaibag status`); undefined when unlocked or unreadable. */
 export function readArchiveLockHolder(archiveDir: string): ArchiveLockHolder | undefined {
   try {

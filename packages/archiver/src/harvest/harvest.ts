@@ -100,7 +100,17 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
   });
   try {
-    const facts = await identifyRepository(client, prefix);
+    // The attempt is recorded before the first request, so that a night whose source cannot be
+    // reached (or refuses the format, or is stopped) leaves its trace for `oaibag status`.
+    const known = catalog.source(options.baseUrl) ?? catalog.ensureSource(options.baseUrl, null);
+    const harvestId = catalog.startHarvest(known.id, { from: userFrom ?? null, until: userUntil ?? null, set: options.set ?? null, prefix });
+    let facts: Awaited<ReturnType<typeof identifyRepository>>;
+    try {
+      facts = await identifyRepository(client, prefix);
+    } catch (error) {
+      recordAttemptEnd(catalog, harvestId, error);
+      throw error;
+    }
     const source = catalog.upsertSource(options.baseUrl, facts);
     const plan = planHarvest({
       prefix,
@@ -111,7 +121,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       resume: source.resume,
       granularity: facts.granularity,
     });
-    const harvestId = catalog.startHarvest(source.id, { from: plan.from, until: plan.until, set: options.set ?? null, prefix });
+    catalog.setHarvestArguments(harvestId, { from: plan.from, until: plan.until, set: options.set ?? null, prefix });
     const list = new HarvestList({
       signal: options.signal,
       set: options.set,
@@ -163,7 +173,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       if (error instanceof HarvestStopped && settled === undefined) {
         // Stopped on request: what was stored is committed, the last page's token saved.
         log('stopped on request; the next harvest resumes from the last complete page');
-        catalog.finishHarvest(harvestId, 'interrupted', list.counts);
+        catalog.finishHarvest(harvestId, 'interrupted', list.counts, STOPPED_REASON);
         return summaryOf('interrupted', source.watermark);
       }
       throw recordHarvestFailure(catalog, options.archiveDir, source.id, harvestId, list.counts, error instanceof HarvestStopped ? settled : error);
@@ -176,7 +186,13 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       catalog.resolveListFailures(source.id);
       if (status === 'complete' && list.listResponseDate) catalog.setWatermark(source.id, list.listResponseDate);
     }
-    catalog.finishHarvest(harvestId, status, list.counts);
+    const open = status === 'partial' ? catalog.openRecordFailuresSince(source.id, source.resume?.harvestId ?? harvestId) : 0;
+    catalog.finishHarvest(
+      harvestId,
+      status,
+      list.counts,
+      status === 'partial' ? `${open} record failure(s) of the list still open, retried next time` : undefined,
+    );
     return summaryOf(status, catalog.source(options.baseUrl)?.watermark ?? null);
   } catch (error) {
     // Before the list (adopting bags, starting the harvest) a full disk is the same story.
@@ -198,10 +214,34 @@ function recordHarvestFailure(catalog: Catalog, archiveDir: string, sourceId: nu
   if (!(stop instanceof ArchiverError)) return stop;
   try {
     catalog.recordFailure({ sourceId, harvestId, stage: stop.code === 'ERR_ARCHIVE_FULL' ? 'store' : 'list', code: stop.code, message: stop.message });
-    catalog.finishHarvest(harvestId, 'failed', counts);
+    catalog.finishHarvest(harvestId, 'failed', counts, reasonOf(stop));
   } catch (bookkeeping) {
     // A full disk may refuse these rows too; the next harvest marks this one interrupted.
     if (!isStorageExhausted(bookkeeping)) throw bookkeeping;
   }
   return stop;
+}
+
+/** Why a harvest stopped on request (SIGINT, SIGTERM, a mirror stopping). */
+const STOPPED_REASON = 'stopped on request; the next harvest resumes';
+
+/** One line for the catalog: the error's message and code. */
+function reasonOf(error: unknown): string {
+  if (error instanceof ArchiverError) return `${error.message} [${error.code}]`;
+  if ((error as Error | undefined)?.name === 'AbortError') return STOPPED_REASON;
+  return `${(error as Error | undefined)?.message ?? String(error)} [ERR_ARCHIVE_INTERNAL]`;
+}
+
+/**
+ * Closes an attempt that never reached its list (Identify failed, the format was refused, the
+ * harvest was stopped): `interrupted` when stopped, else `failed`, with its reason. A full disk
+ * may refuse the row; the next harvest then marks the attempt interrupted.
+ */
+function recordAttemptEnd(catalog: Catalog, harvestId: number, error: unknown): void {
+  const stopped = (error as Error | undefined)?.name === 'AbortError';
+  try {
+    catalog.finishHarvest(harvestId, stopped ? 'interrupted' : 'failed', {}, reasonOf(error));
+  } catch (bookkeeping) {
+    if (!isStorageExhausted(bookkeeping)) throw bookkeeping;
+  }
 }
