@@ -32,9 +32,28 @@ test('harvest --help documents its exit codes and OAIBAG_SYNC', () => {
   assert.match(result.stdout, /redirects are followed \(at most 10\)/);
 });
 
-test('an unknown command exits 2 with a one-line error and the help, no stack trace', () => {
+test('an unknown command exits 2 with a one-line error and where the help is, no stack trace', () => {
   const result = oaibag('harvset');
   assert.equal(result.status, 2);
   assert.match(result.stderr, /unknown command 'harvset'/);
   assert.doesNotMatch(result.stderr, /\n\s+at /);
+  assert.deepEqual(result.stderr.split('\n').slice(1), ['(see `oaibag --help`)', '']);
+});
+
+test('a usage error is at most two lines on stderr (the error, where the help is), not the whole --help, and exit 2', () => {
+  const cases: [string[], RegExp][] = [
+    [['serve', '--prot', '8080'], /^error: unknown option '--prot' \(Did you mean --port\?\)$/],
+    [['serve', '--by-value-max', 'lots'], /^error: option '--by-value-max <SIZE>' argument 'lots' is invalid\. .*expected a size in bytes/],
+    [['harvest'], /^error: missing required argument/],
+    [['status', '--no-such-option'], /^error: unknown option '--no-such-option'$/],
+  ];
+  for (const [args, firstLine] of cases) {
+    const result = oaibag(...args);
+    assert.equal(result.status, 2, `${args.join(' ')}: ${result.stderr}`);
+    const lines = result.stderr.trimEnd().split('\n');
+    assert.ok(lines.length <= 2, `${args.join(' ')} printed ${lines.length} lines:\n${result.stderr}`);
+    assert.match(lines[0]!, firstLine);
+    assert.equal(lines[1], `(see \`oaibag ${args[0]} --help\`)`);
+    assert.equal(result.stdout, '');
+  }
 });

@@ -10,6 +10,7 @@ import { harvestCommand } from './commands/harvest-command.js';
 import { importCommand } from './commands/import-command.js';
 import { mirrorCommand } from './commands/mirror-command.js';
 import { reindexCommand } from './commands/reindex-command.js';
+import { repairCommand } from './commands/repair-command.js';
 import { restoreCommand } from './commands/restore-command.js';
 import { serveCommand } from './commands/serve-command.js';
 import { statusCommand } from './commands/status-command.js';
@@ -21,8 +22,8 @@ import { ARCHIVER_VERSION } from './core/version.js';
 const program = new Command('oaibag')
   .description('Harvest web sites over OAI-PMH (oai_didl) into an archive of BagIt AIPs catalogued in SQLite.')
   .version(ARCHIVER_VERSION, '-V, --version', 'print the version and exit')
-  .showHelpAfterError()
   .exitOverride();
+usageErrorsInTwoLines(program, 'oaibag');
 
 for (const command of [
   harvestCommand(),
@@ -30,6 +31,7 @@ for (const command of [
   restoreCommand(),
   auditCommand(),
   verifyCommand(),
+  repairCommand(),
   reindexCommand(),
   urlsCommand(),
   statusCommand(),
@@ -38,7 +40,17 @@ for (const command of [
   exportCommand(),
   exportRdfCommand(),
 ]) {
-  program.addCommand(command.showHelpAfterError().exitOverride());
+  program.addCommand(usageErrorsInTwoLines(command.exitOverride(), `oaibag ${command.name()}`));
+}
+
+/**
+ * A usage error is its line (with commander's "did you mean" on it) and where the help is, not
+ * the whole --help: in a scheduler's log the error would be lost in sixty lines of options.
+ */
+function usageErrorsInTwoLines(command: Command, name: string): Command {
+  return command
+    .showHelpAfterError(`(see \`${name} --help\`)`)
+    .configureOutput({ outputError: (text, write) => write(text.replace(/\n\(Did you mean /g, ' (Did you mean ')) });
 }
 
 async function main(): Promise<void> {
