@@ -5,7 +5,14 @@ import { formatDuration, parseDuration } from '../core/duration.js';
 import { ArchiverError } from '../core/errors.js';
 import { shown } from '../core/remote-text.js';
 import { type ArchiveHealth, type AttemptHealth, readArchiveHealth } from '../health/archive-health.js';
-import { CHECK_UNKNOWN, checkHealth, DEFAULT_DISK_CRITICAL_PERCENT, DEFAULT_DISK_WARNING_PERCENT, DEFAULT_MAX_AGE_MS } from '../health/health-check.js';
+import {
+  CHECK_UNKNOWN,
+  checkHealth,
+  DEFAULT_DISK_CRITICAL_PERCENT,
+  DEFAULT_DISK_WARNING_PERCENT,
+  DEFAULT_MAX_AGE_MS,
+  timeAgo,
+} from '../health/health-check.js';
 
 interface StatusOptions {
   archive: string;
@@ -93,7 +100,7 @@ function percent(value: string): number {
 
 function formatStatus(archiveDir: string, status: CatalogStatus, health: ArchiveHealth): string {
   const now = Date.parse(health.at);
-  const ago = (iso: string): string => `${formatDuration(Math.max(0, Math.floor((now - Date.parse(iso)) / 60_000)) * 60_000)} ago`;
+  const ago = (iso: string): string => timeAgo(now, iso);
   const attempt = (a: AttemptHealth | undefined): string => {
     if (a === undefined) return 'none';
     const when = a.endedAt ?? a.startedAt;

@@ -53,8 +53,7 @@ export function checkHealth(health: ArchiveHealth, options: HealthCheckOptions =
   const add = (state: CheckState, text: string): void => {
     problems.push({ state, text });
   };
-  const ago = (iso: string | null): string =>
-    iso === null ? 'at an unknown time' : `${formatDuration(Math.max(0, Math.floor((now - Date.parse(iso)) / 60_000)) * 60_000)} ago`;
+  const ago = (iso: string | null): string => (iso === null ? 'at an unknown time' : timeAgo(now, iso));
 
   const wanted = options.sources ?? [];
   for (const url of wanted) {
@@ -106,6 +105,12 @@ export function checkHealth(health: ArchiveHealth, options: HealthCheckOptions =
           .map((problem) => problem.text)
           .join('; ') + (problems.length > NAMED_PROBLEMS ? `; and ${problems.length - NAMED_PROBLEMS} more` : '');
   return { state, problems, line: `OAIBAG ${LABELS[state]}: ${text} | ${perfData(health, sources)}` };
+}
+
+/** How long before `now` (ms) the instant `iso` was, for people: `3h12m ago`, `less than a minute ago`. */
+export function timeAgo(now: number, iso: string): string {
+  const minutes = Math.floor((now - Date.parse(iso)) / 60_000);
+  return minutes < 1 ? 'less than a minute ago' : `${formatDuration(minutes * 60_000)} ago`;
 }
 
 function reasonOf(attempt: AttemptHealth): string {
