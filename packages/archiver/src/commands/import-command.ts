@@ -14,6 +14,7 @@ interface ImportCommandOptions {
   baseUrl?: string;
   source?: string;
   sourceName?: string;
+  until?: string;
   maxEntries?: number;
   maxEntrySize?: number;
   maxTotalSize?: number;
@@ -33,9 +34,13 @@ export function importCommand(): Command {
     .option('--base-url <URL>', "a site's files: the URL their paths are relative to (each file's identifier is this URL and its path)")
     .option(
       '--source <URL>',
-      "the OAI-PMH base URL the delivery stands for; harvesting it later continues the import (default: --base-url, or the saved responses' request URL)",
+      "the OAI-PMH base URL the delivery stands for; harvesting it later continues the import (default: a site's --base-url followed by /oai, where oaibag-repository answers; the saved responses' request URL)",
     )
     .option('--source-name <NAME>', 'the name of that repository, for a source the archive does not know yet')
+    .option(
+      '--until <DATE>',
+      "the delivery's cut-off (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ): it holds the source's changes up to then, so the first harvest asks only what changed after it",
+    )
     .option('--max-entries <N>', `refuse a delivery of more files (default ${DEFAULT_DELIVERY_LIMITS.maxEntries})`, wholeNumber)
     .option('--max-entry-size <SIZE>', `refuse a file larger than this, uncompressed (default ${gib(DEFAULT_DELIVERY_LIMITS.maxEntryBytes)})`, byteSize)
     .option('--max-total-size <SIZE>', `refuse a delivery larger than this, uncompressed (default ${gib(DEFAULT_DELIVERY_LIMITS.maxTotalBytes)})`, byteSize)
@@ -60,8 +65,13 @@ export function importCommand(): Command {
         'responses) are read as a harvest reads them. Both are verified and bagged as a harvest does,\n' +
         "with the delivery's name, size and sha-256 in every bag. Bags from oaibag export are verified\n" +
         'in full and adopted as they are, at the place their name gives.\n' +
-        '\nExit codes: 0 imported; 1 refused, damaged, or some records failed (named); 2 usage;\n' +
-        '130 stopped by SIGINT/SIGTERM (what was stored is kept; the same command continues).',
+        "\nWith --until, a complete import sets the source's watermark to the second after the cut-off\n" +
+        '(never back: a later one is kept), so that `oaibag harvest SOURCE` asks from= it, as a mirror\n' +
+        'that took its bulk out of band continues. Files whose mode gives nobody read permission\n' +
+        '(mode 000) are left out, as the repository leaves them out.\n' +
+        '\nExit codes: 0 imported; 1 some records failed (named); 2 usage; 3 the delivery refused or\n' +
+        'damaged; 4 an archive problem (full, locked); 130 stopped by SIGINT/SIGTERM (what was stored\n' +
+        'is kept; the same command continues).',
     )
     .action(async (deliveryPath: string, options: ImportCommandOptions) => {
       const terminal = process.stderr.isTTY;
@@ -85,6 +95,7 @@ export function importCommand(): Command {
         ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
         ...(options.source !== undefined ? { source: options.source } : {}),
         ...(options.sourceName !== undefined ? { sourceName: options.sourceName } : {}),
+        ...(options.until !== undefined ? { until: options.until } : {}),
         log: (line) => process.stderr.write(`${terminal ? '\r\x1b[K' : ''}oaibag: ${line}\n`),
         ...(terminal
           ? {
@@ -122,6 +133,7 @@ export function formatImportSummary(summary: ImportSummary): string {
         `${summary.skipped > 0 ? `, ${summary.skipped} files not resources` : ''}, ${summary.bytes} bytes of payload in ${summary.bags} bag(s)`;
   return (
     `import${summary.importId !== null ? ` #${summary.importId}` : ''} ${summary.status}: ${delivery.name} (${delivery.kind}, ${delivery.size} bytes, sha-256 ${delivery.sha256}) ` +
-    `for ${summary.source}: ${what}\n`
+    `for ${summary.source}: ${what}` +
+    `${summary.kind !== 'bags' && summary.watermark !== null ? `; next harvest from ${summary.watermark}` : ''}\n`
   );
 }

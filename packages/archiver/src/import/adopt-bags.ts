@@ -98,6 +98,7 @@ export async function adoptBags(
       delivery: facts,
       source: sources.join(' '),
       status: 'complete',
+      watermark: null, // per source, from the bags' own lists (index-bags.ts)
       skipped: 0,
       bags: placed.length,
       ...COUNTS_ZERO,

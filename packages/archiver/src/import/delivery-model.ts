@@ -13,6 +13,15 @@ export interface DeliveryEntry {
   sha256: string;
 }
 
+/**
+ * A file the delivery holds but keeps private: its Unix mode gives nobody read permission
+ * (read-permission.ts). Never read into the archive; a folder's is not even opened.
+ */
+export interface WithheldEntry {
+  name: string;
+  size: number;
+}
+
 export interface Delivery {
   kind: 'zip' | 'folder';
   /** Absolute path of the ZIP or folder. */
@@ -28,8 +37,10 @@ export interface Delivery {
    * files under the same names have the same sha-256, whatever their mtimes.
    */
   sha256: string;
-  /** Files only, sorted by name in code-unit order. */
+  /** Files only, sorted by name in code-unit order; the withheld ones are not among them. */
   entries: DeliveryEntry[];
+  /** Files whose mode gives nobody read permission (mode 000), sorted by name; not in `entries` nor in a folder's sha-256. */
+  withheld: WithheldEntry[];
   /** Streams an entry's bytes again; the iterable throws ArchiverError ERR_IMPORT_DAMAGED at its end if the size or sha-256 differ from the screening pass (the file changed while imported). Memory flat (no whole-entry buffers). */
   open(entry: DeliveryEntry): AsyncIterable<Uint8Array>;
   close(): Promise<void>;

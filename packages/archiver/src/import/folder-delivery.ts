@@ -2,7 +2,8 @@
 // is ever followed), every name, type and cap checked; then every file read once for its
 // sha-256. Files are opened with O_NOFOLLOW | O_NONBLOCK and must be, by fstat, the regular file
 // the walk saw (same device and inode): a file or folder swapped for a link, or for a fifo,
-// after the walk is refused, never followed or waited on.
+// after the walk is refused, never followed or waited on. A file whose mode gives nobody read
+// permission is withheld (read-permission.ts): counted against the caps, never opened.
 import { createHash } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import { constants } from 'node:fs';
@@ -10,9 +11,10 @@ import { lstat, open, opendir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ArchiverError } from '../core/errors.js';
 import { DeliveryCaps, type DeliveryLimits, grouped } from './delivery-limits.js';
-import { byName, type Delivery, type DeliveryEntry, type DeliveryRefusal, deliveryRefusal, quoteName } from './delivery-model.js';
+import { byName, type Delivery, type DeliveryEntry, type DeliveryRefusal, deliveryRefusal, quoteName, type WithheldEntry } from './delivery-model.js';
 import { NameTree, nameProblem } from './delivery-names.js';
 import { checkedBytes, errorText, type KeepBytes, KeepFailed, measureBytes, READ_CHUNK_BYTES } from './entry-bytes.js';
+import { nobodyMayRead } from './read-permission.js';
 
 /** A file as the walk found it. */
 interface FolderFile {
@@ -32,7 +34,8 @@ export async function openFolderDelivery(
   keep?: (name: string, size: number) => KeepBytes | undefined,
 ): Promise<Delivery> {
   const refuse = deliveryRefusal(path);
-  const files = (await walk(path, limits, refuse)).sort(byName);
+  const walked = await walk(path, limits, refuse);
+  const files = walked.files.sort(byName);
   const total = files.reduce((sum, file) => sum + file.size, 0);
   let done = 0;
   const onBytes = progress && ((bytes: number) => progress((done += bytes), total));
@@ -65,6 +68,7 @@ export async function openFolderDelivery(
     size: total,
     sha256: manifest.digest('hex'),
     entries,
+    withheld: walked.withheld.sort(byName),
     open(entry) {
       const found = located.get(entry.name);
       if (!found) throw new Error(`${path}: no entry ${quoteName(entry.name)}`);
@@ -74,11 +78,12 @@ export async function openFolderDelivery(
   };
 }
 
-/** Every file under `root`, each name, type and size checked as it is found. */
-async function walk(root: string, limits: DeliveryLimits, refuse: DeliveryRefusal): Promise<FolderFile[]> {
+/** Every file under `root`, each name, type and size checked as it is found; those nobody may read apart. */
+async function walk(root: string, limits: DeliveryLimits, refuse: DeliveryRefusal): Promise<{ files: FolderFile[]; withheld: WithheldEntry[] }> {
   const caps = new DeliveryCaps(limits, refuse);
   const names = new NameTree();
   const files: FolderFile[] = [];
+  const withheld: WithheldEntry[] = [];
   const folders = ['']; // a stack, not recursion: depth is the delivery's to choose
   while (folders.length > 0) {
     const folder = folders.pop()!;
@@ -99,14 +104,15 @@ async function walk(root: string, limits: DeliveryLimits, refuse: DeliveryRefusa
           continue;
         }
         caps.addFile(name, Number(stats.size));
-        files.push({ name, size: Number(stats.size), mtimeNs: stats.mtimeNs, dev: stats.dev, ino: stats.ino });
+        if (nobodyMayRead(stats.mode)) withheld.push({ name, size: Number(stats.size) });
+        else files.push({ name, size: Number(stats.size), mtimeNs: stats.mtimeNs, dev: stats.dev, ino: stats.ino });
       }
     } catch (error) {
       if (error instanceof ArchiverError) throw error;
       throw refuse('ERR_IMPORT_DAMAGED', `${what} cannot be read: ${errorText(error)}`, error);
     }
   }
-  return files;
+  return { files, withheld };
 }
 
 function typeProblem(stats: BigIntStats): string | null {

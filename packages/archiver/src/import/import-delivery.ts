@@ -6,8 +6,10 @@
 // the harvest's own record path (page-records.ts) into batch bags that name the delivery (its
 // name, size and sha-256, a PREMIS accession event). Serialized bags are adopted as they are
 // (adopt-bags.ts). An import is recorded as a harvest row of its source whose arguments name the
-// delivery; it never moves the source's watermark, so the next harvest lists everything and
-// recognises what was imported (same identifier, datestamp and bytes: nothing new).
+// delivery. With `--until` (the delivery's cut-off) a complete import sets the source's
+// watermark to the second after it, so the first harvest asks only what changed since; without
+// it the next harvest lists everything and recognises what was imported (same identifier,
+// datestamp and bytes: nothing new).
 import { basename } from 'node:path';
 import { type ReadRecord, readDidl } from '@oaibag/didl';
 import { formatDatestamp } from '@oaibag/oai-pmh';
@@ -23,9 +25,11 @@ import type { StoreContext } from '../harvest/store-record.js';
 import { OaiClient } from '../oai/oai-client.js';
 import { adoptBags } from './adopt-bags.js';
 import { type Delivery, type DeliveryEntry, openDelivery } from './delivery.js';
+import { type DeliveryCutOff, deliveryCutOff, movesWatermark } from './delivery-cut-off.js';
 import { isHidden, type Recognised, recogniseDelivery } from './delivery-kind.js';
+import { quoteName } from './delivery-model.js';
 import type { ImportOptions, ImportSummary } from './import-options.js';
-import { notAResource, siteRecord } from './site-record.js';
+import { notAResource, repositoryOaiUrl, siteBaseUrl, siteRecord } from './site-record.js';
 
 /** Files of a delivery taken as one "page" of the batch (bag-info.txt's Batch-Pages counts them). */
 const FILES_PER_PAGE = 100;
@@ -38,8 +42,10 @@ export async function importDelivery(options: ImportOptions): Promise<ImportSumm
   const concurrency = options.concurrency ?? 4;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1)
     throw new ArchiverError('ERR_ARCHIVE_USAGE', `concurrency must be a whole number of at least 1, not ${concurrency}`);
-  const baseUrl = httpUrl(options.baseUrl, '--base-url');
+  const given = httpUrl(options.baseUrl, '--base-url');
+  const baseUrl = given === undefined ? undefined : siteBaseUrl(given);
   httpUrl(options.source, '--source');
+  const cutOff = options.until === undefined ? undefined : deliveryCutOff(options.until);
   if (options.kind === 'site' && baseUrl === undefined) {
     throw new ArchiverError('ERR_ARCHIVE_USAGE', "--kind site needs --base-url, the URL the site's paths are relative to");
   }
@@ -81,7 +87,10 @@ export async function importDelivery(options: ImportOptions): Promise<ImportSumm
           path: delivery.path,
         });
       }
-      source = options.source ?? (recognised.kind === 'site' ? baseUrl : recognised.requestUrl);
+      if (recognised.kind === 'bags') refuseForBags(delivery, cutOff);
+      // A site's files join the source oaibag-repository serves for their base URL, whose
+      // records have the same identifiers: harvesting it continues the import.
+      source = options.source ?? (recognised.kind === 'site' ? repositoryOaiUrl(baseUrl!) : recognised.requestUrl);
       if (source === undefined && recognised.kind === 'didl') {
         throw new ArchiverError(
           'ERR_ARCHIVE_USAGE',
@@ -99,7 +108,7 @@ export async function importDelivery(options: ImportOptions): Promise<ImportSumm
     const kind = recognised!.kind;
     const facts: DeliveryFacts = { name: screened.name, size: screened.size, sha256: screened.sha256, kind };
     if (kind === 'bags') return await adoptBags(session, screened, facts, { ...options, log });
-    return await ingestRecords(session, screened, facts, source!, kept, { ...options, log, concurrency, budget });
+    return await ingestRecords(session, screened, facts, source!, kept, { ...options, log, concurrency, budget, siteBase: baseUrl, cutOff });
   } finally {
     await letGo();
     await delivery?.close();
@@ -115,10 +124,17 @@ async function ingestRecords(
   sourceUrl: string,
   /** A site's files kept in tmp/ by the screening, by name (taken from it as they are stored). */
   kept: Map<string, IncomingFile>,
-  options: ImportOptions & { log: (line: string) => void; concurrency: number; budget: MemoryBudget },
+  options: ImportOptions & {
+    log: (line: string) => void;
+    concurrency: number;
+    budget: MemoryBudget;
+    /** A site's base URL, normalized as the repository normalizes its own. */
+    siteBase: string | undefined;
+    cutOff: DeliveryCutOff | undefined;
+  },
 ): Promise<ImportSummary> {
-  const { log, concurrency } = options;
-  const baseUrl = facts.kind === 'site' ? options.baseUrl! : undefined;
+  const { log, concurrency, cutOff } = options;
+  const baseUrl = facts.kind === 'site' ? options.siteBase! : undefined;
   const { catalog, flusher } = session;
   // A delivery's file of DIDL records is one "page" however many records it holds: the page
   // bounds of a harvest are not the import's (its own are the delivery's caps, checked first).
@@ -128,7 +144,7 @@ async function ingestRecords(
   });
   try {
     const source = catalog.ensureSource(sourceUrl, options.sourceName ?? null);
-    const importId = catalog.startHarvest(source.id, { prefix: 'oai_didl', delivery: facts });
+    const importId = catalog.startHarvest(source.id, { prefix: 'oai_didl', delivery: facts, ...(cutOff ? { until: cutOff.until } : {}) });
     const counts: HarvestCounts = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
     const context: StoreContext = {
       archiveDir: options.archiveDir,
@@ -152,15 +168,20 @@ async function ingestRecords(
       repositoryName: context.repositoryName,
       prefix: 'oai_didl',
       from: null,
-      until: null,
+      until: cutOff?.until ?? null,
       set: null,
       delivery: facts,
       ...(options.batchBounds ? { bounds: options.batchBounds } : {}),
     });
-    const run = new ImportRun(catalog, batch, importId, counts);
+    const run = new ImportRun(catalog, batch, source.id, importId, counts);
     const total = delivery.entries.length;
     const report = (done: number) => options.progress?.({ stage: 'storing', done, total, counts });
     let skipped = 0;
+    // Files the delivery keeps private (mode 000): the repository never exports them.
+    for (const file of delivery.withheld) {
+      skipped++;
+      log(`${facts.kind === 'site' ? 'not a resource' : 'not read'} (unreadable: nobody may read it): ${file.name}`);
+    }
     let page = 0;
     let done = 0;
     const entries = delivery.entries;
@@ -216,11 +237,15 @@ async function ingestRecords(
         report(done);
       }
       const stopped = options.signal?.aborted === true;
-      await run.commit(stopped ? undefined : counts.failed > 0 ? 'partial' : 'complete');
+      const listEnd = stopped ? undefined : counts.failed > 0 ? 'partial' : 'complete';
+      await run.commit(listEnd, listEnd === 'complete' ? watermarkToSet(catalog.source(sourceUrl)?.watermark ?? null, cutOff, log) : undefined);
       const status = stopped ? 'interrupted' : counts.failed > 0 ? 'partial' : 'complete';
       catalog.finishHarvest(importId, status, counts);
       if (stopped) log('stopped on request; importing the same delivery again continues it');
-      return { importId, kind: facts.kind, delivery: facts, source: sourceUrl, status, skipped, bags: run.bags, ...counts };
+      else if (cutOff && status === 'partial')
+        log(`some records failed: the watermark is not set (--until ${cutOff.until}), so the next harvest lists everything`);
+      const watermark = catalog.source(sourceUrl)?.watermark ?? null;
+      return { importId, kind: facts.kind, delivery: facts, source: sourceUrl, status, watermark, skipped, bags: run.bags, ...counts };
     } catch (error) {
       for (const reading of ahead.values()) await discardIncoming(await reading.catch(() => undefined));
       // What the batch holds (whole records, verified) is committed; the rerun recognises it.
@@ -266,6 +291,17 @@ async function readSiteFile(
   return file;
 }
 
+/**
+ * The watermark a complete import with a cut-off sets: the cut-off's, unless the source has a
+ * later one already (a harvest or an import since), which is kept.
+ */
+function watermarkToSet(current: string | null, cutOff: DeliveryCutOff | undefined, log: (line: string) => void): string | undefined {
+  if (cutOff === undefined) return undefined;
+  if (movesWatermark(current, cutOff.watermark)) return cutOff.watermark;
+  log(`the source's watermark ${current} is not before the one --until ${cutOff.until} gives (${cutOff.watermark}): kept`);
+  return undefined;
+}
+
 /** Commits an import's batches, adding each commit's tally to the import's counts in its transaction. */
 class ImportRun {
   bags = 0;
@@ -273,17 +309,51 @@ class ImportRun {
   constructor(
     private readonly catalog: Catalog,
     private readonly batch: HarvestBatch,
+    private readonly sourceId: number,
     private readonly importId: number,
     private readonly counts: HarvestCounts,
   ) {}
 
-  async commit(listEnd?: 'complete' | 'partial'): Promise<void> {
+  /**
+   * Commits the batch; the last one with the list's end and, for a cut-off, the watermark: set
+   * in the same transaction, and written into the bag as its List-Response-Date (the `from` of
+   * the next harvest, as a harvest's list leaves it), so that reindex sets it again.
+   */
+  async commit(listEnd?: 'complete' | 'partial', watermark?: string): Promise<void> {
     const placing = this.batch.hasBag;
-    await this.batch.commit({ listResponseDate: null, ...(listEnd ? { listEnd } : {}) }, undefined, (tally: BatchTally) => {
+    let committed = false;
+    await this.batch.commit({ listResponseDate: watermark ?? null, ...(listEnd ? { listEnd } : {}) }, undefined, (tally: BatchTally) => {
       for (const key of Object.keys(tally) as Array<keyof BatchTally>) this.counts[key] += tally[key];
       this.catalog.updateHarvestCounts(this.importId, this.counts);
+      if (watermark !== undefined) this.catalog.setWatermark(this.sourceId, watermark);
+      committed = true;
     });
+    // Nothing left to commit (every file recognised or left out): the watermark on its own.
+    if (watermark !== undefined && !committed) this.catalog.setWatermark(this.sourceId, watermark);
     if (placing) this.bags++;
+  }
+}
+
+/**
+ * Serialized bags carry their sources' watermarks (their lists' ends) and are taken whole: a
+ * cut-off is not theirs to give, and a file of theirs nobody may read is a bag not whole.
+ */
+function refuseForBags(delivery: Delivery, cutOff: DeliveryCutOff | undefined): void {
+  if (cutOff) {
+    throw new ArchiverError(
+      'ERR_ARCHIVE_USAGE',
+      `--until is for a site's files or DIDL records: the serialized bags of ${delivery.name} carry their sources' watermarks`,
+    );
+  }
+  const private_ = delivery.withheld[0];
+  if (private_) {
+    throw new ArchiverError(
+      'ERR_IMPORT_DAMAGED',
+      `${delivery.name}: entry ${quoteName(private_.name)} gives nobody read permission (mode 000): serialized bags are taken whole`,
+      {
+        path: delivery.path,
+      },
+    );
   }
 }
 

@@ -16,10 +16,18 @@ export interface ImportOptions {
   baseUrl?: string;
   /**
    * The OAI-PMH base URL of the repository the delivery stands for: the source its records join,
-   * so that harvesting it later continues the import. Default: `baseUrl` for a site's files, the
-   * `request` URL of the first saved response for DIDL records.
+   * so that harvesting it later continues the import. Default: for a site's files the endpoint
+   * oaibag-repository serves for `baseUrl` (`<baseUrl>/oai`), for DIDL records the `request` URL
+   * of the first saved response.
    */
   source?: string;
+  /**
+   * The delivery's cut-off (the command-line date grammar): it holds the source's changes up to
+   * the end of that day or instant, so the import sets the source's watermark to the second after
+   * it and the first harvest asks only what changed since (delivery-cut-off.ts). A site's files
+   * or DIDL records only; set when the import completes, never moved back.
+   */
+  until?: string;
   /** The source's name, for a source the archive does not know yet (no Identify to ask). */
   sourceName?: string;
   limits?: Partial<DeliveryLimits>;
@@ -43,7 +51,12 @@ export interface ImportSummary extends HarvestCounts {
   delivery: DeliveryFacts;
   source: string;
   status: Exclude<HarvestStatus, 'running' | 'failed'>;
-  /** Files left out: of a site, those the repository's export rules exclude (hidden, backups, scripts); of DIDL records, hidden ones. */
+  /** The source's watermark after the import (the next harvest's `from`); null when it has none. Adopted bags: null. */
+  watermark: string | null;
+  /**
+   * Files left out: of a site, those the repository's export rules exclude (hidden, backups,
+   * scripts, files nobody may read); of DIDL records, hidden ones and files nobody may read.
+   */
   skipped: number;
   /** Bags written (site, DIDL) or adopted (serialized bags). */
   bags: number;

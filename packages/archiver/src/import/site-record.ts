@@ -6,7 +6,8 @@
 // identifier, datestamp and bytes, and adds nothing.
 import type { DidlDocument, OaiHeader } from '@oaibag/didl';
 import { fileHeaders, formatDatestamp, mimeSetSpec } from '@oaibag/oai-pmh';
-import { createExportPolicy, type ExclusionReason, identifierForPath, mimeTypeForPath } from '@oaibag/repository';
+import { createExportPolicy, type ExclusionReason, identifierForPath, mimeTypeForPath, normalizeBaseUrl } from '@oaibag/repository';
+import { ArchiverError } from '../core/errors.js';
 
 /** What a site record is made of: a file of the delivery, measured. */
 export interface SiteFile {
@@ -17,11 +18,37 @@ export interface SiteFile {
   sha256: string;
 }
 
+/** Where oaibag-repository answers OAI-PMH, below its base URL (docs/repository.md). */
+const REPOSITORY_OAI_PATH = 'oai';
+
 /**
  * The repository's export rules (hidden names, backup and editor files, server-side scripts,
  * its own `oai` path): a file they exclude is not a resource of the site.
  */
-const exportPolicy = createExportPolicy({ reservedRootNames: ['oai'] });
+const exportPolicy = createExportPolicy({ reservedRootNames: [REPOSITORY_OAI_PATH] });
+
+/**
+ * `--base-url` as the repository normalizes its own (lower-case scheme and host, no default
+ * port, no trailing slash), so that the identifiers made from it are the repository's; a usage
+ * error for anything but an http(s) URL without query, fragment or credentials.
+ */
+export function siteBaseUrl(value: string): string {
+  try {
+    return normalizeBaseUrl(value);
+  } catch (error) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `--base-url ${JSON.stringify(value)} is not an http(s) URL without query, fragment or credentials`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * The OAI-PMH base URL oaibag-repository serves for a site at `baseUrl` (normalized): the
+ * source a site's files join when `--source` is not given.
+ */
+export function repositoryOaiUrl(baseUrl: string): string {
+  return `${baseUrl}/${REPOSITORY_OAI_PATH}`;
+}
 
 /** Why a delivered file is not a resource of the site, or null when it is one. */
 export function notAResource(name: string): ExclusionReason | null {

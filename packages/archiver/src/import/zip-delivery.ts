@@ -6,6 +6,8 @@
 //    checked, its sha-256 measured, its bytes handed to the caller's `keep` when it wants them;
 // 3. the ZIP file itself hashed.
 // All three read one file descriptor, so a file renamed over the delivery meanwhile is not read.
+// An entry made on Unix whose mode gives nobody read permission is screened like the others (a
+// bomb is a bomb) but withheld (read-permission.ts): never kept, not among the entries.
 import { close, createReadStream, fstatSync, open as openFile, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -15,9 +17,10 @@ import yauzl, { type Entry, type ZipFile } from 'yauzl';
 import { readZipEntries, zipEntryFileType } from '../core/zip-entries.js';
 import { CachedZipReader } from './cached-zip-reader.js';
 import { DeliveryCaps, type DeliveryLimits, grouped } from './delivery-limits.js';
-import { byName, type Delivery, type DeliveryEntry, type DeliveryRefusal, deliveryRefusal, quoteName } from './delivery-model.js';
+import { byName, type Delivery, type DeliveryEntry, type DeliveryRefusal, deliveryRefusal, quoteName, type WithheldEntry } from './delivery-model.js';
 import { NameTree, nameProblem } from './delivery-names.js';
 import { checkedBytes, errorText, type KeepBytes, KeepFailed, measureBytes, READ_CHUNK_BYTES } from './entry-bytes.js';
+import { nobodyMayRead, zipEntryUnixMode } from './read-permission.js';
 
 const openFd = promisify(openFile);
 
@@ -35,6 +38,8 @@ interface ZipFileEntry {
   crc32: number;
   compressedSize: number;
   deflated: boolean;
+  /** Its Unix mode gives nobody read permission: screened, then left out of the delivery's entries. */
+  withheld: boolean;
   /** Where its local header is; the data follows it (read in pass 2, see dataStart). */
   localHeaderOffset: number;
   /** Where its data starts, once pass 2 read the local header. */
@@ -76,9 +81,11 @@ export async function openZipDelivery(
     progress?.(0, total);
 
     const located = new Map<string, { entry: DeliveryEntry; file: ZipFileEntry }>();
+    const withheld: WithheldEntry[] = [];
     await eachAtOnce(files, SCREEN_CONCURRENCY, async (file) => {
-      const entry = await screenData(zip, fd, file, refuse, onBytes, keep?.(file.name, file.size));
-      located.set(file.name, { entry, file });
+      const entry = await screenData(zip, fd, file, refuse, onBytes, file.withheld ? undefined : keep?.(file.name, file.size));
+      if (file.withheld) withheld.push({ name: file.name, size: file.size });
+      else located.set(file.name, { entry, file });
     });
 
     const whole = await measureBytes(createReadStream(path, { fd, start: 0, autoClose: false, highWaterMark: READ_CHUNK_BYTES }), zip.fileSize, onBytes).catch(
@@ -102,6 +109,7 @@ export async function openZipDelivery(
       size: zip.fileSize,
       sha256: whole.sha256,
       entries: [...located.values()].map(({ entry }) => entry).sort(byName),
+      withheld: withheld.sort(byName),
       open(entry) {
         const found = located.get(entry.name);
         if (!found) throw new Error(`${path}: no entry ${quoteName(entry.name)}`);
@@ -137,6 +145,7 @@ async function screenDirectory(zip: ZipFile, path: string, limits: DeliveryLimit
     }
     const name = entry.fileName;
     const isFolder = name.endsWith('/');
+    const mode = zipEntryUnixMode(entry);
     const problem = entryProblem(entry) ?? names.add(name, isFolder);
     if (problem) throw refuse('ERR_IMPORT_UNSAFE', `entry ${quoteName(name)} ${problem}`);
     caps.countEntry(name);
@@ -155,6 +164,7 @@ async function screenDirectory(zip: ZipFile, path: string, limits: DeliveryLimit
       crc32: entry.crc32,
       compressedSize: entry.compressedSize,
       deflated: entry.compressionMethod === 8,
+      withheld: mode !== null && nobodyMayRead(mode),
       localHeaderOffset: entry.relativeOffsetOfLocalHeader,
     });
   }
