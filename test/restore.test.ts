@@ -114,14 +114,20 @@ test('restore --as-of between the harvests equals the first state; deleted files
   assert.equal(readFileSync(join(to, 'old/to-delete.txt'), 'utf8'), 'deleted after the first harvest');
 });
 
-test('--as-of a bare date is the end of that day; before anything existed nothing is restored', async () => {
+test('--as-of a bare date is the end of that day; before anything existed is a usage error naming the earliest date', async () => {
   // The first scan of a new index dates each file by its mtime.
   const day = await restoreSite({ archiveDir: archive, to: join(work, 'restore-day'), asOf: '2000-01-02' });
   assertClean(day);
   assert.equal(day.asOf, '2000-01-02T23:59:59Z');
   assert.deepEqual([...snapshot(join(work, 'restore-day')).keys()], ['index.html', 'papers/a b.txt']);
-  const none = await restoreSite({ archiveDir: archive, to: join(work, 'restore-none'), asOf: '1999-12-31T23:59:59Z', dryRun: true });
-  assert.equal(none.restored, 0);
+  // Nothing would be restored (and --clean would empty the folder): refused, naming what the archive holds.
+  for (const dryRun of [true, false])
+    await assert.rejects(restoreSite({ archiveDir: archive, to: join(work, 'restore-none'), asOf: '1999-12-31T23:59:59Z', dryRun }), {
+      code: 'ERR_ARCHIVE_USAGE',
+      message: 'nothing to restore as of 1999-12-31T23:59:59Z: the earliest version the archive holds is dated 2000-01-01T00:00:00Z',
+      hint: 'give --as-of 2000-01-01T00:00:00Z or later; nothing was written',
+    });
+  assert.equal(existsSync(join(work, 'restore-none')), false, 'nothing created');
   await assert.rejects(restoreSite({ archiveDir: archive, to: join(work, 'x'), asOf: 'last tuesday' }), { code: 'ERR_ARCHIVE_USAGE' });
   await assert.rejects(restoreSite({ archiveDir: archive, to: join(work, 'x'), source: 'http://elsewhere/oai' }), { code: 'ERR_ARCHIVE_USAGE' });
 });
@@ -150,8 +156,14 @@ test('a previous restore is overwritten only with verified bytes, and links in i
   symlinkSync(join(outside, 'victim.html'), join(to, 'index.html')); // a file replaced by a link
   writeFileSync(join(to, 'empty.txt'), 'stale content from an earlier run');
   const lines: string[] = [];
-  const summary = await restoreSite({ archiveDir: archive, to, log: (line) => lines.push(line) });
+  const summary = await restoreSite({ archiveDir: archive, to, force: true, log: (line) => lines.push(line) });
   assert.deepEqual(readdirSync(outside), ['victim.html'], 'nothing written through the folder link');
+  assert.deepEqual(
+    summary.folder?.replaced.map((file) => file.path),
+    ['empty.txt', 'index.html'],
+    'the link and the stale file are replaced, and reported',
+  );
+  assert.deepEqual(summary.folder?.extraPaths, ['papers'], 'the folder link is not part of the state: left and listed');
   assert.equal(readFileSync(join(outside, 'victim.html'), 'utf8'), 'must stay');
   assert.equal(lstatSync(join(to, 'index.html')).isSymbolicLink(), false, 'the link itself is replaced');
   assert.equal(readFileSync(join(to, 'index.html'), 'utf8'), '<html>home, edited</html>');
@@ -180,7 +192,7 @@ test('temporary files a killed restore left are removed by the next one, never t
   writeFileSync(join(outside, `${RESTORE_TEMP_PREFIX}${dead}-00000000000000ff`), 'not ours to remove');
   symlinkSync(outside, join(to, 'linked'));
   const lines: string[] = [];
-  const summary = await restoreSite({ archiveDir: archive, to, log: (line) => lines.push(line) });
+  const summary = await restoreSite({ archiveDir: archive, to, force: true, log: (line) => lines.push(line) });
   assert.equal(summary.problems, 0);
   assert.ok(lines.includes('removed 3 temporary file(s) left by an interrupted restore'), lines.join('\n'));
   const left = [...snapshot(to).keys()].filter((path) => path.includes(RESTORE_TEMP_PREFIX));
@@ -298,7 +310,7 @@ test('a payload file shared by two versions (a touch): damaged, both are refused
     mkdirSync(join(to, 'img'), { recursive: true });
     writeFileSync(join(to, 'img/logo.png'), 'from an earlier restore');
     const lines: string[] = [];
-    const summary = await restoreSite({ archiveDir: copy, to, ...(asOf === undefined ? {} : { asOf }), log: (line) => lines.push(line) });
+    const summary = await restoreSite({ archiveDir: copy, to, force: true, ...(asOf === undefined ? {} : { asOf }), log: (line) => lines.push(line) });
     assert.deepEqual(
       summary.damaged,
       [
@@ -316,6 +328,7 @@ test('a payload file shared by two versions (a touch): damaged, both are refused
     assert.equal(summary.problems, 1, label);
     const restored = snapshot(to);
     assert.equal(readFileSync(join(to, 'img/logo.png'), 'utf8'), 'from an earlier restore', `${label}: nothing wrong written`);
+    assert.deepEqual(summary.folder?.extraPaths, ['img/logo.png'], `${label}: the earlier file is not this state's, and is said so`);
     restored.delete('img/logo.png');
     const rest = new Map([...state].filter(([path]) => path !== 'img/logo.png'));
     assert.deepEqual(restored, rest, `${label}: the rest is restored`);

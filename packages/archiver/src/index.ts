@@ -69,6 +69,7 @@ export { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './oai/retr
 export { listBatchBags, type ReindexOptions, type ReindexSummary, reindexArchive } from './reindex/reindex.js';
 export {
   type DamageFound,
+  type FolderChanges,
   type RefusedResource,
   type RestoreCounts,
   type RestoredFile,

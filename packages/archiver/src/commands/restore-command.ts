@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { type RestoreCounts, type RestoreOptions, type RestoreSummary, restoreSite } from '../restore/restore.js';
+import { type FolderChanges, type RestoreCounts, type RestoreOptions, type RestoreSummary, restoreSite } from '../restore/restore.js';
 import { EXIT_PARTIAL } from './exit-codes.js';
 
 /** `oaibag restore --to DIR`: rebuilds the site from the archive's AIPs (docs/restore.md). */
@@ -8,11 +8,13 @@ export function restoreCommand(): Command {
     .description(
       'rebuild the web site from the archive: every resource live at --as-of, in its version then, at the path its URL gives, with its Last-Modified as mtime',
     )
-    .requiredOption('--to <DIR>', 'the folder to rebuild the site in (created when missing; files not restored are left alone)')
+    .requiredOption('--to <DIR>', 'the folder to rebuild the site in: empty or missing (created), else --force or --clean')
     .option('--archive <DIR>', 'the archive folder', './archive')
     .option('--source <BASEURL>', 'restore only this source (default: every source; with several, each goes under DIR/<host>[_<port>]/)')
     .option('--as-of <DATE>', 'the state at this instant: YYYY-MM-DD (the end of that day, UTC) or YYYY-MM-DDThh:mm:ssZ (default: the latest state)')
-    .option('--dry-run', 'list what would be written (path, size, version datestamp); write nothing')
+    .option('--force', 'restore over a --to that is not empty: files that differ are replaced, files not part of the state are left and listed')
+    .option('--clean', 'make a --to that is not empty exactly the state: what is not part of it is removed (never outside --to)')
+    .option('--dry-run', 'list what would be written (path, size, version datestamp), and what --force or --clean would do; change nothing')
     .option('--json', 'print the summary as JSON')
     .addHelpText(
       'after',
@@ -20,8 +22,9 @@ export function restoreCommand(): Command {
         'bytes are renamed into place. Refused URLs, path collisions and damaged payload files are reported on\n' +
         'stderr (one line each) and skipped; the other resources are still restored.\n' +
         '\nExit codes: 0 all restored; 1 some resources were refused, collided, could not be written,\n' +
-        'or their bytes are damaged, or no room was left in --to (ERR_ARCHIVE_FULL: the restore stops;\n' +
-        'free space and run it again); 2 usage (bad --as-of, unknown --source).',
+        'or their bytes are damaged, or --clean could not remove something; 2 usage (bad --as-of, unknown\n' +
+        "--source, --to not empty without --force or --clean, --as-of before the archive's first version);\n" +
+        '4 the archive cannot be read, or no room was left in --to (ERR_ARCHIVE_FULL: free space, run again).',
     )
     .action(async (options: RestoreCommandOptions) => {
       const terminal = process.stderr.isTTY;
@@ -31,6 +34,8 @@ export function restoreCommand(): Command {
         ...(options.source !== undefined ? { source: options.source } : {}),
         ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
         dryRun: options.dryRun === true,
+        force: options.force === true,
+        clean: options.clean === true,
         ...restoreDisplay(terminal),
       });
       if (terminal) process.stderr.write('\r\x1b[K');
@@ -46,6 +51,8 @@ export interface RestoreCommandOptions {
   source?: string;
   asOf?: string;
   dryRun?: boolean;
+  force?: boolean;
+  clean?: boolean;
   json?: boolean;
 }
 
@@ -96,5 +103,36 @@ export function formatRestoreSummary(summary: RestoreSummary): string {
   const lines = summary.planned.map((file) => `${file.path.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?')}\t${file.size}\t${file.datestamp}`);
   const verb = summary.dryRun ? 'would restore' : 'restored';
   lines.push(`${verb} ${summary.restored} files (${summary.bytes} bytes) of ${restoredState(summary)} into ${summary.to}; ${restoreCounts(summary)}`);
+  if (summary.folder !== null) lines.push(...folderLines(summary, summary.folder));
   return `${lines.join('\n')}\n`;
+}
+
+/** Names shown on a line of text; --json lists them all (up to its own bound). */
+const NAMES_SHOWN = 5;
+
+/** A few paths, control characters as `?`, and how many more. */
+function someNames(paths: readonly string[], total: number): string {
+  const shown = paths.slice(0, NAMES_SHOWN).map((path) => path.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?'));
+  return `${shown.join(', ')}${total > shown.length ? ` and ${total - shown.length} more (--json lists them)` : ''}`;
+}
+
+const plural = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+/** What a restore into a folder that was not empty replaced, left or removed there (lines after the summary). */
+function folderLines(summary: RestoreSummary, folder: FolderChanges): string[] {
+  const lines: string[] = [];
+  const would = summary.dryRun ? 'would ' : '';
+  if (folder.replaced.length > 0) {
+    const paths = folder.replaced.map((file) => file.path);
+    lines.push(
+      `${would}${summary.dryRun ? 'replace' : 'replaced'} ${plural(paths.length, 'file')} that differed from this state: ${someNames(paths, paths.length)}`,
+    );
+  }
+  if (folder.extra > 0 || folder.extraFolders > 0) {
+    const what = `${plural(folder.extra, 'file')}${folder.extraFolders > 0 ? ` and ${plural(folder.extraFolders, 'folder')}` : ''} not part of this state`;
+    const names = folder.extra > 0 ? `: ${someNames(folder.extraPaths, folder.extra)}` : '';
+    if (folder.mode === 'clean') lines.push(`${would}${summary.dryRun ? 'remove' : 'removed'} ${what} from ${summary.to}${names}`);
+    else lines.push(`${would}${summary.dryRun ? 'leave' : 'left'} ${what} in ${summary.to}${names}`);
+  }
+  return lines;
 }

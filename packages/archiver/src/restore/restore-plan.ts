@@ -126,3 +126,16 @@ export function planRestore(versions: readonly PlanVersion[], deletions: readonl
   plan.deleted.sort((a, b) => order(a.version, b.version));
   return plan;
 }
+
+/**
+ * The version with the earliest readable datestamp (the first of equals), or undefined: what a
+ * restore names when its instant comes before anything the archive holds.
+ */
+export function earliestVersion(versions: readonly PlanVersion[]): PlanVersion | undefined {
+  let earliest: { version: PlanVersion; at: number } | undefined;
+  for (const version of versions) {
+    const at = datestampSeconds(version.datestamp);
+    if (at !== undefined && (earliest === undefined || at < earliest.at)) earliest = { version, at };
+  }
+  return earliest?.version;
+}

@@ -13,6 +13,10 @@ export interface RestoreOptions {
   asOf?: string;
   /** Decide and report what would be written, write nothing. */
   dryRun?: boolean;
+  /** A non-empty `to` is restored over: files not part of the state are left and listed (else refused). */
+  force?: boolean;
+  /** A non-empty `to` is made exactly the state: what is not part of it is removed (else refused). */
+  clean?: boolean;
   /** Each problem, one line, as it is found (the command prints them on stderr). */
   log?: (line: string) => void;
   /** After each file, with the totals planned (bytes as the catalog records them). */
@@ -59,6 +63,33 @@ export interface DamageFound {
   found?: string;
 }
 
+/** The most extra paths a summary lists (all are counted): the restore folder is the user's, and may hold millions. */
+export const LISTED_EXTRA_PATHS = 10_000;
+
+/**
+ * What a restore into a non-empty folder found there and did about it (`--force` or `--clean`;
+ * with `dryRun`, what it would do).
+ */
+export interface FolderChanges {
+  mode: 'force' | 'clean';
+  /**
+   * Files, links and other non-folders not part of the restored state: left (`force`) or removed
+   * (`clean`). A file at the place of a resource that could not be restored counts too, unless it
+   * already has that resource's bytes.
+   */
+  extra: number;
+  /** Their relative paths, the first {@link LISTED_EXTRA_PATHS}, in path order. */
+  extraPaths: string[];
+  /** Folders no file of the state goes into (those inside them included): left or removed. */
+  extraFolders: number;
+  /** Files of the state that were there with other bytes (or as a link): replaced. */
+  replaced: Array<{ path: string; identifier: string }>;
+  /** Files of the state that were there with its bytes already (written again all the same, mtime included). */
+  unchanged: number;
+  /** What `clean` could not remove, and why: each one a problem. */
+  notRemoved: Array<{ path: string; message: string }>;
+}
+
 /** What `oaibag restore` did; `--json` prints this. */
 export interface RestoreSummary {
   archive: string;
@@ -82,7 +113,9 @@ export interface RestoreSummary {
   extraParts: Array<{ identifier: string; bag: string; parts: string[] }>;
   /** Dry run only: every file that would be written, in path order. */
   planned: RestoredFile[];
-  /** refused + damaged + failed (+ unreadable datestamps): the command exits 1 when > 0. */
+  /** What `to` held before, with `force` or `clean`; null when it was empty or new. */
+  folder: FolderChanges | null;
+  /** refused + damaged + failed (+ unreadable datestamps) + not removed: the command exits 1 when > 0. */
   problems: number;
 }
 
@@ -107,6 +140,41 @@ export class RestoreReport {
     this.log(line);
   }
 
+  /** The record of a non-empty restore folder's changes (started by {@link takeFolder}). */
+  private get changes(): FolderChanges {
+    if (this.summary.folder === null) throw new Error('the restore folder was empty: nothing to report about it');
+    return this.summary.folder;
+  }
+
+  /** Starts the record of what a non-empty restore folder holds besides the state. */
+  takeFolder(mode: FolderChanges['mode']): void {
+    this.summary.folder = { mode, extra: 0, extraPaths: [], extraFolders: 0, replaced: [], unchanged: 0, notRemoved: [] };
+  }
+
+  /** A file (link, …) in the restore folder that is not part of the state. */
+  extra(path: string): void {
+    const changes = this.changes;
+    changes.extra += 1;
+    if (changes.extraPaths.length < LISTED_EXTRA_PATHS) changes.extraPaths.push(path);
+  }
+
+  extraFolder(): void {
+    this.changes.extraFolders += 1;
+  }
+
+  /** A file of the state that was in the restore folder: with other bytes (replaced) or with its own. */
+  existing(path: string, identifier: string, same: boolean): void {
+    if (same) this.changes.unchanged += 1;
+    else this.changes.replaced.push({ path, identifier });
+  }
+
+  /** Something --clean could not remove: a problem, logged. */
+  notRemoved(path: string, error: unknown): void {
+    const message = (error as Error).message;
+    this.changes.notRemoved.push({ path, message });
+    this.log(`cannot remove ${show(path)}: ${show(message)}`);
+  }
+
   refuse(kind: RefusedResource['kind'], identifier: string, reason: string): void {
     this.summary.refused.push({ kind, identifier, reason });
     this.log(`${kind === 'path' ? 'refused' : kind} ${show(identifier)}: ${show(reason)}`);
@@ -129,7 +197,12 @@ export class RestoreReport {
    */
   failed(identifier: string, path: string, error: unknown, root?: string): void {
     if (root !== undefined && isStorageExhausted(error)) {
-      throw noRoomError(`the restore folder ${root}`, root, error, 'free space there, then run the same restore again');
+      throw noRoomError(
+        `the restore folder ${root}`,
+        root,
+        error,
+        'free space there, then run the same restore again with --force (or --clean): the folder is no longer empty',
+      );
     }
     const message = (error as Error).message;
     this.summary.failed.push({ identifier, path, message });

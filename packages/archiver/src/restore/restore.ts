@@ -10,21 +10,26 @@
 // No archive lock: bags are immutable once in place, and the catalog is only read (in one
 // read transaction, so a harvest committing meanwhile is not half seen).
 
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import { placeResources } from '../bag/restore-path.js';
 import { Catalog } from '../catalog/catalog.js';
 import { deletionsOfSource, sourceList, versionsOfSource } from '../catalog/restore-queries.js';
 import { ArchiverError } from '../core/errors.js';
-import { formatInstant, type PlanDeletion, type PlanVersion, parseAsOf, planRestore } from './restore-plan.js';
+import { compareExisting } from './existing-file.js';
+import { plannedPaths, surveyFolder } from './folder-survey.js';
+import { earliestVersion, formatInstant, type PlanDeletion, type PlanVersion, parseAsOf, planRestore } from './restore-plan.js';
 import { type RestoreCounts, type RestoreOptions, RestoreReport, type RestoreSummary } from './restore-summary.js';
-import { type PlannedFile, SiteWriter } from './site-writer.js';
+import { checkRestoreTarget } from './restore-target.js';
+import { type ExistingFiles, type PlannedFile, SiteWriter } from './site-writer.js';
 
-export type { DamageFound, RefusedResource, RestoreCounts, RestoredFile, RestoreOptions, RestoreSummary } from './restore-summary.js';
+export type { DamageFound, FolderChanges, RefusedResource, RestoreCounts, RestoredFile, RestoreOptions, RestoreSummary } from './restore-summary.js';
 export { RESTORE_TEMP_PREFIX } from './stage-version.js';
 
 /** What a restore reads from the catalog: the sources restored, their versions and deletions. */
 interface CatalogRows {
   sources: string[];
+  /** Source id → base URL. */
+  sourceUrls: Map<number, string>;
   versions: PlanVersion[];
   deletions: PlanDeletion[];
   identifiers: Map<number, string>;
@@ -33,25 +38,60 @@ interface CatalogRows {
 /**
  * Rebuilds the site(s) of an archive in `options.to`: every resource live at `asOf` (default:
  * latest), in its version current then, at the path its URL gives, with its Last-Modified as
- * mtime. Read, plan, apply: the catalog is read in one transaction, the plan decides every
- * version and every path before anything is written, and the site writer writes. Never throws
- * for one resource's trouble (it is in the summary); throws ERR_ARCHIVE_USAGE for a bad `asOf`
- * or unknown `source`, ERR_ARCHIVE_CATALOG when there is no catalog, ERR_ARCHIVE_IO when the
+ * mtime. Read, plan, apply: `to` is checked (restore-target.ts), the catalog is read in one
+ * transaction, the plan decides every version and every path before anything is written; in a
+ * folder that was not empty, what is there is surveyed (and with `clean` what is not the
+ * state's removed), then the site writer writes. Never throws for one resource's trouble (it is
+ * in the summary); throws ERR_ARCHIVE_USAGE for a bad `asOf`, one before the archive's first
+ * version, an unknown `source` or a `to` refused (not empty without `force` or `clean`, a file,
+ * around the archive…), ERR_ARCHIVE_CATALOG when there is no catalog, ERR_ARCHIVE_IO when the
  * restore folder cannot be made, ERR_ARCHIVE_FULL when it fills up.
  */
 export async function restoreSite(options: RestoreOptions): Promise<RestoreSummary> {
-  const { report, work, total } = planSite(options);
+  const target = await checkRestoreTarget(options.to, options.archiveDir, options);
+  const { report, work, total, before } = planSite(options);
+  if (before !== undefined) throw beforeTheArchive(report.summary, before);
   const summary = report.summary;
+  const mode = options.clean ? 'clean' : 'force';
+  const paths = target.nonEmpty ? plannedPaths(work.map((entry) => entry.path)) : undefined;
   if (summary.dryRun) {
     for (const { version, path } of work) summary.planned.push({ path, identifier: version.identifier, size: version.size, datestamp: version.datestamp });
     summary.restored = work.length;
     summary.bytes = total.bytes;
+    if (paths !== undefined) {
+      report.takeFolder(mode);
+      const present = await surveyFolder(target.root, paths, report, false);
+      for (const { version, path, segments } of work) {
+        if (!present.has(path) || version.parts[0] === undefined) continue;
+        const existing = await compareExisting(join(target.root, ...segments), version.parts[0]);
+        if (existing === 'same' || existing === 'different') report.existing(path, version.identifier, existing === 'same');
+      }
+    }
   } else {
-    const writer = await SiteWriter.open(options.archiveDir, resolve(options.to), report, options.progress);
-    await writer.writeAll(work, total);
+    const writer = await SiteWriter.open(options.archiveDir, target.root, report, options.progress);
+    let existing: ExistingFiles | undefined;
+    if (paths !== undefined) {
+      report.takeFolder(mode);
+      // --clean removes first: what is in the way (a link or a file where a folder goes) is gone before the writes.
+      existing = { present: await surveyFolder(target.root, paths, report, mode === 'clean'), clean: mode === 'clean' };
+    }
+    await writer.writeAll(work, total, existing);
   }
-  summary.problems = summary.refused.length + summary.damaged.length + summary.failed.length;
+  summary.problems = summary.refused.length + summary.damaged.length + summary.failed.length + (summary.folder?.notRemoved.length ?? 0);
   return summary;
+}
+
+/**
+ * A restore as of an instant before the archive's first version: nothing to write, and with
+ * --clean everything to remove, which is never what was meant. A usage error naming the
+ * earliest date the archive holds (of the sources restored).
+ */
+function beforeTheArchive(summary: RestoreSummary, earliest: { datestamp: string; source: string }): ArchiverError {
+  return new ArchiverError(
+    'ERR_ARCHIVE_USAGE',
+    `nothing to restore as of ${summary.asOf}: the earliest version the archive holds${summary.sources.length > 1 ? ` (of ${earliest.source})` : ''} is dated ${earliest.datestamp}`,
+    { hint: `give --as-of ${earliest.datestamp} or later; nothing was written` },
+  );
 }
 
 /** What {@link planSite} decided: the files to write, in path order, and the report (refusals already in it). */
@@ -59,6 +99,8 @@ export interface SitePlan {
   report: RestoreReport;
   work: PlannedFile[];
   total: RestoreCounts;
+  /** Set when `asOf` comes before every version of the sources restored: the earliest one's datestamp and source. */
+  before?: { datestamp: string; source: string };
 }
 
 /**
@@ -76,7 +118,7 @@ export function planSite(options: RestoreOptions): SitePlan {
 
 /** Read: the catalog's rows for the restore, in one read transaction, the catalog closed after. */
 function readArchiveCatalog(archiveDir: string, only: string | undefined): CatalogRows {
-  const catalog = Catalog.open(archiveDir, { create: false });
+  const catalog = Catalog.openForReading(archiveDir);
   try {
     return readCatalog(catalog, only);
   } finally {
@@ -100,6 +142,7 @@ function emptySummary(options: RestoreOptions, sources: string[], asOf: number |
     failed: [],
     extraParts: [],
     planned: [],
+    folder: null,
     problems: 0,
   };
 }
@@ -109,8 +152,9 @@ function emptySummary(options: RestoreOptions, sources: string[], asOf: number |
  * plan, where each one goes (refused URLs and collisions are reported now, before anything is
  * written). Resources without payload and deleted ones are counted, not written.
  */
-function planFiles(rows: CatalogRows, asOf: number | undefined, report: RestoreReport): { work: PlannedFile[]; total: RestoreCounts } {
+function planFiles(rows: CatalogRows, asOf: number | undefined, report: RestoreReport): Omit<SitePlan, 'report'> {
   const plan = planRestore(rows.versions, rows.deletions, asOf);
+  const earliest = asOf !== undefined && plan.live.length === 0 && plan.deleted.length === 0 ? earliestVersion(rows.versions) : undefined;
   const summary = report.summary;
   summary.deleted = plan.deleted.length;
   for (const row of plan.unreadable) {
@@ -121,14 +165,15 @@ function planFiles(rows: CatalogRows, asOf: number | undefined, report: RestoreR
   const { placed, unplaced } = placeResources(withPayload, { withHost: rows.sources.length > 1 });
   for (const { kind, identifier, reason } of unplaced) report.refuse(kind, identifier, reason);
   const work = placed.map(({ item, path, segments }) => ({ version: item, path, segments }));
-  return { work, total: { files: work.length, bytes: work.reduce((sum, entry) => sum + entry.version.size, 0) } };
+  return {
+    work,
+    total: { files: work.length, bytes: work.reduce((sum, entry) => sum + entry.version.size, 0) },
+    ...(earliest !== undefined ? { before: { datestamp: earliest.datestamp, source: rows.sourceUrls.get(earliest.sourceId) ?? '' } } : {}),
+  };
 }
 
 /** The sources restored and their versions and deletions, read in one transaction. */
-function readCatalog(
-  catalog: Catalog,
-  only: string | undefined,
-): { sources: string[]; versions: PlanVersion[]; deletions: PlanDeletion[]; identifiers: Map<number, string> } {
+function readCatalog(catalog: Catalog, only: string | undefined): CatalogRows {
   return catalog.read(() => {
     let sources = sourceList(catalog);
     if (only !== undefined) {
@@ -153,6 +198,12 @@ function readCatalog(
         identifiers.set(deletion.resourceId, deletion.identifier);
       }
     }
-    return { sources: sources.map((source) => source.baseUrl), versions, deletions, identifiers };
+    return {
+      sources: sources.map((source) => source.baseUrl),
+      sourceUrls: new Map(sources.map((source) => [source.id, source.baseUrl])),
+      versions,
+      deletions,
+      identifiers,
+    };
   });
 }

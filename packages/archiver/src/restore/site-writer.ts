@@ -4,9 +4,11 @@
 // available), then renamed: the same guarantee as fsyncing each, for a fraction of the cost
 // (see flush-to-disk.ts). Outcomes are taken in the plan's order, so reports and the summary do
 // not depend on timing.
-import { lstat, mkdir, rename, rm } from 'node:fs/promises';
+import { lstat, mkdir, rename, rm, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import { type DiskFlusher, fsyncFolderIfPossible, openDiskFlusher } from '../archive/flush-to-disk.js';
 import { ArchiverError, isStorageExhausted } from '../core/errors.js';
+import { compareExisting, type ExistingFile } from './existing-file.js';
 import { Damage, holdingBag } from './restore-bag.js';
 import type { PlanVersion } from './restore-plan.js';
 import type { RestoreCounts, RestoreReport } from './restore-summary.js';
@@ -24,9 +26,20 @@ export interface PlannedFile {
 interface StagedFile extends StagedVersion {
   entry: PlannedFile;
   bag: string;
+  before?: ExistingFile | undefined;
 }
 
-type Outcome = { entry: PlannedFile; bag: string; staged?: StagedVersion; error?: unknown };
+/** What was at the file's place before (only looked at in a restore folder that was not empty). */
+type Outcome = { entry: PlannedFile; bag: string; staged?: StagedVersion; error?: unknown; before?: ExistingFile };
+
+/**
+ * A restore into a folder that was not empty: the planned paths where something other than a
+ * folder already is (folder-survey.ts), and whether `--clean` removes what is not the state's.
+ */
+export interface ExistingFiles {
+  present: ReadonlySet<string>;
+  clean: boolean;
+}
 
 /** A batch is made durable and renamed at this many files or bytes, whichever comes first. */
 const BATCH_FILES = 256;
@@ -41,6 +54,7 @@ export class SiteWriter {
   /** Folders whose entries changed: flushed at the end. */
   private readonly touched: Set<string>;
   private batch: StagedFile[] = [];
+  private existing: ExistingFiles | undefined;
   private batchBytes = 0;
 
   private constructor(
@@ -71,8 +85,14 @@ export class SiteWriter {
     return new SiteWriter(archiveDir, root, await openDiskFlusher(root), report, progress);
   }
 
-  /** Writes every file of `work`, then makes the folders durable. Always closes the flusher. */
-  async writeAll(work: readonly PlannedFile[], total: RestoreCounts): Promise<void> {
+  /**
+   * Writes every file of `work`, then makes the folders durable. Always closes the flusher. With
+   * `existing`, each file already at a planned place is compared with the state's bytes: replaced
+   * and reported when it differs; when its resource cannot be written, it is reported as not part
+   * of the state (and removed with `clean`) unless it has the state's bytes already.
+   */
+  async writeAll(work: readonly PlannedFile[], total: RestoreCounts, existing?: ExistingFiles): Promise<void> {
+    this.existing = existing;
     const window: Array<Promise<Outcome>> = [];
     try {
       for (const entry of work) {
@@ -93,17 +113,38 @@ export class SiteWriter {
 
   private stage(entry: PlannedFile): Promise<Outcome> {
     const bag = holdingBag(this.archiveDir, entry.version);
+    const part = entry.version.parts[0];
     return stageVersion(this.archiveDir, this.root, entry.version, entry.segments, this.folders, this.touched).then(
-      (staged) => ({ entry, bag, staged }),
+      async (staged) =>
+        part !== undefined && this.existing?.present.has(entry.path)
+          ? { entry, bag, staged, before: await compareExisting(staged.target, part) }
+          : { entry, bag, staged },
       (error: unknown) => ({ entry, bag, error }),
     );
+  }
+
+  /**
+   * A planned file that was not written (damaged, in the way, failed): what an earlier restore
+   * left at its place is not this state's, unless it has the state's bytes. Reported as extra,
+   * and removed with --clean (never through a link: present paths were reached through real
+   * folders, and unlink removes a link itself).
+   */
+  private async unwritten(entry: PlannedFile): Promise<void> {
+    const part = entry.version.parts[0];
+    if (this.existing === undefined || part === undefined || !this.existing.present.has(entry.path)) return;
+    const target = join(this.root, ...entry.segments);
+    const before = await compareExisting(target, part);
+    if (before === 'same') this.report.existing(entry.path, entry.version.identifier, true);
+    if (before !== 'different') return;
+    this.report.extra(entry.path);
+    if (this.existing.clean) await unlink(target).catch((error: unknown) => this.report.notRemoved(entry.path, error));
   }
 
   /** One outcome, in plan order: a staged file joins the batch; a failure is reported. */
   private async take(outcome: Outcome, total: RestoreCounts): Promise<void> {
     const { entry, bag, staged, error } = outcome;
     if (staged) {
-      this.batch.push({ ...staged, entry, bag });
+      this.batch.push({ ...staged, entry, bag, before: outcome.before });
       this.batchBytes += staged.size;
       if (this.batch.length >= BATCH_FILES || this.batchBytes >= BATCH_BYTES) await this.place(total);
       return;
@@ -113,6 +154,7 @@ export class SiteWriter {
     if (error instanceof Damage) this.report.damaged(entry.version, bag, error.message, error.expected, error.found);
     else if (error instanceof InTheWay) this.report.refuse('in-the-way', entry.version.identifier, error.message);
     else this.report.failed(entry.version.identifier, entry.path, error, this.root);
+    await this.unwritten(entry);
     this.tick(total);
   }
 
@@ -127,6 +169,7 @@ export class SiteWriter {
       for (const file of staged) {
         await rm(file.temp, { force: true }).catch(() => undefined);
         this.report.failed(file.entry.version.identifier, file.entry.path, error, this.root);
+        await this.unwritten(file.entry);
       }
       return;
     }
@@ -140,10 +183,12 @@ export class SiteWriter {
         summary.restored += 1;
         summary.bytes += file.size;
         if (file.extraParts.length > 0) summary.extraParts.push({ identifier: file.entry.version.identifier, bag: file.bag, parts: file.extraParts });
+        if (file.before === 'same' || file.before === 'different') this.report.existing(file.entry.path, file.entry.version.identifier, file.before === 'same');
       } catch (error) {
         await rm(file.temp, { force: true }).catch(() => undefined);
         if (error instanceof InTheWay) this.report.refuse('in-the-way', file.entry.version.identifier, error.message);
         else this.report.failed(file.entry.version.identifier, file.entry.path, error, this.root);
+        await this.unwritten(file.entry);
       }
       this.tick(total);
     }
