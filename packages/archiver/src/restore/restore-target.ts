@@ -40,9 +40,9 @@ export async function checkRestoreTarget(to: string, archiveDir: string, choice:
   const root = info === undefined ? await realPathOfMissing(resolve(to)) : await realpath(to);
 
   if (choice.clean) {
-    const home = await realpath(homedir()).catch(() => resolve(homedir()));
+    const home = await homeFolder();
     if (root === dirname(root)) throw usage(`--clean refuses --to ${to}: it is the root of the file system`, 'restore into a folder of its own');
-    if (root === home || isInside(root, home))
+    if (home !== undefined && (root === home || isInside(root, home)))
       throw usage(`--clean refuses --to ${to}: it ${root === home ? 'is' : 'holds'} the home folder ${home}`, 'restore into a folder of its own');
   }
 
@@ -93,6 +93,17 @@ async function folderAt(to: string, usage: (message: string, hint?: string) => A
   if (info === undefined) throw usage(`--to ${to} is a symbolic link to nothing`, 'give a folder (it is created when missing)');
   if (!info.isDirectory()) throw usage(`--to ${to} is a file, not a folder`, 'give a folder (it is created when missing)');
   return info;
+}
+
+/** The user's home folder, links resolved; undefined when the system cannot tell (no HOME, no passwd entry). */
+async function homeFolder(): Promise<string | undefined> {
+  let home: string;
+  try {
+    home = homedir();
+  } catch {
+    return undefined;
+  }
+  return home === '' ? undefined : await realpath(home).catch(() => resolve(home));
 }
 
 /** The real path a missing folder will have: its nearest existing ancestor's real path, plus the rest. */
