@@ -4,7 +4,7 @@
 // restores compared tree for tree, folders included; hostile folders full of links pointing out.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -232,6 +232,37 @@ test('--clean never removes or writes outside --to: links are removed as links, 
   assert.deepEqual(viaLink.folder?.extraPaths, ['stray.txt']);
   assert.ok(lstatSync(join(work, 'clean-via-link')).isSymbolicLink());
   assert.deepEqual(snapshot(real), latestState);
+});
+
+/** The files below `dir` whose bytes are `content` (links not followed). */
+function filesHolding(dir: string, content: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((name) => join(dir, name))
+    .filter((path) => lstatSync(path).isFile() && readFileSync(path, 'utf8') === content);
+}
+
+test('--clean with a damaged payload: an earlier file with the right bytes is kept, one with other bytes is removed', async () => {
+  const copy = join(work, 'archive-damaged');
+  cpSync(archive, copy, { recursive: true });
+  const [payload, ...more] = filesHolding(join(copy, 'aips'), 'paper a');
+  assert.ok(payload !== undefined && more.length === 0, 'one payload file holds papers/a.txt');
+  writeFileSync(payload, 'paper A'); // one byte changed
+
+  const good = await latestRestore('damaged-good'); // papers/a.txt has the state's bytes
+  const kept = await restoreSite({ archiveDir: copy, to: good, clean: true });
+  assert.deepEqual([kept.damaged.length, kept.problems], [1, 1], 'still reported damaged (exit 1)');
+  assert.equal(readFileSync(join(good, 'papers/a.txt'), 'utf8'), 'paper a', 'the earlier file is the state: kept');
+  assert.deepEqual([kept.folder?.extra, kept.folder?.unchanged], [0, latestState.size]);
+
+  const stale = await latestRestore('damaged-stale');
+  writeFileSync(join(stale, 'papers/a.txt'), 'edited by hand');
+  const removed = await restoreSite({ archiveDir: copy, to: stale, clean: true });
+  assert.deepEqual([removed.damaged.length, removed.problems], [1, 1]);
+  assert.deepEqual(removed.folder?.extraPaths, ['papers/a.txt'], 'not the state: said so');
+  assert.throws(() => lstatSync(join(stale, 'papers/a.txt')), { code: 'ENOENT' }, 'and removed by --clean');
+  const expected = new Map(latestState);
+  expected.delete('papers/a.txt');
+  assert.deepEqual(snapshot(stale), expected);
 });
 
 test('--clean and --force refuse a --to around the archive, / and the home folder; --to a file is a usage error', async () => {
