@@ -107,3 +107,42 @@ describe('Identify and ListMetadataFormats answers shaped to be slow', () => {
     assert.equal((await refusal(identifyAnswer(''), formatsAnswer(`${DIDL_FORMAT}${' '.repeat(MiB)}`))).code, 'ERR_HARVEST_NOT_OAI');
   });
 });
+
+describe('a prefix that is not DIDL (issue 25)', () => {
+  const DC_FORMAT =
+    '<metadataFormat><metadataPrefix>oai_dc</metadataPrefix><schema>http://x/dc.xsd</schema><metadataNamespace>http://www.openarchives.org/OAI/2.0/oai_dc/</metadataNamespace></metadataFormat>';
+  const NO_NAMESPACE = '<metadataFormat><metadataPrefix>odd</metadataPrefix><schema>http://x/odd.xsd</schema></metadataFormat>';
+
+  test('offered in another namespace: ERR_HARVEST_FORMAT naming it, the hint naming the DIDL prefix', async () => {
+    const found = await refusal(identifyAnswer(''), formatsAnswer(DC_FORMAT + DIDL_FORMAT), 'oai_dc');
+    assert.equal(found.code, 'ERR_HARVEST_FORMAT');
+    assert.match(found.message, /offers oai_dc in the namespace http:\/\/www\.openarchives\.org\/OAI\/2\.0\/oai_dc\/, not MPEG-21 DIDL/);
+  });
+
+  test('offered without a namespace: refused too', async () => {
+    const found = await refusal(identifyAnswer(''), formatsAnswer(NO_NAMESPACE + DIDL_FORMAT), 'odd');
+    assert.equal(found.code, 'ERR_HARVEST_FORMAT');
+    assert.match(found.message, /offers odd in the namespace \(none given\)/);
+  });
+
+  test('not offered: ERR_HARVEST_FORMAT naming what is offered', async () => {
+    const found = await refusal(identifyAnswer(''), formatsAnswer(DC_FORMAT), 'oai_didl');
+    assert.equal(found.code, 'ERR_HARVEST_FORMAT');
+    assert.match(found.message, /does not offer the metadata format oai_didl \(it offers oai_dc\)/);
+  });
+
+  test("a listing of identifiers ('any') takes an offered prefix of any namespace", async () => {
+    const server = createServer((request, response) => {
+      const verb = new URL(request.url!, 'http://x').searchParams.get('verb');
+      response.end(verb === 'Identify' ? identifyAnswer('') : formatsAnswer(DC_FORMAT));
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = new OaiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}/oai`, { compression: 'never' });
+    try {
+      assert.equal((await identifyRepository(client, 'oai_dc', 'any')).granularity, 'YYYY-MM-DD');
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -77,7 +77,8 @@ test('a mirror configuration: sources with their own schedules, paths from the f
     [{ sources: [] }, /sources: expected a non-empty list/],
     [{ sources: [{ baseUrl: 'https://a.example/oai', every: '6h' }], archives: 'x' }, /archives: unknown field/],
     [{ sources: [{ baseUrl: 'https://a.example/oai' }] }, /sources\[0\]\.every: expected a non-empty string/],
-    [{ sources: [{ baseUrl: 'ftp://a.example/oai', every: '6h' }] }, /sources\[0\]\.baseUrl: expected an http\(s\) URL/],
+    [{ sources: [{ baseUrl: 'ftp://a.example/oai', every: '6h' }] }, /sources\[0\]\.baseUrl: "ftp:\/\/a\.example\/oai" has the scheme ftp, not http or https/],
+    [{ sources: [{ baseUrl: 'a.example/oai', every: '6h' }] }, /sources\[0\]\.baseUrl: "a\.example\/oai" is not an http\(s\) URL/],
     [{ sources: [{ baseUrl: 'https://a.example/oai', every: 'often' }] }, /sources\[0\]\.every "often" is not a duration/],
     [
       {

@@ -46,7 +46,7 @@ test('503 with Retry-After, 500 and a reset connection are retried until the ans
     assert.equal(seen.length, 4);
     assert.equal(client.requests, 4);
     // Each retry names the request it repeats (the URL cut for a message) and why.
-    assert.deepEqual(retries.slice(0, 2), [`OAI-PMH request ${url}?verb=Identify: HTTP 503`, `OAI-PMH request ${url}?verb=Identify: HTTP 500`]);
+    assert.deepEqual(retries.slice(0, 2), [`Identify ${url}?verb=Identify: HTTP 503`, `Identify ${url}?verb=Identify: HTTP 500`]);
     assert.equal(new URL(seen[0]!.url!, 'http://x').searchParams.get('verb'), 'Identify');
   } finally {
     await client.close();
@@ -271,5 +271,56 @@ test('a datastream on another origin that asks for a password: the hint says the
     assert.equal(files.seen[0]!.headers.authorization, undefined);
   } finally {
     await client.close();
+  }
+});
+
+test('a repository that never answered: a refused connection fails at once; once it answered, it is retried (issue 25)', async () => {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/oai`;
+  await new Promise((resolve) => probe.close(resolve));
+  const retries: string[] = [];
+  const fresh = new OaiClient(url, { retry: FAST, onRetry: (info) => retries.push(info.reason) });
+  try {
+    await assert.rejects(fresh.oai({ verb: 'Identify' }), (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'ERR_HARVEST_UNREACHABLE');
+      assert.match(error.message, /^Identify \S+verb=Identify: 127\.0\.0\.1:\d+ refused the connection \(ECONNREFUSED\)$/);
+      return true;
+    });
+    assert.deepEqual(retries, []);
+    assert.equal(fresh.requests, 1);
+  } finally {
+    await fresh.close();
+  }
+  const known = new OaiClient(url, { retry: FAST, answeredBefore: true, onRetry: (info) => retries.push(info.reason) });
+  try {
+    await assert.rejects(known.oai({ verb: 'Identify' }), /failed after 4 attempts: connect ECONNREFUSED/);
+    assert.equal(retries.length, 3);
+  } finally {
+    await known.close();
+  }
+});
+
+test('a name that does not resolve fails at once for a repository that never answered (issue 25)', async () => {
+  const client = new OaiClient('http://no-such-host.invalid/oai', { retry: FAST });
+  try {
+    await assert.rejects(client.oai({ verb: 'ListMetadataFormats' }), (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'ERR_HARVEST_UNREACHABLE');
+      assert.match(error.message, /^ListMetadataFormats \S+: the host name no-such-host\.invalid does not resolve \((ENOTFOUND|EAI_AGAIN)\)$/);
+      return true;
+    });
+    assert.equal(client.requests, 1);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a base URL that is not an absolute http(s) URL is ERR_ARCHIVE_USAGE, not a TypeError (issue 25)', () => {
+  for (const bad of ['127.0.0.1:8080/oai', 'ftp://example.org/oai', 'example.org', 'http://u:p@example.org/oai']) {
+    assert.throws(
+      () => new OaiClient(bad),
+      (error: Error & { code?: string }) => error.code === 'ERR_ARCHIVE_USAGE',
+      bad,
+    );
   }
 });

@@ -3,13 +3,19 @@ import { rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import { Command } from 'commander';
 import { exportRdf } from '../serve/export-rdf.js';
+import { httpUrl } from './option-parsers.js';
 
 /** `oaibag export-rdf`: the archive's graph as N-Quads (docs/linked-data.md). */
 export function exportRdfCommand(): Command {
   return new Command('export-rdf')
     .description("write the archive's Linked Data graph (what serve's /sparql queries) as N-Quads")
     .option('--archive <DIR>', 'the archive folder', './archive')
-    .option('--base-url <URL>', 'the base URL the URIs are minted under, as serve --base-url', 'http://127.0.0.1:8080')
+    .option(
+      '--base-url <URL>',
+      'the base URL the URIs are minted under, as serve --base-url',
+      httpUrl('--base-url', { pathOnly: true }),
+      'http://127.0.0.1:8080',
+    )
     .option('--out <FILE>', 'write to FILE (under a temporary name, renamed when complete) instead of standard output')
     .addHelpText(
       'after',

@@ -5,7 +5,7 @@ import { DELIVERY_KINDS, type DeliveryKind } from '../import/delivery-kind.js';
 import { importDelivery } from '../import/import-delivery.js';
 import type { ImportSummary } from '../import/import-options.js';
 import { EXIT_INTERRUPTED, EXIT_PARTIAL } from './exit-codes.js';
-import { byteSize, wholeNumber } from './option-parsers.js';
+import { byteSize, httpUrl, wholeNumber } from './option-parsers.js';
 import { stopSignal } from './stop-signal.js';
 
 interface ImportCommandOptions {
@@ -31,10 +31,11 @@ export function importCommand(): Command {
     .argument('<DELIVERY>', 'the ZIP file or folder delivered')
     .option('--archive <DIR>', 'the archive folder (created when missing)', './archive')
     .option('--kind <KIND>', 'what the delivery holds: site, didl or bags (default: told from its contents)', deliveryKind)
-    .option('--base-url <URL>', "a site's files: the URL their paths are relative to (each file's identifier is this URL and its path)")
+    .option('--base-url <URL>', "a site's files: the URL their paths are relative to (each file's identifier is this URL and its path)", httpUrl('--base-url'))
     .option(
       '--source <URL>',
       "the OAI-PMH base URL the delivery stands for; harvesting it later continues the import (default: a site's --base-url followed by /oai, where oaibag-repository answers; the saved responses' request URL)",
+      httpUrl('--source'),
     )
     .option('--source-name <NAME>', 'the name of that repository, for a source the archive does not know yet')
     .option(

@@ -1,5 +1,6 @@
 import { byteSize as parseSize } from '@oaibag/oai-pmh';
 import { InvalidArgumentError } from 'commander';
+import { checkHttpUrl, type HttpUrlRules } from '../core/http-url.js';
 import type { Compression } from '../oai/oai-client.js';
 
 /**
@@ -30,4 +31,15 @@ export function portNumber(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
   return port;
+}
+
+/**
+ * The one parser of every argument and option that takes a URL (`harvest BASEURL`,
+ * `serve --base-url`, `import --source`…): an absolute http(s) URL with a host and no
+ * credentials, returned as given. Anything else is a usage error of one line naming `name` and
+ * the value, thrown as an ArchiverError so that the command prints it as it prints every error
+ * (exit 2) instead of commander's message and the help.
+ */
+export function httpUrl(name: string, rules: HttpUrlRules = {}): (value: string) => string {
+  return (value) => checkHttpUrl(value, name, rules);
 }

@@ -4,7 +4,7 @@ import { ArchiverError } from '../core/errors.js';
 import { DEFAULT_ADMIN_EMAIL, SERVE_DEFAULTS } from '../serve/archive-oai.js';
 import { SPARQL_DEFAULTS, startArchiveServer } from '../serve/archive-server.js';
 import { SPARQL_BOUND_DEFAULTS, sizeText } from '../serve/graph-store.js';
-import { byteSize, portNumber, wholeNumber } from './option-parsers.js';
+import { byteSize, httpUrl, portNumber, wholeNumber } from './option-parsers.js';
 
 interface ServeOptions {
   archive: string;
@@ -32,7 +32,11 @@ export function serveCommand(): Command {
     .option('--archive <DIR>', 'the archive folder', './archive')
     .option('--host <HOST>', 'address to listen on', '127.0.0.1')
     .option('--port <N>', 'port to listen on (0: any free port)', portNumber, 8080)
-    .option('--base-url <URL>', 'the URL clients use, when a proxy (nginx) stands in front (default: http://HOST:PORT)')
+    .option(
+      '--base-url <URL>',
+      'the URL clients use, when a proxy (nginx) stands in front (default: http://HOST:PORT)',
+      httpUrl('--base-url', { pathOnly: true }),
+    )
     .addOption(
       new Option('--by-value-max <SIZE>', 'payloads up to SIZE also go By-Value (base64) in oai_didl (K, M, G; 0: By-Reference only)')
         .argParser(byteSize)

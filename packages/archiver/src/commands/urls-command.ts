@@ -2,12 +2,13 @@ import { once } from 'node:events';
 import { Command } from 'commander';
 import { formatChangedUrl, formatUrlsSummary, listChangedUrls } from '../urls/list-changed-urls.js';
 import { credentialsFromOptions } from './credentials-options.js';
+import { httpUrl } from './option-parsers.js';
 
 /** `oaibag urls BASEURL`: the URLs that changed in a period, one a line, for a crawler (docs/urls.md). */
 export function urlsCommand(): Command {
   return new Command('urls')
     .description('print the URLs of the resources that changed in the period (ListIdentifiers), one a line, to feed a crawler')
-    .argument('<BASEURL>', "the repository's OAI-PMH base URL, e.g. https://example.org/oai")
+    .argument('<BASEURL>', "the repository's OAI-PMH base URL, e.g. https://example.org/oai", httpUrl('BASEURL'))
     .option('--from <DATE>', 'changed at or after this date (YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ)')
     .option('--until <DATE>', 'changed at or before this date')
     .option('--set <SPEC>', 'only this set (e.g. mime:image)')

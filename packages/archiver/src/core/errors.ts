@@ -15,9 +15,11 @@
  * - `ERR_ARCHIVE_FORMAT`: the archive is in another layout than the one this oaibag reads and
  *   writes (docs/aip-profile.md); the message names both formats.
  * - `ERR_ARCHIVE_USAGE`: bad command-line arguments or options.
- * - `ERR_HARVEST_UNREACHABLE`: the source cannot be reached (network, DNS, HTTP errors after retries).
+ * - `ERR_HARVEST_UNREACHABLE`: the source cannot be reached (network, DNS, HTTP errors after retries;
+ *   at once when a source that never answered has a name that does not resolve or refuses).
  * - `ERR_HARVEST_NOT_OAI`: the source answers, but not as an OAI-PMH repository.
- * - `ERR_HARVEST_FORMAT`: the repository does not offer the requested metadata prefix.
+ * - `ERR_HARVEST_FORMAT`: the repository does not offer the requested metadata prefix, or not as
+ *   MPEG-21 DIDL (its metadataNamespace is another, e.g. oai_dc's).
  * - `ERR_HARVEST_PROTOCOL`: a response breaks OAI-PMH (malformed XML, looping tokens…).
  * - `ERR_HARVEST_VERIFY`: a record's bytes disagree with its promised size, digest or headers.
  * - `ERR_HARVEST_REF_REFUSED`: a By-Reference URL, or a redirect from one, leads to a scheme

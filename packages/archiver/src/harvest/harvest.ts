@@ -3,6 +3,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js';
 import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
+import { checkHttpUrl } from '../core/http-url.js';
 import { identifyRepository } from '../oai/identify.js';
 import { type Compression, type Credentials, OaiClient } from '../oai/oai-client.js';
 import type { ResolveHost } from '../oai/origin-pools.js';
@@ -84,12 +85,14 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
   if (!Number.isSafeInteger(concurrency) || concurrency < 1)
     throw new ArchiverError('ERR_ARCHIVE_USAGE', `concurrency must be a whole number of at least 1, not ${concurrency}`);
   defaultFlushMode(); // refuses a bad OAIBAG_SYNC before anything is written
+  checkHttpUrl(options.baseUrl, 'the base URL'); // before the archive is opened, not by the client
   // The user's dates in the one command-line grammar, sent as OAI-PMH's UTC forms.
   const userFrom = options.from === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.from, '--from'));
   const userUntil = options.until === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.until, '--until'));
   const session = await openIngestSession(options.archiveDir, `harvest ${options.baseUrl}`, log);
   const { catalog, flusher } = session;
   const client = new OaiClient(options.baseUrl, {
+    answeredBefore: (catalog.source(options.baseUrl)?.identifyCheckedAt ?? null) !== null,
     ...(options.credentials ? { credentials: options.credentials } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
     ...(options.signal ? { signal: options.signal } : {}),

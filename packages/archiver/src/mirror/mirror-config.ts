@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseDuration } from '../core/duration.js';
 import { ArchiverError } from '../core/errors.js';
+import { checkHttpUrl } from '../core/http-url.js';
 import { readPasswordLine } from '../core/password-file.js';
 import type { Compression } from '../oai/oai-client.js';
 import type { MirrorSource } from './mirror.js';
@@ -52,7 +53,7 @@ export async function readMirrorConfig(file: string): Promise<MirrorConfig> {
         return value;
       };
       const baseUrl = text('baseUrl', true)!;
-      if (!/^https?:\/\//i.test(baseUrl)) fail(`${where}.baseUrl`, 'expected an http(s) URL');
+      checkHttpUrl(baseUrl, `${file}: ${where}.baseUrl`);
       if (seen.has(baseUrl)) fail(`${where}.baseUrl`, `${baseUrl} is listed twice`);
       seen.add(baseUrl);
       const everyMs = parseDuration(text('every', true)!, `${file}: ${where}.every`);

@@ -1,6 +1,7 @@
 import { NS, type XmlTag } from '@oaibag/didl';
 import { RIGHTS_NAMESPACE } from '@oaibag/oai-pmh';
 import { ArchiverError } from '../core/errors.js';
+import { shown } from '../core/remote-text.js';
 import { scanXmlSpans, standaloneElement } from '../core/xml-spans.js';
 
 const OAI_NAMESPACE = NS.oai;
@@ -24,21 +25,23 @@ export interface IdentifyFacts {
 
 const MAX_SMALL_RESPONSE = 1 << 20;
 
+/** What the prefix asked for must be: a DIDL format (a harvest), or any format offered (a listing of identifiers). */
+export type FormatExpected = 'didl' | 'any';
+
 /**
  * Identify and ListMetadataFormats: is this an OAI-PMH repository, what are its facts
  * (granularity, earliestDatestamp, deletedRecord, compression), and does it offer the
- * prefix we harvest. These answers are small, read whole (at most 1 MiB, a larger one is
+ * prefix we harvest, as MPEG-21 DIDL (`expected` 'didl', the default): a prefix it does not
+ * offer, or offers in another namespace (`oai_dc`), is ERR_HARVEST_FORMAT before anything is
+ * stored. These answers are small, read whole (at most 1 MiB, a larger one is
  * ERR_HARVEST_NOT_OAI naming the limit), and read in time linear in their size whatever
  * their shape (text-elements.ts, the XML tokenizer): milliseconds, so nothing as long as a
  * parse keeps a SIGTERM waiting.
  */
-export async function identifyRepository(client: OaiClient, prefix: string): Promise<IdentifyFacts> {
-  // Both asked at once (two connections of the pool): the harvest waits one round trip, not
-  // two. Identify's answer is judged first, so a base URL that is not OAI-PMH says so.
-  const identifying = smallResponse(client, { verb: 'Identify' });
-  const listingFormats = smallResponse(client, { verb: 'ListMetadataFormats' });
-  listingFormats.catch(() => undefined); // awaited below, unless Identify fails first
-  const identify = await identifying;
+export async function identifyRepository(client: OaiClient, prefix: string, expected: FormatExpected = 'didl'): Promise<IdentifyFacts> {
+  // One after the other, not at once: a source that is down then gives one retry line per
+  // retry (two requests at once printed each retry twice), for one more round trip.
+  const identify = await smallResponse(client, { verb: 'Identify' });
   if (!/<OAI-PMH[\s>]/.test(identify) || !/<Identify[\s>]/.test(identify)) {
     throw new ArchiverError('ERR_HARVEST_NOT_OAI', `${client.endpoint.href} did not answer Identify as an OAI-PMH repository`, {
       hint: 'give the OAI-PMH base URL, e.g. https://example.org/oai',
@@ -52,20 +55,37 @@ export async function identifyRepository(client: OaiClient, prefix: string): Pro
     compression: textElements(identify, 'compression'),
     ...optional('rightsManifest', rightsManifestOf(identify)),
   };
-  const formats = await listingFormats;
+  const formats = await smallResponse(client, { verb: 'ListMetadataFormats' });
   const prefixes = textElements(formats, 'metadataPrefix');
   if (!prefixes.includes(prefix)) {
     // DSpace and DARE-style repositories offer DIDL under the prefix `didl`: say so.
     const didl = didlPrefixes(formats).filter((candidate) => candidate !== prefix);
     throw new ArchiverError(
       'ERR_HARVEST_FORMAT',
-      `${client.endpoint.href} does not offer the metadata format ${prefix} (it offers ${prefixes.join(', ') || 'none'})`,
+      `${client.endpoint.href} does not offer the metadata format ${shown(prefix, 80)} (it offers ${shown(prefixes.join(', ')) || 'none'})`,
       {
         ...(didl.length > 0 ? { hint: `it offers MPEG-21 DIDL as ${didl.join(', ')}: harvest with --prefix ${didl[0]}` } : {}),
       },
     );
   }
+  if (expected === 'didl') refuseOtherNamespace(client, formats, prefix);
   return facts;
+}
+
+/**
+ * ERR_HARVEST_FORMAT for an offered prefix whose metadataNamespace is not MPEG-21 DIDL's (the
+ * one namespace the didl package reads): harvested, each of its records would fail.
+ */
+function refuseOtherNamespace(client: OaiClient, formats: string, prefix: string): void {
+  const block = elementBlocks(formats, 'metadataFormat').find((candidate) => textElements(candidate, 'metadataPrefix').includes(prefix));
+  const namespace = block === undefined ? undefined : element(block, 'metadataNamespace');
+  if (namespace === NS.didl) return;
+  const didl = didlPrefixes(formats);
+  throw new ArchiverError(
+    'ERR_HARVEST_FORMAT',
+    `${client.endpoint.href} offers ${shown(prefix, 80)} in the namespace ${namespace === undefined ? '(none given)' : shown(namespace, 200)}, not MPEG-21 DIDL (${NS.didl})`,
+    { hint: didl.length > 0 ? `harvest with --prefix ${didl[0]}` : 'oaibag harvests DIDL records only (docs/didl-profile.md)' },
+  );
 }
 
 /** The rightsManifest an Identify answer carries in a `<description>`, standalone; undefined for none (or malformed XML). */
@@ -110,7 +130,7 @@ function smallResponse(client: OaiClient, args: Record<string, string>): Promise
 /** The prefixes whose metadataNamespace is MPEG-21 DIDL's. */
 function didlPrefixes(formats: string): string[] {
   return elementBlocks(formats, 'metadataFormat')
-    .filter((block) => textElements(block, 'metadataNamespace').includes('urn:mpeg:mpeg21:2002:02-DIDL-NS'))
+    .filter((block) => textElements(block, 'metadataNamespace').includes(NS.didl))
     .flatMap((block) => textElements(block, 'metadataPrefix'));
 }
 

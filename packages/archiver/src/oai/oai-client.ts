@@ -2,6 +2,7 @@ import { pipeline, type Readable, Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip, createInflate } from 'node:zlib';
 import { ArchiverError } from '../core/errors.js';
+import { checkHttpUrl } from '../core/http-url.js';
 import { shown } from '../core/remote-text.js';
 import { onLocalNetwork } from './address-policy.js';
 import { OriginPools, type ResolveHost } from './origin-pools.js';
@@ -36,6 +37,14 @@ export interface OaiClientOptions {
    * other non-public addresses of a kind the repository is not on itself (`--allow-private-refs`).
    */
   allowPrivateRefs?: boolean;
+  /**
+   * The repository answered before (the catalog recorded its Identify). Until it has answered,
+   * before or in this run, an OAI-PMH request whose host name does not resolve or whose
+   * connection is refused fails at once (ERR_HARVEST_UNREACHABLE) instead of being retried for
+   * minutes: that is a typo or a wrong port far more often than an outage, and retries are for
+   * a source known to be there. Default false.
+   */
+  answeredBefore?: boolean;
   /** How host names of other origins are resolved (default: the system's resolver). */
   resolveHost?: ResolveHost;
   /**
@@ -89,9 +98,12 @@ export class OaiClient {
   readonly limits: SourceLimits;
   /** A request was given up while undici still waited for its response (see close()). */
   private abandonedRequests = false;
+  /** The repository has answered (see OaiClientOptions.answeredBefore). */
+  private answered: boolean;
 
   constructor(endpoint: string, options: OaiClientOptions = {}) {
-    this.endpoint = new URL(endpoint);
+    this.endpoint = new URL(checkHttpUrl(endpoint, 'the base URL'));
+    this.answered = options.answeredBefore === true;
     this.options = options;
     this.limits = sourceLimits(options.limits);
     const idleMs = options.idleTimeoutMs ?? this.limits.idleMs;
@@ -112,7 +124,7 @@ export class OaiClient {
   oai(args: Record<string, string>): Promise<OaiHttpResponse> {
     const url = new URL(this.endpoint);
     for (const [name, value] of Object.entries(args)) url.searchParams.append(name, value);
-    return this.get(url, 'OAI-PMH request');
+    return this.get(url, args.verb ?? 'OAI-PMH request');
   }
 
   /**
@@ -268,6 +280,7 @@ export class OaiClient {
         let response: UndiciResponse;
         try {
           response = await untilAborted(request, stop.signal);
+          if (pool === this.pool) this.answered = true;
         } catch (error) {
           settle();
           // Given up before its headers came (its deadline, or the harvest stopped): undici
@@ -298,6 +311,8 @@ export class OaiClient {
         if (error instanceof ArchiverError) throw error;
         signal?.throwIfAborted();
         if (!isNetworkError(error)) throw error;
+        // Only OAI-PMH requests (get(), the one caller without redirects): an import's datastreams keep their retries.
+        if (!redirects && !this.answered) throwIfNeverThere(error, `${what} ${shown(url.href)}`, url);
         reason = describeNetworkError(error);
       }
       if (attempt >= policy.retries) {
@@ -477,6 +492,34 @@ function isNetworkError(error: unknown): boolean {
   if (error instanceof undiciErrors.UndiciError) return true;
   const code = (error as NodeJS.ErrnoException).code;
   return typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code);
+}
+
+/**
+ * A repository that never answered, whose host name does not resolve or whose port refuses
+ * the connection: ERR_HARVEST_UNREACHABLE at once, with what to check (see
+ * OaiClientOptions.answeredBefore). Other network errors (timeouts, resets) are retried.
+ */
+function throwIfNeverThere(error: unknown, what: string, url: URL): void {
+  const code = networkErrorCode(error);
+  const hint = 'check the base URL; a source that never answered is not retried, one that answered before is';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NONAME') {
+    throw new ArchiverError('ERR_HARVEST_UNREACHABLE', `${what}: the host name ${shown(url.hostname, 100)} does not resolve (${code})`, { hint, cause: error });
+  }
+  if (code === 'ECONNREFUSED') {
+    throw new ArchiverError('ERR_HARVEST_UNREACHABLE', `${what}: ${shown(url.host, 100)} refused the connection (${code})`, {
+      hint: 'check the port in the base URL and that the repository is running; a source that never answered is not retried',
+      cause: error,
+    });
+  }
+}
+
+/** The error's system code (ENOTFOUND…), on it or on its cause (undici wraps some). */
+function networkErrorCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return code;
+  }
+  return undefined;
 }
 
 function describeNetworkError(error: unknown): string {

@@ -11,6 +11,7 @@ import { AIPS_DIRECTORY } from '../archive/storage-path.js';
 import { Catalog } from '../catalog/catalog.js';
 import type { PayloadLocation } from '../catalog/catalog-schema.js';
 import { ArchiverError } from '../core/errors.js';
+import { checkHttpUrl } from '../core/http-url.js';
 import { ArchiveAccess, type Viewer } from './archive-access.js';
 import { ArchiveUris } from './archive-graph.js';
 import { ArchiveOai, DEFAULT_ADMIN_EMAIL, isOaiEmail, SERVE_DEFAULTS } from './archive-oai.js';
@@ -72,6 +73,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
       });
     }
   }
+  if (options.baseUrl !== undefined) checkHttpUrl(options.baseUrl, 'the base URL', { pathOnly: true });
   const catalog = Catalog.open(options.archiveDir, { create: false });
   const oai = new ArchiveOai(options.archiveDir, catalog, new StoredRecords(options.archiveDir), {
     repositoryName: options.repositoryName ?? 'oaibag archive',

@@ -86,7 +86,8 @@ export async function listChangedUrls(options: ListChangedUrlsOptions): Promise<
     onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
   });
   try {
-    const facts = await identifyRepository(client, prefix);
+    // A listing of identifiers asks for them in any format the source offers (oai_dc too).
+    const facts = await identifyRepository(client, prefix, 'any');
     const from = userFrom === undefined ? null : dateAtGranularity(userFrom, facts.granularity);
     const until = userUntil === undefined ? null : dateAtGranularity(userUntil, facts.granularity);
     const first: Record<string, string> = { verb: 'ListIdentifiers', metadataPrefix: prefix };
