@@ -59,7 +59,7 @@ const serveCommand = program
   )
   .option('--auth <FILE>', 'protected path prefixes and their users (see docs/repository.md); clients send HTTP Basic credentials')
   .option('--rights <URI|FILE>', 'rights of the metadata (OAI-rights): a URI naming them, or a file holding them as XML; given in Identify and in every record')
-  .option('--name <TEXT>', 'repositoryName given by Identify')
+  .option('--name <TEXT>', 'repositoryName given by Identify (default: "Web files at BASE-URL")')
   .option('--admin-email <ADDRESS>', 'adminEmail given by Identify (repeatable)', collect, [] as string[])
   .option('--rescan <SECONDS>', 'full rescan of the tree every SECONDS (0: never; changes are also watched)', parseCount, DEFAULTS.rescanSeconds)
   .option('--no-watch', 'do not watch the tree for changes (rely on rescans and on checks made when serving)')

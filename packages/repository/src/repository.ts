@@ -45,7 +45,7 @@ export async function createRepository(options: RepositoryOptions): Promise<Repo
   });
   // Every option is checked before the index is opened: a refused option leaves nothing behind.
   const settings = {
-    repositoryName: options.repositoryName ?? `Web files of ${realRoot}`,
+    ...(options.repositoryName !== undefined ? { repositoryName: options.repositoryName } : {}),
     adminEmails: (options.adminEmails ?? []).map(checkEmail),
     pageRecords: positive(options.pageRecords ?? DEFAULTS.pageRecords, 'page-records'),
     pageIdentifiers: positive(options.pageIdentifiers ?? DEFAULTS.pageIdentifiers, 'page-identifiers'),

@@ -21,7 +21,7 @@ interface ServeOptions {
   sparqlMemory: number;
   sparqlResultSize: number;
   sparqlQuerySize: number;
-  name: string;
+  name?: string;
   adminEmail: string[];
 }
 
@@ -70,7 +70,7 @@ export function serveCommand(): Command {
       '--auth <FILE>',
       "protected paths and their users, in oaibag-repository's --auth format (HTTP Basic); a protected /files/ path keeps its bytes from every route, and the Linked Data view is then for users refused nothing",
     )
-    .option('--name <TEXT>', 'repositoryName given by Identify', 'oaibag archive')
+    .option('--name <TEXT>', 'repositoryName given by Identify (default: "oaibag archive at BASE-URL")')
     .addOption(
       new Option('--admin-email <ADDRESS>', 'adminEmail given by Identify (repeatable)')
         .argParser((value: string, all: string[]) => [...all, value])
@@ -113,7 +113,7 @@ export function serveCommand(): Command {
         sparqlTimeoutMs: options.sparqlTimeout * 1000,
         sparqlRowLimit: options.sparqlRows,
         sparqlBounds: { memoryBytes: options.sparqlMemory, resultBytes: options.sparqlResultSize, queryBytes: options.sparqlQuerySize },
-        repositoryName: options.name,
+        ...(options.name !== undefined ? { repositoryName: options.name } : {}),
         ...(options.adminEmail.length > 0 ? { adminEmails: options.adminEmail } : {}),
         log: (line) => process.stderr.write(`oaibag serve: ${line}\n`),
       }).catch((error: unknown) => {

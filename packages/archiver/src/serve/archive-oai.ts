@@ -49,7 +49,8 @@ import { SERVED_FORMATS, type ServedFormat } from './served-formats.js';
 import type { StoredRecords, StoredRecordXml } from './stored-records.js';
 
 export interface ArchiveOaiSettings {
-  repositoryName: string;
+  /** Identify's repositoryName, the ORE maps' creator; default `oaibag archive at <base URL>` ({@link defaultArchiveName}). */
+  repositoryName?: string;
   adminEmails: readonly string[];
   /** Payloads up to this many bytes go By-Value (base64) in oai_didl too; default 16 MiB. */
   byValueMax?: number;
@@ -67,6 +68,15 @@ export interface ArchiveOaiSettings {
  * (RFC 2606), so the placeholder is valid and says honestly that nobody reads it.
  */
 export const DEFAULT_ADMIN_EMAIL = 'nobody@oaibag.invalid';
+
+/**
+ * The archive's repositoryName when none is given: the archive by its URL, never its folder
+ * (a repositoryName travels into every harvester's bag-info.txt and RDF), and one archive told
+ * from another when a harvester takes from several.
+ */
+export function defaultArchiveName(baseUrl: string): string {
+  return `oaibag archive at ${baseUrl}`;
+}
 
 /**
  * True when `value` is an adminEmail OAI-PMH's schema accepts: its emailType pattern
@@ -115,7 +125,7 @@ export class ArchiveOai {
     const fail = (...errors: OaiProtocolError[]) => [start + errorElements(errors) + RESPONSE_END];
     switch (request.verb) {
       case 'Identify':
-        return [`${start}${this.identify(endpoint)}${RESPONSE_END}`];
+        return [`${start}${this.identify(baseUrl)}${RESPONSE_END}`];
       case 'ListMetadataFormats': {
         if (request.identifier !== undefined) {
           const item = findItem(this.catalog, request.identifier);
@@ -149,11 +159,11 @@ export class ArchiveOai {
     }
   }
 
-  private identify(endpoint: string): string {
+  private identify(baseUrl: string): string {
     const earliest = earliestDatestamp(this.catalog) ?? Math.floor(Date.now() / 1000);
     const emails = this.settings.adminEmails.map((email) => `<adminEmail>${escapeText(email)}</adminEmail>\n`).join('');
     return (
-      `<Identify>\n<repositoryName>${escapeText(this.settings.repositoryName)}</repositoryName>\n<baseURL>${escapeText(endpoint)}</baseURL>\n` +
+      `<Identify>\n<repositoryName>${escapeText(this.settings.repositoryName ?? defaultArchiveName(baseUrl))}</repositoryName>\n<baseURL>${escapeText(`${baseUrl}/oai`)}</baseURL>\n` +
       `<protocolVersion>2.0</protocolVersion>\n${emails}<earliestDatestamp>${formatDatestamp(earliest)}</earliestDatestamp>\n` +
       '<deletedRecord>persistent</deletedRecord>\n<granularity>YYYY-MM-DDThh:mm:ssZ</granularity>\n</Identify>\n'
     );
@@ -276,7 +286,7 @@ export class ArchiveOai {
       baseUrl,
       urlOf: (location: PayloadLocation) => baseUrl + payloadUrlPath(location.bagPath, location.path),
       oreUrl: `${baseUrl}${ORE_PREFIX}${version.bagPath.split('/').slice(1).map(encodeURIComponent).join('/')}/${version.record}`,
-      repositoryName: this.settings.repositoryName,
+      repositoryName: this.settings.repositoryName ?? defaultArchiveName(baseUrl),
       byValueMax: this.settings.byValueMax ?? SERVE_DEFAULTS.byValueMax,
       mayRead,
       storedAt,

@@ -33,7 +33,7 @@ export interface ArchiveServerOptions {
   port?: number;
   /** The URL clients use (behind a proxy); default `http://host:port`. */
   baseUrl?: string;
-  /** Identify's repositoryName; default `oaibag archive`. */
+  /** Identify's repositoryName; default `oaibag archive at <base URL>`. */
   repositoryName?: string;
   /** Identify's adminEmail (OAI-PMH wants at least one); default `nobody@oaibag.invalid` (DEFAULT_ADMIN_EMAIL). Each must be schema-valid (ERR_ARCHIVE_USAGE). */
   adminEmails?: string[];
@@ -76,7 +76,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
   if (options.baseUrl !== undefined) checkHttpUrl(options.baseUrl, 'the base URL', { pathOnly: true });
   const catalog = Catalog.open(options.archiveDir, { create: false });
   const oai = new ArchiveOai(options.archiveDir, catalog, new StoredRecords(options.archiveDir), {
-    repositoryName: options.repositoryName ?? 'oaibag archive',
+    ...(options.repositoryName !== undefined ? { repositoryName: options.repositoryName } : {}),
     adminEmails: options.adminEmails?.length ? options.adminEmails : [DEFAULT_ADMIN_EMAIL],
     byValueMax: options.byValueMax ?? SERVE_DEFAULTS.byValueMax,
     ...(options.pageRecords !== undefined ? { pageRecords: options.pageRecords } : {}),

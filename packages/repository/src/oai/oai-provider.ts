@@ -23,7 +23,8 @@ import { writeRecord } from './record-xml.js';
 import { recordAbout } from './rights-option.js';
 
 export interface ProviderSettings extends ListSettings {
-  repositoryName: string;
+  /** Identify's repositoryName; default `Web files at <base URL>` ({@link defaultRepositoryName}). */
+  repositoryName?: string;
   adminEmails: readonly string[];
 }
 
@@ -119,7 +120,7 @@ export class OaiProvider {
     const earliest = this.index.earliestDatestamp(viewer.hiddenPrefixes) ?? Math.floor(Date.now() / 1000);
     let xml =
       '<Identify>\n' +
-      `<repositoryName>${escapeText(this.settings.repositoryName)}</repositoryName>\n` +
+      `<repositoryName>${escapeText(this.settings.repositoryName ?? defaultRepositoryName(baseUrl))}</repositoryName>\n` +
       `<baseURL>${escapeText(`${baseUrl}/oai`)}</baseURL>\n` +
       '<protocolVersion>2.0</protocolVersion>\n';
     const emails = this.settings.adminEmails.length > 0 ? this.settings.adminEmails : [defaultAdminEmail(baseUrl)];
@@ -157,6 +158,15 @@ function listSets(sets: string[]): string {
   let xml = '<ListSets>\n';
   for (const spec of sets) xml += `<set><setSpec>${escapeText(spec)}</setSpec><setName>${escapeText(setNameFor(spec))}</setName></set>\n`;
   return `${xml}</ListSets>\n`;
+}
+
+/**
+ * Identify's repositoryName when none is given: the site by its public URL. Never the folder
+ * served (it was `Web files of <root>`): a repositoryName travels into every harvester's
+ * bag-info.txt and RDF, and a server's file system layout is nobody's business.
+ */
+export function defaultRepositoryName(baseUrl: string): string {
+  return `Web files at ${baseUrl}`;
 }
 
 /** webmaster@ the site's host when that is a domain (the schema wants a dot), else a placeholder. */
