@@ -4,7 +4,7 @@ import { DEFAULT_BATCH_BOUNDS } from '../harvest/harvest-batch.js';
 import type { Compression } from '../oai/oai-client.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_SOURCE } from './exit-codes.js';
-import { compressionMode, wholeNumber } from './option-parsers.js';
+import { compressionMode, httpUrl, wholeNumber } from './option-parsers.js';
 import { sourceLimitsFromOptions, withSourceLimitOptions } from './source-limit-options.js';
 import { stopSignal } from './stop-signal.js';
 
@@ -12,7 +12,7 @@ import { stopSignal } from './stop-signal.js';
 export function harvestCommand(): Command {
   return withSourceLimitOptions(new Command('harvest'))
     .description('harvest what changed since the last harvest of BASEURL (deletions included) into the archive')
-    .argument('<BASEURL>', "the repository's OAI-PMH base URL, e.g. https://example.org/oai")
+    .argument('<BASEURL>', "the repository's OAI-PMH base URL, e.g. https://example.org/oai", httpUrl('BASEURL'))
     .option('--archive <DIR>', 'the archive folder (created when missing)', './archive')
     .option('--from <DATE>', 'harvest from this date (default: continue from the last complete harvest)')
     .option('--until <DATE>', 'harvest up to this date')

@@ -6,7 +6,7 @@ import { readMirrorConfig } from '../mirror/mirror-config.js';
 import type { Compression } from '../oai/oai-client.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { formatSummary } from './harvest-command.js';
-import { compressionMode, wholeNumber } from './option-parsers.js';
+import { compressionMode, httpUrl, wholeNumber } from './option-parsers.js';
 import { sourceLimitsFromOptions, withSourceLimitOptions } from './source-limit-options.js';
 import { stopSignal } from './stop-signal.js';
 
@@ -28,7 +28,7 @@ interface MirrorCommandOptions {
 export function mirrorCommand(): Command {
   return withSourceLimitOptions(new Command('mirror'))
     .description('harvest BASEURL (or every source of --config) on a schedule, one harvest at a time, until stopped')
-    .argument('[BASEURL]', "the repository's OAI-PMH base URL (omit with --config)")
+    .argument('[BASEURL]', "the repository's OAI-PMH base URL (omit with --config)", httpUrl('BASEURL'))
     .option('--every <DURATION>', 'time between harvests: 90s, 30m, 6h, 1d')
     .option('--jitter <DURATION>', 'start each harvest up to this much later, at random (default: none)')
     .option('--config <FILE>', 'a JSON file listing several sources, each with its own schedule (docs/mirror.md)')
