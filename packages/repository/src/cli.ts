@@ -27,7 +27,10 @@ const program = new Command('oaibag-repository')
       'and serve the files themselves at their URLs. The OAI-PMH endpoint is <base-url>/oai.',
   )
   .version(REPOSITORY_VERSION, '-V, --version', 'print the version and exit')
-  .showHelpAfterError()
+  // A usage error is its line and where the help is (as oaibag's), not the whole help; the
+  // commands below inherit this.
+  .showHelpAfterError('(see `oaibag-repository --help`)')
+  .configureOutput({ outputError: (text, write) => write(text.replace(/\n\(Did you mean /g, ' (Did you mean ')) })
   .exitOverride();
 
 const serveCommand = program

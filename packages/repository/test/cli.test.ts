@@ -195,6 +195,19 @@ describe('usage errors exit 2', { concurrency: true }, () => {
     });
   }
 
+  test('a usage error is two lines (the error, where the help is), not the whole help', async () => {
+    for (const args of [[], ['--root', site, '--prot', '80'], ['serve', '--root', site, '--by-value-max', '1Q']]) {
+      const result = await run(args);
+      assert.equal(result.code, 2, result.stderr);
+      const lines = result.stderr.trimEnd().split('\n');
+      assert.equal(lines.length, 2, result.stderr);
+      assert.match(lines[0]!, /^error: /);
+      assert.equal(lines[1], '(see `oaibag-repository --help`)');
+    }
+    const typo = await run(['--root', site, '--prot', '80']);
+    assert.match(typo.stderr, /^error: unknown option '--prot' \(Did you mean --port\?\)\n/);
+  });
+
   test('--admin-email nobody: one line with ERR_REPO_OPTIONS', async () => {
     const result = await run(['--root', site, '--index', join(dir.path, 'admin-email.sqlite'), '--admin-email', 'nobody']);
     assert.equal(result.code, 2, result.stderr);
