@@ -432,6 +432,10 @@ export interface HarvestArguments {
   prefix: string;
   /** Set for an import (`oaibag import`): the out-of-band delivery its records came in. */
   delivery?: DeliveryFacts;
+  /** A harvest's politeness (`--delay`): milliseconds between the starts of two requests to a host. */
+  delayMs?: number;
+  /** A harvest's politeness (`--max-connections`): requests open at once to the repository's host. */
+  maxConnections?: number;
 }
 
 /** `running` until it ends; `interrupted` when found running after a crash. */

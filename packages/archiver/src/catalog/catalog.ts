@@ -784,3 +784,5 @@ function argumentsJson(args: HarvestArguments): string {
     ...(args.delivery ? { delivery: args.delivery } : {}),
   });
 }
+    ...(args.delayMs !== undefined ? { delayMs: args.delayMs } : {}),
+    ...(args.maxConnections !== undefined ? { maxConnections: args.maxConnections } : {}),

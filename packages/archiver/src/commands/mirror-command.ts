@@ -7,6 +7,7 @@ import type { Compression } from '../oai/oai-client.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { formatSummary } from './harvest-command.js';
 import { compressionMode, httpUrl, wholeNumber } from './option-parsers.js';
+import { politenessFromOptions, withPolitenessOptions } from './politeness-options.js';
 import { sourceLimitsFromOptions, withSourceLimitOptions } from './source-limit-options.js';
 import { stopSignal } from './stop-signal.js';
 
@@ -22,11 +23,13 @@ interface MirrorCommandOptions {
   passwordFile?: string;
   allowPrivateRefs?: boolean;
   compression: Compression;
+  delay?: number;
+  maxConnections?: number;
 }
 
 /** `oaibag mirror`: incremental harvests on a schedule, forever (docs/mirror.md). */
 export function mirrorCommand(): Command {
-  return withSourceLimitOptions(new Command('mirror'))
+  return withPolitenessOptions(withSourceLimitOptions(new Command('mirror')))
     .description('harvest BASEURL (or every source of --config) on a schedule, one harvest at a time, until stopped')
     .argument('[BASEURL]', "the repository's OAI-PMH base URL (omit with --config)", httpUrl('BASEURL'))
     .option('--every <DURATION>', 'time between harvests: 90s, 30m, 6h, 1d')
@@ -83,7 +86,10 @@ async function mirrorPlan(baseUrl: string | undefined, options: MirrorCommandOpt
       throw new ArchiverError('ERR_ARCHIVE_USAGE', 'give either BASEURL with --every, or --config FILE, not both');
     }
     const config = await readMirrorConfig(options.config);
-    return { sources: config.sources, archiveDir: options.archive ?? config.archiveDir ?? './archive' };
+    // --delay and --max-connections are the politeness of the sources that give none of their own.
+    const politeness = politenessFromOptions(options);
+    const sources = config.sources.map((source) => ({ ...source, politeness: { ...politeness, ...source.politeness } }));
+    return { sources, archiveDir: options.archive ?? config.archiveDir ?? './archive' };
   }
   if (baseUrl === undefined || options.every === undefined) {
     throw new ArchiverError('ERR_ARCHIVE_USAGE', 'give BASEURL and --every DURATION (or --config FILE)');
@@ -98,6 +104,7 @@ async function mirrorPlan(baseUrl: string | undefined, options: MirrorCommandOpt
     ...(credentials ? { credentials } : {}),
     ...(options.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
     ...(options.compression !== 'auto' ? { compression: options.compression } : {}),
+    politeness: politenessFromOptions(options),
   };
   return { sources: [source], archiveDir: options.archive ?? './archive' };
 }

@@ -16,6 +16,7 @@ import { type BatchBounds, type BatchTally, HarvestBatch, type PageEntry } from 
 import type { HarvestPlan } from './harvest-plan.js';
 import { PageRecords } from './page-records.js';
 import type { StoreContext } from './store-record.js';
+import { receivedWhole } from './whole-page.js';
 
 /** How many times one harvest starts its list again (badResumptionToken, a token loop). */
 const MAX_LIST_RESTARTS = 2;
@@ -274,7 +275,9 @@ export class HarvestList {
       });
       try {
         // The first attempt may have been asked for already; a retry always asks again.
-        const response = attempt === 0 && prefetched ? prefetched : client.oai(args);
+        const asked = attempt === 0 && prefetched ? prefetched : client.oai(args);
+        // One connection to the host: the page must be in before its records' datastreams can go.
+        const response = client.repositoryConnections === 1 ? receivedWhole(asked, context.archiveDir) : asked;
         const page = await readListPage(response, `ListRecords of ${client.endpoint.href}`, records.readOptions());
         return { entries: await records.finish(), ...page };
       } catch (error) {

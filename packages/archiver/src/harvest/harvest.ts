@@ -4,6 +4,7 @@ import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js'
 import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { checkHttpUrl } from '../core/http-url.js';
+import type { Politeness } from '../oai/host-politeness.js';
 import { identifyRepository } from '../oai/identify.js';
 import { type Compression, type Credentials, OaiClient } from '../oai/oai-client.js';
 import type { ResolveHost } from '../oai/origin-pools.js';
@@ -36,6 +37,11 @@ export interface HarvestOptions {
   compression?: Compression;
   /** Bounds on what the source controls (oai/source-limits.ts); the defaults where not given. */
   limits?: Partial<SourceLimits> | undefined;
+  /**
+   * A delay between the requests to one host and a cap on the connections to it (`--delay`,
+   * `--max-connections`; oai/host-politeness.ts), recorded with the harvest's arguments.
+   */
+  politeness?: Partial<Politeness> | undefined;
   /**
    * Records stored at once (By-Reference fetches and bag writes overlap; the page itself is
    * read in order). Every record of a batch is stored before its resumption token is saved.
@@ -100,13 +106,16 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
     ...(options.compression ? { compression: options.compression } : {}),
     limits: options.limits,
+    politeness: options.politeness,
     onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
   });
   try {
     // The attempt is recorded before the first request, so that a night whose source cannot be
     // reached (or refuses the format, or is stopped) leaves its trace for `oaibag status`.
     const known = catalog.source(options.baseUrl) ?? catalog.ensureSource(options.baseUrl, null);
-    const harvestId = catalog.startHarvest(known.id, { from: userFrom ?? null, until: userUntil ?? null, set: options.set ?? null, prefix });
+    // The politeness it keeps, as `oaibag status` shows it: the repository host's figures.
+    const polite = { delayMs: client.politeness.delayMs, maxConnections: client.repositoryConnections };
+    const harvestId = catalog.startHarvest(known.id, { from: userFrom ?? null, until: userUntil ?? null, set: options.set ?? null, prefix, ...polite });
     let facts: Awaited<ReturnType<typeof identifyRepository>>;
     try {
       facts = await identifyRepository(client, prefix);
@@ -124,7 +133,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       resume: source.resume,
       granularity: facts.granularity,
     });
-    catalog.setHarvestArguments(harvestId, { from: plan.from, until: plan.until, set: options.set ?? null, prefix });
+    catalog.setHarvestArguments(harvestId, { from: plan.from, until: plan.until, set: options.set ?? null, prefix, ...polite });
     const list = new HarvestList({
       signal: options.signal,
       set: options.set,

@@ -4,6 +4,7 @@ import { parseDuration } from '../core/duration.js';
 import { ArchiverError } from '../core/errors.js';
 import { checkHttpUrl } from '../core/http-url.js';
 import { readPasswordLine } from '../core/password-file.js';
+import { MAX_CONNECTIONS, parseDelay } from '../oai/host-politeness.js';
 import type { Compression } from '../oai/oai-client.js';
 import type { MirrorSource } from './mirror.js';
 
@@ -14,11 +15,25 @@ export interface MirrorConfig {
   sources: MirrorSource[];
 }
 
-const SOURCE_FIELDS = new Set(['baseUrl', 'every', 'jitter', 'set', 'prefix', 'concurrency', 'user', 'passwordFile', 'allowPrivateRefs', 'compression']);
+const SOURCE_FIELDS = new Set([
+  'baseUrl',
+  'every',
+  'jitter',
+  'set',
+  'prefix',
+  'concurrency',
+  'user',
+  'passwordFile',
+  'allowPrivateRefs',
+  'compression',
+  'delay',
+  'maxConnections',
+]);
 
 /**
  * Reads a JSON mirror configuration: `{ "archive": "DIR", "sources": [{ "baseUrl", "every",
- * "jitter"?, "set"?, "prefix"?, "concurrency"?, "user"?, "passwordFile"?, "allowPrivateRefs"?, "compression"? }] }`. Relative paths
+ * "jitter"?, "set"?, "prefix"?, "concurrency"?, "user"?, "passwordFile"?, "allowPrivateRefs"?, "compression"?,
+ * "delay"?, "maxConnections"? }] }`. Relative paths
  * are taken from the file's folder; unknown fields are refused (a typo must not silently drop
  * a setting); each problem names the file and the field.
  */
@@ -68,6 +83,14 @@ export async function readMirrorConfig(file: string): Promise<MirrorConfig> {
       if (allowPrivateRefs !== undefined && typeof allowPrivateRefs !== 'boolean') fail(`${where}.allowPrivateRefs`, 'expected true or false');
       const compression = text('compression');
       if (compression !== undefined && !['auto', 'always', 'never'].includes(compression)) fail(`${where}.compression`, 'expected "auto", "always" or "never"');
+      const delay = text('delay');
+      const delayMs = delay === undefined ? undefined : parseDelay(delay, `${file}: ${where}.delay`);
+      const maxConnections = entry.maxConnections;
+      if (
+        maxConnections !== undefined &&
+        (!Number.isSafeInteger(maxConnections) || (maxConnections as number) < 1 || (maxConnections as number) > MAX_CONNECTIONS)
+      )
+        fail(`${where}.maxConnections`, `expected a whole number from 1 to ${MAX_CONNECTIONS}`);
       const set = text('set');
       const prefix = text('prefix');
       return {
@@ -78,6 +101,14 @@ export async function readMirrorConfig(file: string): Promise<MirrorConfig> {
         ...(concurrency !== undefined ? { concurrency: concurrency as number } : {}),
         ...(allowPrivateRefs === true ? { allowPrivateRefs: true } : {}),
         ...(compression !== undefined && compression !== 'auto' ? { compression: compression as Compression } : {}),
+        ...(delayMs !== undefined || maxConnections !== undefined
+          ? {
+              politeness: {
+                ...(delayMs !== undefined ? { delayMs } : {}),
+                ...(maxConnections !== undefined ? { maxConnections: maxConnections as number } : {}),
+              },
+            }
+          : {}),
         ...(user !== undefined ? { credentials: { user, password: await readPasswordLine(resolve(folder, passwordFile!)) } } : {}),
       };
     }),

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ArchiverError } from '../core/errors.js';
 import { type HarvestSummary, harvest } from '../harvest/harvest.js';
+import type { Politeness } from '../oai/host-politeness.js';
 import type { Compression, Credentials } from '../oai/oai-client.js';
 import type { RetryPolicy } from '../oai/retry-policy.js';
 import type { SourceLimits } from '../oai/source-limits.js';
@@ -19,6 +20,8 @@ export interface MirrorSource {
   /** See HarvestOptions.compression. */
   compression?: Compression;
 }
+  /** This source's delay between requests and cap on connections (see HarvestOptions.politeness). */
+  politeness?: Partial<Politeness>;
 
 export interface MirrorOptions {
   archiveDir: string;
@@ -87,6 +90,7 @@ export async function mirror(options: MirrorOptions): Promise<void> {
         log: (line) => options.log?.(`${next.source.baseUrl}: ${line}`),
       });
     } catch (error) {
+        ...(next.source.politeness ? { politeness: next.source.politeness } : {}),
       if (signal.aborted && !(error instanceof ArchiverError)) break; // stopped during Identify
       run.error =
         error instanceof ArchiverError

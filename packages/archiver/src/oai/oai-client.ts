@@ -5,8 +5,9 @@ import { ArchiverError } from '../core/errors.js';
 import { checkHttpUrl } from '../core/http-url.js';
 import { shown } from '../core/remote-text.js';
 import { onLocalNetwork } from './address-policy.js';
+import { checkedPoliteness, connectionsFor, HostGates, type Politeness, type Release } from './host-politeness.js';
 import { OriginPools, type ResolveHost } from './origin-pools.js';
-import { DEFAULT_RETRY_POLICY, isRetryableStatus, type RetryPolicy, retryDelayMs } from './retry-policy.js';
+import { DEFAULT_RETRY_POLICY, isRetryableStatus, parseRetryAfter, type RetryPolicy, retryDelayMs } from './retry-policy.js';
 import { limitError, type SourceLimits, sourceLimits } from './source-limits.js';
 import { Pool, undiciErrors } from './undici-pool.js';
 
@@ -21,8 +22,12 @@ export interface OaiClientOptions {
   userAgent?: string;
   /** Called before each wait, to log it. */
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
-  /** Connections kept open to the repository. */
-  connections?: number;
+  /**
+   * A delay between the starts of two requests to one host, and a cap on the requests open to
+   * one host at once (oai/host-politeness.ts); default: no delay, 4 to the repository's host
+   * and 2 to each other host.
+   */
+  politeness?: Partial<Politeness> | undefined;
   /** Milliseconds without a byte before a response is given up (then retried); default `limits.idleMs`. */
   idleTimeoutMs?: number;
   /** Bounds on what the source controls (oai/source-limits.ts); the defaults where not given. */
@@ -100,6 +105,9 @@ export class OaiClient {
   private abandonedRequests = false;
   /** The repository has answered (see OaiClientOptions.answeredBefore). */
   private answered: boolean;
+  /** The politeness every request keeps (checked). */
+  readonly politeness: Politeness;
+  private readonly gates: HostGates;
 
   constructor(endpoint: string, options: OaiClientOptions = {}) {
     this.endpoint = new URL(checkHttpUrl(endpoint, 'the base URL'));
@@ -107,8 +115,10 @@ export class OaiClient {
     this.options = options;
     this.limits = sourceLimits(options.limits);
     const idleMs = options.idleTimeoutMs ?? this.limits.idleMs;
+    this.politeness = checkedPoliteness(options.politeness);
+    this.gates = new HostGates(this.politeness, this.endpoint.hostname);
     this.pool = new Pool(this.endpoint.origin, {
-      connections: options.connections ?? 4,
+      connections: this.repositoryConnections,
       bodyTimeout: idleMs,
       headersTimeout: idleMs,
     });
@@ -116,8 +126,14 @@ export class OaiClient {
       repository: this.endpoint,
       ...(options.allowPrivateRefs !== undefined ? { allowPrivate: options.allowPrivateRefs } : {}),
       idleTimeoutMs: idleMs,
+      connections: connectionsFor(this.politeness, false),
       ...(options.resolveHost !== undefined ? { resolve: options.resolveHost } : {}),
     });
+  }
+
+  /** Requests open at once to the repository's host (see OaiClientOptions.politeness). */
+  get repositoryConnections(): number {
+    return connectionsFor(this.politeness, true);
   }
 
   /** GET of the endpoint with these OAI-PMH arguments. */
@@ -260,7 +276,11 @@ export class OaiClient {
       let reason: string;
       let retryAfter: string | undefined;
       signal?.throwIfAborted();
+      const gate = this.gates.of(url);
+      let release: Release | undefined;
       try {
+        // Politeness first (its wait is not the request's): the host's delay and connection cap.
+        release = await gate.enter(signal);
         this.requests++;
         // The signal is not handed to undici: a request given one read a 1 GiB body without
         // backpressure (1.4 GB RSS, 0.9 MB/s). We stop the wait and the body ourselves, and
@@ -275,6 +295,7 @@ export class OaiClient {
         const settle = (): void => {
           clearTimeout(timer);
           signal?.removeEventListener('abort', stopNow);
+          release?.();
         };
         const request = pool.request({ path: `${url.pathname}${url.search}`, method: 'GET', headers });
         let response: UndiciResponse;
@@ -294,10 +315,13 @@ export class OaiClient {
           response.body.once('close', settle);
           return response;
         }
-        settle();
-        await response.body.dump();
         reason = `HTTP ${response.statusCode}`;
         retryAfter = firstHeader(response.headers['retry-after']);
+        // A Retry-After is the host's wish, not this request's: its other requests wait too,
+        // from before this one's connection is given back.
+        const asked = parseRetryAfter(retryAfter);
+        if (asked !== undefined) gate.holdUntil(Date.now() + Math.min(asked, policy.maxDelayMs));
+        await response.body.dump().finally(settle);
         if (!isRetryableStatus(response.statusCode)) {
           const status = response.statusCode;
           const location = REDIRECT_STATUSES.has(status) ? firstHeader(response.headers.location) : undefined;
@@ -308,6 +332,7 @@ export class OaiClient {
           );
         }
       } catch (error) {
+        release?.();
         if (error instanceof ArchiverError) throw error;
         signal?.throwIfAborted();
         if (!isNetworkError(error)) throw error;
