@@ -2,7 +2,8 @@
 // SIGTERM, and refuses what it cannot serve with one coded line.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -86,7 +87,7 @@ test('with the defaults Identify is valid against the OAI-PMH schema (its adminE
   }
 });
 
-test('no archive there: exit 1, one coded line; a bad option: exit 2', () => {
+test('no archive there: exit 4 (EXIT_ARCHIVE), one coded line; a bad option: exit 2', () => {
   const missing = spawnSync(process.execPath, [BIN, 'serve', '--archive', join(work, 'nothing'), '--port', '0'], { encoding: 'utf8' });
   assert.equal(missing.status, 4, missing.stderr);
   assert.match(missing.stderr, /^oaibag: .* \[ERR_ARCHIVE_CATALOG\]/);
@@ -95,3 +96,33 @@ test('no archive there: exit 1, one coded line; a bad option: exit 2', () => {
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /expected a size in bytes/);
 });
+
+test('a port in use is a usage error as docs/serve.md says: exit 2, one coded line naming the address, and the archive is not blamed', async () => {
+  const holder = createNetServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  const port = (holder.address() as AddressInfo).port;
+  try {
+    const refused = await run(['serve', '--archive', archive, '--port', String(port)]);
+    assert.equal(refused.status, 2, refused.stderr);
+    assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+    assert.match(
+      refused.stderr,
+      new RegExp(`^oaibag: cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\) \\[ERR_ARCHIVE_USAGE\\] \\(hint: choose another --port or --host\\)`),
+    );
+  } finally {
+    await new Promise((resolve) => holder.close(resolve));
+  }
+  const doc = readFileSync(new URL('../docs/serve.md', import.meta.url), 'utf8');
+  assert.match(doc, /\*\*Exit 2\*\* \(usage\)[^*]*the port in use \(`EADDRINUSE`\)/, 'docs/serve.md gives the same exit code');
+});
+
+/** Runs the command without blocking this process's event loop. */
+function run(args: string[]): Promise<{ status: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stderr }));
+  });
+}

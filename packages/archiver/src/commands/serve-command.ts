@@ -95,8 +95,9 @@ export function serveCommand(): Command {
         '\nEvery record carries its provenance (nested when it came from another archive) and the\n' +
         'rights its repository gave (OAI-rights). Harvest it with: oaibag harvest http://HOST:PORT/oai\n' +
         '\nIt takes no lock: a harvest may run beside it (only committed versions are served).\n' +
-        'Stop it with Ctrl-C. Exit codes: 0 stopped; 1 the archive cannot be served (named); 2 usage\n' +
-        '(a bad option or auth file, a port in use).',
+        'Stop it with Ctrl-C. Exit codes: 0 stopped; 2 usage (a bad option or auth file, an address it\n' +
+        'cannot listen on: the port in use, a port it may not use, not an address of this host);\n' +
+        '4 the archive cannot be served (named).',
     )
     .action(async (options: ServeOptions) => {
       const auth = options.auth === undefined ? undefined : await loadAuth(options.auth);
