@@ -126,3 +126,14 @@ function run(args: string[]): Promise<{ status: number | null; stderr: string }>
     child.on('close', (status) => resolve({ status, stderr }));
   });
 }
+
+test("docs/serve.md's path table names the Memento routes the server answers", async () => {
+  const doc = readFileSync(new URL('../docs/serve.md', import.meta.url), 'utf8');
+  const table = doc.split('\n').filter((line) => line.startsWith('| `/'));
+  for (const path of ['/oai', '/files/', '/ore/', '/sparql', '/timegate/', '/timemap/link/', '/memento/']) {
+    assert.ok(
+      table.some((row) => row.includes(`\`${path}`)),
+      `${path} is not in the table`,
+    );
+  }
+});

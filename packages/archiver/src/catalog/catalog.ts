@@ -782,7 +782,7 @@ function argumentsJson(args: HarvestArguments): string {
     set: args.set ?? null,
     prefix: args.prefix,
     ...(args.delivery ? { delivery: args.delivery } : {}),
-  });
-}
     ...(args.delayMs !== undefined ? { delayMs: args.delayMs } : {}),
     ...(args.maxConnections !== undefined ? { maxConnections: args.maxConnections } : {}),
+  });
+}

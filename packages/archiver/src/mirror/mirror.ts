@@ -19,9 +19,9 @@ export interface MirrorSource {
   allowPrivateRefs?: boolean;
   /** See HarvestOptions.compression. */
   compression?: Compression;
-}
   /** This source's delay between requests and cap on connections (see HarvestOptions.politeness). */
   politeness?: Partial<Politeness>;
+}
 
 export interface MirrorOptions {
   archiveDir: string;
@@ -87,10 +87,10 @@ export async function mirror(options: MirrorOptions): Promise<void> {
         ...(next.source.compression ? { compression: next.source.compression } : {}),
         ...(options.retry ? { retry: options.retry } : {}),
         limits: options.limits,
+        ...(next.source.politeness ? { politeness: next.source.politeness } : {}),
         log: (line) => options.log?.(`${next.source.baseUrl}: ${line}`),
       });
     } catch (error) {
-        ...(next.source.politeness ? { politeness: next.source.politeness } : {}),
       if (signal.aborted && !(error instanceof ArchiverError)) break; // stopped during Identify
       run.error =
         error instanceof ArchiverError
