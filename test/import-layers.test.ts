@@ -26,6 +26,7 @@ const ARCHIVER_LAYERS: Record<string, number> = {
   export: 4,
   import: 5, // above harvest and export, whose bags and catalog an import writes
   mirror: 5,
+  repair: 5, // above verify, whose fixity check it runs first
   commands: 6,
   '.': 7, // cli.ts and index.ts
 };

@@ -24,7 +24,7 @@ import type { CatalogVerification, NewEvent } from '../catalog/catalog-schema.js
 import { payloadsOfBag, type RelyingVersion, versionsRelyingOn, versionsRelyingOnBag } from '../catalog/verify-queries.js';
 import { ArchiverError, isStorageExhausted } from '../core/errors.js';
 import { startWorker } from '../core/start-worker.js';
-import type { VerifyJob, VerifyJobResult } from './verify-worker.js';
+import { runVerifyJob, type VerifyJob, type VerifyJobResult } from './verify-worker.js';
 
 /** Bags whose events are written in one catalog transaction. */
 export const VERIFY_EVENT_BATCH = 500;
@@ -153,6 +153,30 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
     catalog?.close();
     await lock.release();
   }
+}
+
+/**
+ * Checks the bags at `bagPaths` again, in full and in this thread, as {@link verifyArchive}
+ * checks each bag (the verifier, then the payload sizes the catalog recorded): what `oaibag
+ * repair` runs on the bags it wrote into, under its lock. Records nothing.
+ */
+export async function recheckBags(
+  catalog: Catalog,
+  archiveDir: string,
+  bagPaths: readonly string[],
+): Promise<{ problems: ArchiveProblem[]; bytes: number; hashedBytes: number }> {
+  const known = catalogueBags(catalog);
+  const problems: ArchiveProblem[] = [];
+  let bytes = 0;
+  let hashedBytes = 0;
+  for (const [id, path] of [...bagPaths].sort(byCodeUnit).entries()) {
+    const files = known.get(path)?.pending === false ? payloadsOfBag(catalog, path) : [];
+    const result = await runVerifyJob({ id, bagDir: resolveArchivePath(archiveDir, path), fast: false, payloads: files.map((file) => file.path) });
+    bytes += result.tally?.payloadBytes ?? 0;
+    hashedBytes += result.tally?.hashedBytes ?? 0;
+    problems.push(...problemsOf(path, known.get(path), result, files));
+  }
+  return { problems, bytes, hashedBytes };
 }
 
 /** The check itself, under the lock, with the catalog open. */
