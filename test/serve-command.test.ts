@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -136,4 +136,110 @@ test("docs/serve.md's path table names the Memento routes the server answers", a
       `${path} is not in the table`,
     );
   }
+});
+
+/** Starts `oaibag serve` on a free port; resolves once it says where it answers. */
+async function startServe(args: string[], stdout: 'pipe' | 'ignore' = 'pipe') {
+  const child = spawn(process.execPath, [BIN, 'serve', '--archive', archive, '--port', '0', ...args], { stdio: ['ignore', stdout, 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8');
+  const base = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (chunk: string) => {
+      stderr += chunk;
+      const match = / at (http:\/\/\S+)\/oai /.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
+  });
+  const stop = async () => {
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    return { status: await exited, stderr };
+  };
+  return { child, base, stop };
+}
+
+/** A request written byte for byte, as a hostile client would. */
+function rawRequest(base: string, text: string): Promise<string> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(text));
+    let answer = '';
+    socket.setEncoding('latin1').on('data', (chunk: string) => (answer += chunk));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+const ACCESS_LINE = /^127\.0\.0\.1 - (\S+) \[\d\d\/[A-Z][a-z]{2}\/\d{4}:\d\d:\d\d:\d\d \+0000\] "([^"]*)" (\d{3}) (\d+) "([^"]*)" "([^"]*)" (\d+)ms$/;
+
+test('an access log line per request on standard output by default: client, time, request, status, bytes, duration; a client forges neither a line nor a field, and a long path is cut', async () => {
+  const serve = await startServe([]);
+  let stdout = '';
+  serve.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  const identify = await fetch(`${serve.base}/oai?verb=Identify`);
+  const identifyBytes = (await identify.arrayBuffer()).byteLength;
+  const forged = await rawRequest(serve.base, 'GET /files/a"b\\c HTTP/1.1\r\nHost: x\r\nUser-Agent: evil" 200 1 "-" "x\tforged\r\nConnection: close\r\n\r\n');
+  assert.match(forged, /^HTTP\/1\.1 404 /);
+  await (await fetch(`${serve.base}/${'a'.repeat(10_000)}`)).arrayBuffer();
+  const { status } = await serve.stop();
+  assert.equal(status, 0);
+
+  const lines = stdout.split('\n').filter(Boolean);
+  assert.equal(lines.length, 3, stdout);
+  const fields = lines.map((line) => ACCESS_LINE.exec(line));
+  assert.ok(
+    fields.every((match) => match !== null),
+    stdout,
+  );
+  const [first, second, third] = fields as [RegExpExecArray, RegExpExecArray, RegExpExecArray];
+  assert.equal(first[2], 'GET /oai?verb=Identify HTTP/1.1');
+  assert.equal(first[3], '200');
+  assert.ok(Number(first[4]) > identifyBytes, 'the bytes that went over the socket, headers included');
+  assert.equal(second[2], 'GET /files/a\\x22b\\x5cc HTTP/1.1');
+  assert.equal(second[3], '404');
+  assert.equal(second[6], 'evil\\x22 200 1 \\x22-\\x22 \\x22x\\x09forged');
+  assert.equal(third[3], '404');
+  assert.ok(lines[2]!.length < 2_300, `a 10,000-character path makes a ${lines[2]!.length}-character line`);
+});
+
+test('--access-log FILE appends to FILE, --no-access-log writes none, and a FILE that cannot be opened is exit 2, one coded line', async () => {
+  const file = join(work, 'access.log');
+  writeFileSync(file, 'an earlier line\n');
+  const toFile = await startServe(['--access-log', file]);
+  let stdout = '';
+  toFile.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  await (await fetch(`${toFile.base}/oai?verb=Identify`)).arrayBuffer();
+  assert.equal((await toFile.stop()).status, 0);
+  const logged = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  assert.equal(logged[0], 'an earlier line');
+  assert.equal(logged.length, 2);
+  assert.match(logged[1]!, ACCESS_LINE);
+  assert.equal(stdout, '');
+
+  const none = await startServe(['--no-access-log']);
+  let noneOut = '';
+  none.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (noneOut += chunk));
+  await (await fetch(`${none.base}/oai?verb=Identify`)).arrayBuffer();
+  assert.equal((await none.stop()).status, 0);
+  assert.equal(noneOut, '');
+
+  const refused = await run(['serve', '--archive', archive, '--port', '0', '--access-log', join(work, 'no-such-folder', 'access.log')]);
+  assert.equal(refused.status, 2, refused.stderr);
+  assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+  assert.match(refused.stderr, /^oaibag: cannot open the access log .*no-such-folder\/access\.log \(ENOENT\) \[ERR_ARCHIVE_USAGE\]/);
+});
+
+test('an access log nobody reads neither stops the server nor its stopping, nor grows without bound: lines past 1 MiB pending are dropped and counted', async () => {
+  const serve = await startServe([]); // stdout is a pipe this test never reads
+  const long = 'x'.repeat(1_900);
+  const started = Date.now();
+  for (let i = 0; i < 1_500; i++) await (await fetch(`${serve.base}/${long}${i}`)).arrayBuffer();
+  assert.ok(Date.now() - started < 30_000, 'the requests were answered');
+  const stopping = Date.now();
+  const { status, stderr } = await serve.stop();
+  assert.equal(status, 0);
+  assert.ok(Date.now() - stopping < 10_000, 'it stopped although its log was never read');
+  const dropped = Number(/oaibag serve: (\d+) access log line\(s\) dropped: the log did not keep up/.exec(stderr)?.[1]);
+  assert.ok(dropped > 0 && dropped < 1_500, stderr);
 });

@@ -2,7 +2,7 @@
 // and `oaibag serve` (an archive): what a request may say, the errors, the dates, resumption
 // tokens that carry the list's state so that no server keeps any, and the static file answer
 // (conditional GET, ranges) for the datastreams records point to By-Reference, and the `--auth`
-// file with its access rules.
+// file with its access rules, and the access log line both servers write per request.
 
 export {
   AccessControl,
@@ -64,6 +64,7 @@ export {
   parseOaiRequest,
   SET_SPEC_PATTERN,
 } from './oai-request.js';
+export { clfDate, logRequest } from './request-log.js';
 export {
   decodeResumptionToken,
   encodeResumptionToken,

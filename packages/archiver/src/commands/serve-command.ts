@@ -1,6 +1,7 @@
 import { AuthFileError, loadAuthFile } from '@oaibag/oai-pmh';
 import { Command, Option } from 'commander';
 import { ArchiverError } from '../core/errors.js';
+import { openAccessLog } from '../serve/access-log.js';
 import { DEFAULT_ADMIN_EMAIL, SERVE_DEFAULTS } from '../serve/archive-oai.js';
 import { SPARQL_DEFAULTS, startArchiveServer } from '../serve/archive-server.js';
 import { SPARQL_BOUND_DEFAULTS, sizeText } from '../serve/graph-store.js';
@@ -23,6 +24,8 @@ interface ServeOptions {
   sparqlQuerySize: number;
   name?: string;
   adminEmail: string[];
+  /** A file, `-` (standard output), or false with --no-access-log. */
+  accessLog: string | false;
 }
 
 /** `oaibag serve`: the archive as an OAI-PMH repository (docs/serve.md). */
@@ -76,6 +79,8 @@ export function serveCommand(): Command {
         .argParser((value: string, all: string[]) => [...all, value])
         .default([] as string[], DEFAULT_ADMIN_EMAIL),
     )
+    .option('--access-log <FILE>', 'append one line per request to FILE (Combined Log Format plus milliseconds; -: standard output)', '-')
+    .option('--no-access-log', 'write no access log')
     .addHelpText(
       'after',
       '\nWhat it serves:\n' +
@@ -101,6 +106,8 @@ export function serveCommand(): Command {
     )
     .action(async (options: ServeOptions) => {
       const auth = options.auth === undefined ? undefined : await loadAuth(options.auth);
+      const notice = (line: string) => void process.stderr.write(`oaibag serve: ${line}\n`);
+      const accessLog = options.accessLog === false ? undefined : openAccessLog(options.accessLog, notice);
       const server = await startArchiveServer({
         archiveDir: options.archive,
         host: options.host,
@@ -116,8 +123,10 @@ export function serveCommand(): Command {
         sparqlBounds: { memoryBytes: options.sparqlMemory, resultBytes: options.sparqlResultSize, queryBytes: options.sparqlQuerySize },
         ...(options.name !== undefined ? { repositoryName: options.name } : {}),
         ...(options.adminEmail.length > 0 ? { adminEmails: options.adminEmail } : {}),
-        log: (line) => process.stderr.write(`oaibag serve: ${line}\n`),
-      }).catch((error: unknown) => {
+        log: notice,
+        ...(accessLog ? { accessLog: (line: string) => accessLog.write(line) } : {}),
+      }).catch(async (error: unknown) => {
+        await accessLog?.close();
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
           throw new ArchiverError('ERR_ARCHIVE_USAGE', `cannot listen on ${options.host}:${options.port} (${code})`, {
@@ -136,6 +145,7 @@ export function serveCommand(): Command {
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       });
+      await accessLog?.close();
       process.stderr.write('oaibag serve: stopped\n');
     });
 }

@@ -6,7 +6,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type AuthConfig, coalescedBody, HTTP_HEADER_SCHEMA, HTTP_HEADER_SCHEMA_PATH, MAX_FORM_BYTES, readFormBody, sendFile } from '@oaibag/oai-pmh';
+import {
+  type AuthConfig,
+  coalescedBody,
+  HTTP_HEADER_SCHEMA,
+  HTTP_HEADER_SCHEMA_PATH,
+  logRequest,
+  MAX_FORM_BYTES,
+  readFormBody,
+  sendFile,
+} from '@oaibag/oai-pmh';
 import { AIPS_DIRECTORY } from '../archive/storage-path.js';
 import { Catalog } from '../catalog/catalog.js';
 import type { PayloadLocation } from '../catalog/catalog-schema.js';
@@ -56,6 +65,8 @@ export interface ArchiveServerOptions {
   log?: (line: string) => void;
 }
 
+  /** The access log: one line per request, Combined Log Format plus milliseconds (@oaibag/oai-pmh's logRequest). */
+  accessLog?: (line: string) => void;
 export interface ArchiveServer {
   /** `http://host:port` (or the base URL given), without a trailing slash. */
   readonly baseUrl: string;
@@ -97,8 +108,11 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
     log: options.log ?? (() => {}),
   };
   const server = createServer((req, res) => {
+    users: new WeakMap(),
     answer(context, req, res).catch((error: unknown) => {
+  const accessLog = options.accessLog;
       if (!res.headersSent) {
+    if (accessLog) logRequest(req, res, () => context.users.get(req) ?? null, accessLog);
         // Before the first byte: say so (a damaged bag, the catalog); after it, cut the answer
         // off (a file could not be read, the client left), never a clean short one.
         answerPlain(res, 500, `the archive could not answer: ${(error as Error).message}\n`);
@@ -141,6 +155,8 @@ interface ServerContext {
   log: (line: string) => void;
 }
 
+  /** The user each request authenticated as, for the access log. */
+  users: WeakMap<IncomingMessage, string>;
 async function answer(context: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://archive');
   const path = url.pathname;
@@ -151,6 +167,7 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
   const viewer = await context.access.viewerOf(req.headers.authorization);
   if (!viewer || !context.access.allows(viewer, { urlPath: path })) return context.access.refuse(res, viewer);
   if (context.access.protectsAnything) res.setHeader('Vary', 'Authorization');
+  if (viewer?.user) context.users.set(req, viewer.user);
   if (path === '/oai') return oaiEndpoint(context, viewer, req, res, url);
   const linkedData = LINKED_DATA_PREFIXES.some((prefix) => path.startsWith(prefix));
   if ((path === '/sparql' || linkedData) && !context.access.allows(viewer, { graph: true })) return context.access.refuse(res, viewer);

@@ -2,7 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
  * Logs one line per request when the response ends, in the Combined Log Format that web
- * log tools read, followed by the duration in milliseconds. The byte count is what went over
+ * log tools read, followed by the duration in milliseconds: the access log of both servers
+ * (`oaibag-repository`, `oaibag serve`). What the client chose (method, target, Referer,
+ * User-Agent) is cut at 2,000 characters and its control characters, quotes and backslashes
+ * are escaped, so a request can neither forge a line nor a field. The byte count is what went over
  * the socket for this response (headers included, after compression), so requests and
  * bytes can be counted per client from the log alone (bench/ does).
  */
