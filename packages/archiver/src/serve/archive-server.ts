@@ -63,10 +63,10 @@ export interface ArchiveServerOptions {
   auth?: AuthConfig;
   /** One line per request that failed on the server's side. */
   log?: (line: string) => void;
-}
-
   /** The access log: one line per request, Combined Log Format plus milliseconds (@oaibag/oai-pmh's logRequest). */
   accessLog?: (line: string) => void;
+}
+
 export interface ArchiveServer {
   /** `http://host:port` (or the base URL given), without a trailing slash. */
   readonly baseUrl: string;
@@ -106,13 +106,13 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
       ...options.sparqlBounds,
     },
     log: options.log ?? (() => {}),
-  };
-  const server = createServer((req, res) => {
     users: new WeakMap(),
-    answer(context, req, res).catch((error: unknown) => {
+  };
   const accessLog = options.accessLog;
-      if (!res.headersSent) {
+  const server = createServer((req, res) => {
     if (accessLog) logRequest(req, res, () => context.users.get(req) ?? null, accessLog);
+    answer(context, req, res).catch((error: unknown) => {
+      if (!res.headersSent) {
         // Before the first byte: say so (a damaged bag, the catalog); after it, cut the answer
         // off (a file could not be read, the client left), never a clean short one.
         answerPlain(res, 500, `the archive could not answer: ${(error as Error).message}\n`);
@@ -153,10 +153,10 @@ interface ServerContext {
   graphLimits: GraphLimits;
   access: ArchiveAccess;
   log: (line: string) => void;
-}
-
   /** The user each request authenticated as, for the access log. */
   users: WeakMap<IncomingMessage, string>;
+}
+
 async function answer(context: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://archive');
   const path = url.pathname;
@@ -165,9 +165,9 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
   // Every route asks context.access (archive-access.ts): first for the path itself, then, where
   // it gives a payload's bytes or the Linked Data graph, for those.
   const viewer = await context.access.viewerOf(req.headers.authorization);
+  if (viewer?.user) context.users.set(req, viewer.user);
   if (!viewer || !context.access.allows(viewer, { urlPath: path })) return context.access.refuse(res, viewer);
   if (context.access.protectsAnything) res.setHeader('Vary', 'Authorization');
-  if (viewer?.user) context.users.set(req, viewer.user);
   if (path === '/oai') return oaiEndpoint(context, viewer, req, res, url);
   const linkedData = LINKED_DATA_PREFIXES.some((prefix) => path.startsWith(prefix));
   if ((path === '/sparql' || linkedData) && !context.access.allows(viewer, { graph: true })) return context.access.refuse(res, viewer);
