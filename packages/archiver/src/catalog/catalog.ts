@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { READING_COMMANDS, readOnlyCodeOf } from '../archive/read-only-archive.js';
 import { ArchiverError } from '../core/errors.js';
 import {
+  CATALOG_SCHEMA_VERSION,
   type CatalogBag,
   type CatalogFailure,
   type CatalogHarvest,
@@ -36,6 +39,7 @@ import {
   type VersionChange,
   type VersionFetch,
 } from './catalog-schema.js';
+import { openReadOnlyDatabase, type ReadOnlyDatabase } from './open-read-only.js';
 
 /** The catalog's file name inside an archive directory. */
 export const CATALOG_FILE_NAME = 'catalog.sqlite';
@@ -46,6 +50,12 @@ export interface CatalogOpenOptions {
   create?: boolean;
   /** The file's name inside the archive directory (default CATALOG_FILE_NAME; reindex builds under another). */
   fileName?: string;
+  /**
+   * Open for reading only (implies `create: false`): nothing is ever written to the catalog or
+   * created beside it (open-read-only.ts), its write methods fail with ERR_ARCHIVE_CATALOG, and
+   * a catalog of another schema version than this program's is refused, never migrated.
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -68,15 +78,83 @@ export class Catalog {
   private readonly statements = new Map<string, Database.Statement>();
   /** True inside `readSession`, whose transaction only reads. */
   private reading = false;
+  /** Set when opened read-only; its `copy` names the private copy read, if one is. */
+  private readonly readOnlyDatabase: ReadOnlyDatabase | undefined;
 
-  private constructor(file: string, db: Database.Database) {
+  private constructor(file: string, db: Database.Database, readOnlyDatabase?: ReadOnlyDatabase) {
     this.file = file;
     this.db = db;
+    this.readOnlyDatabase = readOnlyDatabase;
+  }
+
+  /** True when opened read-only: the write methods fail. */
+  get readOnly(): boolean {
+    return this.readOnlyDatabase !== undefined;
+  }
+
+  /**
+   * Opens the catalog for a command that only reads (status, audit, restore, export, serve,
+   * verify --no-record): read-only, so that it works on a read-only archive. A catalog older
+   * than this program is first migrated when the archive can be written (as every command did
+   * before there was a read-only mode, so an upgrade needs no harvest first); on a read-only
+   * archive it is refused (ERR_ARCHIVE_CATALOG naming both versions).
+   */
+  static openForReading(archiveDir: string): Catalog {
+    const file = join(archiveDir, CATALOG_FILE_NAME);
+    const found = Catalog.withReadOnly(file, (database) => readSchemaVersion(database.db, file));
+    if (found < CATALOG_SCHEMA_VERSION) {
+      try {
+        Catalog.open(archiveDir, { create: false }).close();
+      } catch (error) {
+        if (!(error instanceof ArchiverError) || readOnlyCodeOf(error) === undefined) throw error;
+        throw olderCatalogError(file, found);
+      }
+    }
+    return Catalog.open(archiveDir, { readOnly: true });
+  }
+
+  /** Runs `fn` on the catalog at `file` opened read-only, closed afterwards. */
+  private static withReadOnly<T>(file: string, fn: (database: ReadOnlyDatabase) => T): T {
+    const database = Catalog.openReadOnly(file);
+    try {
+      return fn(database);
+    } finally {
+      database.close();
+    }
+  }
+
+  /** openReadOnlyDatabase, its errors as ERR_ARCHIVE_CATALOG. */
+  private static openReadOnly(file: string): ReadOnlyDatabase {
+    try {
+      return openReadOnlyDatabase(file);
+    } catch (error) {
+      if (error instanceof ArchiverError) throw error;
+      const missing = !existsSync(file);
+      throw new ArchiverError('ERR_ARCHIVE_CATALOG', missing ? `no catalog at ${file}` : `cannot read the catalog ${file}: ${(error as Error).message}`, {
+        cause: error,
+        path: file,
+        hint: missing ? 'check --archive names an archive made by oaibag harvest' : 'check that the catalog is a file this user may read',
+      });
+    }
   }
 
   /** Opens (creating unless told not to) and migrates `<archiveDir>/catalog.sqlite`. */
   static open(archiveDir: string, options: CatalogOpenOptions = {}): Catalog {
     const file = join(archiveDir, options.fileName ?? CATALOG_FILE_NAME);
+    if (options.readOnly) {
+      const database = Catalog.openReadOnly(file);
+      try {
+        const found = readSchemaVersion(database.db, file);
+        if (found < CATALOG_SCHEMA_VERSION) throw olderCatalogError(file, found);
+        if (found > CATALOG_SCHEMA_VERSION) throw newerCatalogError(file, found);
+        database.db.pragma('foreign_keys = ON');
+        database.db.pragma('busy_timeout = 5000');
+        return new Catalog(file, database.db, database);
+      } catch (error) {
+        database.close();
+        throw error;
+      }
+    }
     let db: Database.Database | undefined;
     try {
       db = new Database(file, { fileMustExist: options.create === false });
@@ -92,6 +170,14 @@ export class Catalog {
     } catch (error) {
       db?.close();
       if (error instanceof ArchiverError) throw error;
+      const readOnly = readOnlyCodeOf(error);
+      if (readOnly !== undefined) {
+        throw new ArchiverError('ERR_ARCHIVE_CATALOG', `the catalog ${file} is read-only (${readOnly}): this command writes to it`, {
+          cause: error,
+          path: file,
+          hint: `run it on a writable archive; ${READING_COMMANDS} read a read-only one`,
+        });
+      }
       const missing = options.create === false && (error as { code?: string }).code === 'SQLITE_CANTOPEN';
       throw new ArchiverError('ERR_ARCHIVE_CATALOG', missing ? `no catalog at ${file}` : `cannot open the catalog ${file}: ${(error as Error).message}`, {
         cause: error,
@@ -102,7 +188,8 @@ export class Catalog {
   }
 
   close(): void {
-    this.db.close();
+    if (this.readOnlyDatabase) this.readOnlyDatabase.close();
+    else this.db.close();
   }
 
   /** The schema version of this catalog (see catalog-schema.ts). */
@@ -726,6 +813,7 @@ export class Catalog {
 
   /** Runs `fn` in a transaction that commits with synchronous = FULL (joins an open one). */
   private durably<T>(fn: () => T): T {
+    if (this.readOnly) throw this.readOnlyError();
     if (this.reading && this.db.inTransaction) {
       // Inside a read session: the write must not wait for the session's end to be durable.
       this.db.exec('COMMIT');
@@ -759,10 +847,56 @@ export class Catalog {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
+      // One check, when a statement is first prepared: a cached one has passed it.
+      if (this.readOnly && !statement.readonly) throw this.readOnlyError();
       this.statements.set(sql, statement);
     }
     return statement;
   }
+
+  private readOnlyError(): ArchiverError {
+    return new ArchiverError('ERR_ARCHIVE_CATALOG', `cannot write to the catalog ${this.file}: the archive is opened read-only`, {
+      path: this.file,
+      hint: 'this command must open the archive for writing (a bug if it is one that only reads: please report it)',
+    });
+  }
+}
+
+/** The catalog's schema version; a file that is not a catalog is ERR_ARCHIVE_CATALOG. */
+function readSchemaVersion(db: Database.Database, file: string): number {
+  try {
+    return catalogSchemaVersion(db);
+  } catch (error) {
+    throw new ArchiverError('ERR_ARCHIVE_CATALOG', `cannot read the catalog ${file}: ${(error as Error).message}`, {
+      cause: error,
+      path: file,
+      hint: 'check --archive names an archive made by oaibag harvest',
+    });
+  }
+}
+
+/** A catalog older than this program, opened read-only: it cannot be migrated, so it is not read. */
+function olderCatalogError(file: string, found: number): ArchiverError {
+  return new ArchiverError(
+    'ERR_ARCHIVE_CATALOG',
+    `the catalog ${file} has schema version ${found}, older than the ${CATALOG_SCHEMA_VERSION} this oaibag reads, and the archive is read-only: it cannot be migrated`,
+    {
+      path: file,
+      hint: 'read it with the oaibag release that wrote it, or copy the archive to a writable folder (any oaibag command there migrates it)',
+    },
+  );
+}
+
+/** The same refusal as migrateCatalog's, for a catalog opened read-only. */
+function newerCatalogError(file: string, found: number): ArchiverError {
+  return new ArchiverError(
+    'ERR_ARCHIVE_CATALOG',
+    `the catalog ${file} has schema version ${found}, newer than the ${CATALOG_SCHEMA_VERSION} this oaibag knows`,
+    {
+      path: file,
+      hint: 'upgrade oaibag to work on this archive',
+    },
+  );
 }
 
 /** The columns `toVersion` maps: a version with its resource's identifier and its bag's path. */

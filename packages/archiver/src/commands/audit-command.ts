@@ -24,7 +24,7 @@ export function auditCommand(): Command {
         '2 usage (bad option, unknown source or harvest).',
     )
     .action(async (options: AuditCommandOptions) => {
-      const catalog = Catalog.open(options.archive, { create: false });
+      const catalog = Catalog.openForReading(options.archive);
       try {
         const run = openAudit(catalog, {
           ...(options.source !== undefined ? { source: options.source } : {}),

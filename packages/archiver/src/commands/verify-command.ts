@@ -12,6 +12,7 @@ export function verifyCommand(): Command {
     .option('--fast', 'check completeness, sizes and Payload-Oxum only (no checksums)')
     .option('--jobs <N>', 'bags verified at once, one worker thread each (default: the number of cores)', wholeNumber)
     .option('--json', 'print the report as JSON')
+    .option('--no-record', 'record nothing in the catalog (no events, no summary): the check of a read-only archive')
     .option('--bag <FILE.zip>', 'check one serialized bag (oaibag export --bags) in place, without unpacking it')
     .addHelpText(
       'after',
@@ -23,12 +24,14 @@ export function verifyCommand(): Command {
         'is named), a bag in aips/harvest-<n>/batch-<n> the catalog does not list an uncatalogued-bag.\n' +
         'One PREMIS "fixity check" event per bag is written to the catalog (never into the bags).\n' +
         'Holds the archive lock: no harvest meanwhile.\n' +
+        '\n--no-record writes nothing: the catalog is opened read-only and the lock is taken only if\n' +
+        'the archive folder can be written, so a read-only snapshot or offsite copy can be checked.\n' +
         '\n--bag FILE.zip checks a serialized bag (oaibag export --bags) in place, read with yauzl: one\n' +
         'folder, no link, no encrypted entry, no name twice, every manifest line, Payload-Oxum and the\n' +
         'tag manifest; every bad entry named.\n' +
         '\nExit codes: 0 everything intact; 1 something is wrong (or the archive is locked); 2 usage.',
     )
-    .action(async (options: { archive: string; fast?: boolean; jobs?: number; json?: boolean; bag?: string }) => {
+    .action(async (options: { archive: string; fast?: boolean; jobs?: number; json?: boolean; bag?: string; record: boolean }) => {
       if (options.bag !== undefined) {
         const zip = await verifyZipBag(options.bag);
         if (options.json) process.stdout.write(`${JSON.stringify(zip, null, 2)}\n`);
@@ -46,6 +49,7 @@ export function verifyCommand(): Command {
       const report = await verifyArchive({
         archiveDir: options.archive,
         fast: options.fast === true,
+        record: options.record,
         ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
         ...(terminal
           ? {

@@ -16,7 +16,7 @@ export interface ExportBagsOptions {
 }
 
 export async function exportBags(options: ExportBagsOptions): Promise<SerializedBag[]> {
-  const catalog = Catalog.open(options.archiveDir, { create: false });
+  const catalog = Catalog.openForReading(options.archiveDir);
   let bagPaths: string[];
   try {
     const sourceId = options.source === undefined ? undefined : catalog.source(options.source)?.id;

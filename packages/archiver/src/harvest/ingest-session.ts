@@ -2,8 +2,8 @@
 // lock: the catalog, the disk flusher, and what an interrupted run left behind put right (a
 // harvest row still running, tmp/, bags placed but not recorded).
 import { mkdir, rm, stat } from 'node:fs/promises';
-import { acquireArchiveLock } from '../archive/archive-lock.js';
 import { type DiskFlusher, flusherWhenReady, openDiskFlusher } from '../archive/flush-to-disk.js';
+import { lockArchiveForWriting, READING_COMMANDS } from '../archive/read-only-archive.js';
 import { cleanupLeftovers } from '../bag/bag-writer.js';
 import { Catalog } from '../catalog/catalog.js';
 import { archiveFullError, isStorageExhausted } from '../core/errors.js';
@@ -33,7 +33,10 @@ export async function openIngestSession(
     () => true,
   );
   await mkdir(archiveDir, { recursive: true });
-  const lock = await acquireArchiveLock(archiveDir, purpose);
+  const lock = await lockArchiveForWriting(archiveDir, purpose, {
+    writes: `${purpose.split(' ')[0]} writes bags and the catalog into it`,
+    hint: `${purpose.split(' ')[0]} into a writable archive (a copy of this one in a writable folder); ${READING_COMMANDS} read it as it is`,
+  });
   let catalog: Catalog | undefined;
   let flusher: DiskFlusher | undefined;
   const close = async () => {

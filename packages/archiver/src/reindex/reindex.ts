@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { acquireArchiveLock } from '../archive/archive-lock.js';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
+import { lockArchiveForWriting } from '../archive/read-only-archive.js';
 import { AIPS_DIRECTORY } from '../archive/storage-path.js';
 import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
 import { ARCHIVE_FORMAT } from '../catalog/catalog-schema.js';
@@ -56,7 +56,10 @@ export async function reindexArchive(options: ReindexOptions): Promise<ReindexSu
       hint: 'check --archive names an archive made by oaibag harvest',
     });
   }
-  const lock = await acquireArchiveLock(archiveDir, 'reindex');
+  const lock = await lockArchiveForWriting(archiveDir, 'reindex', {
+    writes: 'reindex builds the catalog in it',
+    hint: 'reindex a writable copy of the archive',
+  });
   const temporary = `${CATALOG_FILE_NAME}.reindex-${randomBytes(6).toString('hex')}`;
   try {
     const current = join(archiveDir, CATALOG_FILE_NAME);

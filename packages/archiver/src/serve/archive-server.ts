@@ -85,7 +85,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
     }
   }
   if (options.baseUrl !== undefined) checkHttpUrl(options.baseUrl, 'the base URL', { pathOnly: true });
-  const catalog = Catalog.open(options.archiveDir, { create: false });
+  const catalog = Catalog.openForReading(options.archiveDir);
   const oai = new ArchiveOai(options.archiveDir, catalog, new StoredRecords(options.archiveDir), {
     ...(options.repositoryName !== undefined ? { repositoryName: options.repositoryName } : {}),
     adminEmails: options.adminEmails?.length ? options.adminEmails : [DEFAULT_ADMIN_EMAIL],

@@ -17,7 +17,7 @@ export interface ExportRdfOptions {
 
 /** Writes the graph to `out` (N-Triples lines, which are N-Quads in the default graph); returns the lines written. */
 export async function exportRdf(options: ExportRdfOptions): Promise<number> {
-  const catalog = Catalog.open(options.archiveDir, { create: false });
+  const catalog = Catalog.openForReading(options.archiveDir);
   let lines = 0;
   try {
     const uris = new ArchiveUris(options.baseUrl.replace(/\/+$/, ''));

@@ -16,7 +16,8 @@ import { lstat, readdir, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { acquireArchiveLock } from '../archive/archive-lock.js';
+import type { ArchiveLock } from '../archive/archive-lock.js';
+import { lockArchiveForWriting, lockArchiveIfWritable } from '../archive/read-only-archive.js';
 import { AIPS_DIRECTORY, resolveArchivePath, TEMP_DIRECTORY } from '../archive/storage-path.js';
 import type { BagProblem, BagProblemKind } from '../bag/bag-verifier.js';
 import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
@@ -37,6 +38,12 @@ export interface VerifyArchiveOptions {
   jobs?: number;
   /** Called after each bag with the bags done, the bags to do and the payload bytes so far. */
   progress?: (done: number, total: number, bytes: number) => void;
+  /**
+   * Record the check in the catalog: its fixity-check events and its summary (default true).
+   * False (`--no-record`) writes nothing: the catalog is opened read-only and the lock is taken
+   * only where it can be created, so that a read-only archive can be verified.
+   */
+  record?: boolean;
 }
 
 /**
@@ -110,6 +117,8 @@ export interface VerifyReport {
   hashedBytes: number;
   /** Fixity-check events written to the catalog. */
   events: number;
+  /** False for a check run with `record: false` (`--no-record`): nothing was written. */
+  recorded: boolean;
   seconds: number;
   /** True when nothing is wrong (exit 0). */
   ok: boolean;
@@ -144,15 +153,30 @@ export async function verifyArchive(options: VerifyArchiveOptions): Promise<Veri
   if (!Number.isSafeInteger(jobs) || jobs < 1) throw new ArchiverError('ERR_ARCHIVE_USAGE', `jobs must be a whole number of at least 1, not ${jobs}`);
   const archiveDir = options.archiveDir;
   await requireCatalogFile(archiveDir);
-  const lock = await acquireArchiveLock(archiveDir, 'verify');
+  const record = options.record !== false;
+  const lock = await lockVerify(archiveDir, record);
   let catalog: Catalog | undefined;
   try {
-    catalog = Catalog.open(archiveDir, { create: false });
-    return await check(catalog, { ...options, fast, jobs }, started);
+    catalog = record ? Catalog.open(archiveDir, { create: false }) : Catalog.openForReading(archiveDir);
+    const report = await check(catalog, { ...options, fast, jobs, record }, started);
+    if (lock === undefined) report.notes.push('the archive is read-only: checked without its lock (nothing can change it meanwhile but its owner)');
+    return report;
   } finally {
     catalog?.close();
-    await lock.release();
+    await lock?.release();
   }
+}
+
+/**
+ * The lock, so that no harvest changes the archive under the check. Without recording, a
+ * read-only archive (where no lock file can be created) is checked without it.
+ */
+function lockVerify(archiveDir: string, record: boolean): Promise<ArchiveLock | undefined> {
+  if (!record) return lockArchiveIfWritable(archiveDir, 'verify --no-record');
+  return lockArchiveForWriting(archiveDir, 'verify', {
+    writes: 'verify records its fixity-check events in the catalog',
+    hint: 'check it without recording: oaibag verify --no-record',
+  });
 }
 
 /**
@@ -180,8 +204,12 @@ export async function recheckBags(
 }
 
 /** The check itself, under the lock, with the catalog open. */
-async function check(catalog: Catalog, options: VerifyArchiveOptions & { fast: boolean; jobs: number }, started: number): Promise<VerifyReport> {
-  const { archiveDir, fast, jobs } = options;
+async function check(
+  catalog: Catalog,
+  options: VerifyArchiveOptions & { fast: boolean; jobs: number; record: boolean },
+  started: number,
+): Promise<VerifyReport> {
+  const { archiveDir, fast, jobs, record } = options;
   const known = catalogueBags(catalog);
   const problems = new Map<string, ArchiveProblem[]>();
   const complain = (problem: ArchiveProblem): void => {
@@ -197,7 +225,7 @@ async function check(catalog: Catalog, options: VerifyArchiveOptions & { fast: b
   if (tmpLeftovers > 0) notes.push(`${TEMP_DIRECTORY}/: ${tmpLeftovers} leftover(s) of an interrupted harvest; the next harvest removes them`);
 
   // Verify, writing the events in batches as results come in.
-  const events = new EventRecorder(catalog, known, fast ? 'fast' : 'full');
+  const events = new EventRecorder(catalog, known, fast ? 'fast' : 'full', record);
   const damagedPayloads = missing.map(
     (path): DamagedPayload => ({ bagPath: path, path: null, problem: 'missing-bag', versions: reliant(versionsRelyingOnBag(catalog, path)) }),
   );
@@ -269,6 +297,7 @@ async function check(catalog: Catalog, options: VerifyArchiveOptions & { fast: b
     bytes,
     hashedBytes,
     events: events.recorded,
+    recorded: record,
     seconds: (Date.now() - started) / 1000,
     ok: all.length === 0,
   };
@@ -397,7 +426,8 @@ function eventDetail(bagPath: string, found: ArchiveProblem[], damage: DamagedPa
  * one per bag, tied to the bag's source only (a batch bag holds many versions, and the check
  * is no part of the harvest that wrote it: the bag's path is in the detail). A full disk must
  * not stop the check itself: the bags are still verified and reported, only the record of it in
- * the catalog is missing (counted in `unrecorded`, said in the notes).
+ * the catalog is missing (counted in `unrecorded`, said in the notes). With `record` false
+ * (`--no-record`) nothing at all is written: the one flag every write of verify depends on.
  */
 class EventRecorder {
   private readonly events: NewEvent[] = [];
@@ -408,9 +438,11 @@ class EventRecorder {
     private readonly catalog: Catalog,
     private readonly known: Map<string, Known>,
     private readonly mode: 'fast' | 'full',
+    private readonly record: boolean,
   ) {}
 
   add(path: string, outcome: 'success' | 'failure', detail: string): void {
+    if (!this.record) return;
     const entry = this.known.get(path);
     this.events.push({
       sourceId: entry?.sourceId ?? null,
@@ -423,6 +455,7 @@ class EventRecorder {
 
   /** Records the check's summary row; like the events, skipped (and noted) when the disk is full. */
   recordSummary(verification: CatalogVerification): void {
+    if (!this.record) return;
     try {
       this.catalog.recordVerification(verification);
     } catch (error) {
@@ -622,7 +655,8 @@ export function formatVerifyReport(report: VerifyReport): string {
       `${report.bags} bag(s) checked, ${report.valid} valid, ${report.damaged} damaged; ${report.missingBags} missing bag(s), ` +
       `${report.uncataloguedBags} uncatalogued bag(s), ${report.pendingBags} pending; ${report.problems.length} problem(s); ` +
       `${report.affectedVersions} version(s) rely on a damaged payload or missing bag; ` +
-      `${mb(report.bytes)} of payload, ${mb(report.hashedBytes)} hashed in ${report.seconds.toFixed(1)} s; ${report.events} event(s) recorded`,
+      `${mb(report.bytes)} of payload, ${mb(report.hashedBytes)} hashed in ${report.seconds.toFixed(1)} s; ` +
+      (report.recorded ? `${report.events} event(s) recorded` : 'nothing recorded (--no-record)'),
   );
   lines.push(report.ok ? 'archive OK' : 'archive NOT OK');
   return `${lines.join('\n')}\n`;
