@@ -21,6 +21,7 @@ const ARCHIVER_LAYERS: Record<string, number> = {
   restore: 4,
   verify: 4,
   audit: 4,
+  health: 3.5, // read by serve (/metrics) and mirror; reads catalog and archive
   reindex: 4,
   serve: 4,
   export: 4,

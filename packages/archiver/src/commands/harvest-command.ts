@@ -6,12 +6,13 @@ import { credentialsFromOptions } from './credentials-options.js';
 import { EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_SOURCE } from './exit-codes.js';
 import { compressionMode, httpUrl, wholeNumber } from './option-parsers.js';
 import { politenessFromOptions, withPolitenessOptions } from './politeness-options.js';
+import { retryFromOptions, withRetryOptions } from './retry-options.js';
 import { sourceLimitsFromOptions, withSourceLimitOptions } from './source-limit-options.js';
 import { stopSignal } from './stop-signal.js';
 
 /** `oaibag harvest BASEURL`: one incremental harvest (docs/archiver.md). */
 export function harvestCommand(): Command {
-  return withPolitenessOptions(withSourceLimitOptions(new Command('harvest')))
+  return withPolitenessOptions(withRetryOptions(withSourceLimitOptions(new Command('harvest'))))
     .description('harvest what changed since the last harvest of BASEURL (deletions included) into the archive')
     .argument('<BASEURL>', "the repository's OAI-PMH base URL, e.g. https://example.org/oai", httpUrl('BASEURL'))
     .option('--archive <DIR>', 'the archive folder (created when missing)', './archive')
@@ -61,6 +62,7 @@ export function harvestCommand(): Command {
         concurrency: options.concurrency,
         compression: options.compression,
         limits: sourceLimitsFromOptions(options as unknown as Record<string, unknown>),
+        ...retryFromOptions(options),
         politeness: politenessFromOptions(options),
         ...(options.batchRecords !== undefined ? { batchBounds: { ...DEFAULT_BATCH_BOUNDS, records: Math.max(1, options.batchRecords) } } : {}),
         ...(options.from !== undefined ? { from: options.from } : {}),
@@ -106,6 +108,8 @@ export interface HarvestCommandOptions {
   passwordFile?: string;
   allowPrivateRefs?: boolean;
   json?: boolean;
+  retries?: number;
+  maxRetryWait?: number;
   delay?: number;
   maxConnections?: number;
 }

@@ -6,8 +6,10 @@ import { readMirrorConfig } from '../mirror/mirror-config.js';
 import type { Compression } from '../oai/oai-client.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { formatSummary } from './harvest-command.js';
+import { notifyFromOptions, withNotifyOptions } from './notify-options.js';
 import { compressionMode, httpUrl, wholeNumber } from './option-parsers.js';
 import { politenessFromOptions, withPolitenessOptions } from './politeness-options.js';
+import { retryFromOptions, withRetryOptions } from './retry-options.js';
 import { sourceLimitsFromOptions, withSourceLimitOptions } from './source-limit-options.js';
 import { stopSignal } from './stop-signal.js';
 
@@ -23,13 +25,18 @@ interface MirrorCommandOptions {
   passwordFile?: string;
   allowPrivateRefs?: boolean;
   compression: Compression;
+  onFailure?: string;
+  notify?: string;
+  metricsFile?: string;
+  retries?: number;
+  maxRetryWait?: number;
   delay?: number;
   maxConnections?: number;
 }
 
 /** `oaibag mirror`: incremental harvests on a schedule, forever (docs/mirror.md). */
 export function mirrorCommand(): Command {
-  return withPolitenessOptions(withSourceLimitOptions(new Command('mirror')))
+  return withNotifyOptions(withPolitenessOptions(withRetryOptions(withSourceLimitOptions(new Command('mirror')))))
     .description('harvest BASEURL (or every source of --config) on a schedule, one harvest at a time, until stopped')
     .argument('[BASEURL]', "the repository's OAI-PMH base URL (omit with --config)", httpUrl('BASEURL'))
     .option('--every <DURATION>', 'time between harvests: 90s, 30m, 6h, 1d')
@@ -48,6 +55,7 @@ export function mirrorCommand(): Command {
       'auto',
     )
     .option('--allow-private-refs', 'let By-Reference URLs and their redirects lead to loopback, private and link-local addresses (docs/archiver.md)')
+    .option('--metrics-file <FILE>', "after each run, write the archive's metrics here in the Prometheus text format (node_exporter's textfile collector)")
     .addHelpText(
       'after',
       '\nThe first harvest starts at once, then one every DURATION (a run that overruns skips the\n' +
@@ -70,7 +78,13 @@ export function mirrorCommand(): Command {
           sources,
           signal: stop.signal,
           limits: sourceLimitsFromOptions(options as unknown as Record<string, unknown>),
+          ...retryFromOptions(options),
           log: (line) => process.stderr.write(`oaibag: ${line}\n`),
+          report: {
+            notify: notifyFromOptions(options, (line) => process.stderr.write(`oaibag: ${line}\n`)),
+            metricsFile: options.metricsFile,
+            log: (line) => process.stderr.write(`oaibag: ${line}\n`),
+          },
           onRun: (run) => process.stdout.write(`${stamp()} ${formatRun(run)}\n`),
         });
       } finally {

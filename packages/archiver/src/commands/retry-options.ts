@@ -13,14 +13,22 @@ export const MAX_RETRIES = 100;
  */
 export function withRetryOptions(command: Command): Command {
   return command
-    .option('--retries <N>', `tries after the first of a request that failed for a reason that may pass (default ${DEFAULT_RETRY_POLICY.retries}, at most ${MAX_RETRIES})`, retries)
-    .option('--max-retry-wait <DURATION>', `the longest wait before a retry, Retry-After included (default ${formatDuration(DEFAULT_RETRY_POLICY.maxDelayMs)})`, (value: string) => {
-      try {
-        return parseDuration(value, '--max-retry-wait');
-      } catch (error) {
-        throw new InvalidArgumentError(error instanceof ArchiverError ? error.message : String(error));
-      }
-    });
+    .option(
+      '--retries <N>',
+      `tries after the first of a request that failed for a reason that may pass (default ${DEFAULT_RETRY_POLICY.retries}, at most ${MAX_RETRIES})`,
+      retries,
+    )
+    .option(
+      '--max-retry-wait <DURATION>',
+      `the longest wait before a retry, Retry-After included (default ${formatDuration(DEFAULT_RETRY_POLICY.maxDelayMs)})`,
+      (value: string) => {
+        try {
+          return parseDuration(value, '--max-retry-wait');
+        } catch (error) {
+          throw new InvalidArgumentError(error instanceof ArchiverError ? error.message : String(error));
+        }
+      },
+    );
 }
 
 function retries(value: string): number {
@@ -35,7 +43,9 @@ export function retryPolicyFromOptions(options: { retries?: number; maxRetryWait
   return {
     ...DEFAULT_RETRY_POLICY,
     ...(options.retries !== undefined ? { retries: options.retries } : {}),
-    ...(options.maxRetryWait !== undefined ? { maxDelayMs: options.maxRetryWait, baseDelayMs: Math.min(DEFAULT_RETRY_POLICY.baseDelayMs, options.maxRetryWait) } : {}),
+    ...(options.maxRetryWait !== undefined
+      ? { maxDelayMs: options.maxRetryWait, baseDelayMs: Math.min(DEFAULT_RETRY_POLICY.baseDelayMs, options.maxRetryWait) }
+      : {}),
   };
 }
 

@@ -1,12 +1,14 @@
 import { Command } from 'commander';
+import { sendNotice } from '../health/notify.js';
 import { formatVerifyReport, verifyArchive } from '../verify/verify-archive.js';
 import { verifyZipBag } from '../verify/verify-zip-bag.js';
 import { EXIT_ARCHIVE } from './exit-codes.js';
+import { notifyFromOptions, withNotifyOptions } from './notify-options.js';
 import { wholeNumber } from './option-parsers.js';
 
 /** `oaibag verify`: the fixity check of an archive (docs/verify.md). */
 export function verifyCommand(): Command {
-  return new Command('verify')
+  return withNotifyOptions(new Command('verify'))
     .description('check the fixity of the archive: every bag checked for completeness and (unless --fast) every checksum recomputed')
     .option('--archive <DIR>', 'the archive folder', './archive')
     .option('--fast', 'check completeness, sizes and Payload-Oxum only (no checksums)')
@@ -31,35 +33,61 @@ export function verifyCommand(): Command {
         'tag manifest; every bad entry named.\n' +
         '\nExit codes: 0 everything intact; 1 something is wrong (or the archive is locked); 2 usage.',
     )
-    .action(async (options: { archive: string; fast?: boolean; jobs?: number; json?: boolean; bag?: string; record: boolean }) => {
-      if (options.bag !== undefined) {
-        const zip = await verifyZipBag(options.bag);
-        if (options.json) process.stdout.write(`${JSON.stringify(zip, null, 2)}\n`);
-        else {
-          for (const problem of zip.problems) process.stdout.write(`${problem}\n`);
-          process.stdout.write(
-            `${zip.file}: ${zip.ok ? 'a valid bag' : `${zip.problems.length} problem(s)`} (${zip.folder ?? 'no single folder'}, ${zip.entries} files, ` +
-              `${zip.payloadFiles} payload files, ${zip.payloadBytes} bytes)\n`,
+    .action(
+      async (options: {
+        archive: string;
+        fast?: boolean;
+        jobs?: number;
+        json?: boolean;
+        bag?: string;
+        record: boolean;
+        onFailure?: string;
+        notify?: string;
+      }) => {
+        if (options.bag !== undefined) {
+          const zip = await verifyZipBag(options.bag);
+          if (options.json) process.stdout.write(`${JSON.stringify(zip, null, 2)}\n`);
+          else {
+            for (const problem of zip.problems) process.stdout.write(`${problem}\n`);
+            process.stdout.write(
+              `${zip.file}: ${zip.ok ? 'a valid bag' : `${zip.problems.length} problem(s)`} (${zip.folder ?? 'no single folder'}, ${zip.entries} files, ` +
+                `${zip.payloadFiles} payload files, ${zip.payloadBytes} bytes)\n`,
+            );
+          }
+          if (!zip.ok) process.exitCode = EXIT_ARCHIVE;
+          return;
+        }
+        const terminal = process.stderr.isTTY;
+        const report = await verifyArchive({
+          archiveDir: options.archive,
+          fast: options.fast === true,
+          record: options.record,
+          ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+          ...(terminal
+            ? {
+                progress: (done: number, total: number, bytes: number) =>
+                  process.stderr.write(`\r\x1b[K${done} of ${total} bags, ${(bytes / 1e6).toFixed(1)} MB`),
+              }
+            : {}),
+        });
+        if (terminal) process.stderr.write('\r\x1b[K');
+        process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report));
+        if (!report.ok) process.exitCode = EXIT_ARCHIVE;
+        const notify = notifyFromOptions(options, (line) => process.stderr.write(`oaibag: ${line}\n`));
+        if (!report.ok && notify) {
+          const first = report.problems[0]?.message;
+          await sendNotice(
+            {
+              event: 'verify',
+              archive: options.archive,
+              outcome: 'damaged',
+              reason: `${report.problems.length} problem(s) in ${report.damaged + report.missingBags} bag(s)${first ? `, first: ${first}` : ''}`,
+              damaged: report.problems.length,
+              at: new Date().toISOString(),
+            },
+            notify,
           );
         }
-        if (!zip.ok) process.exitCode = EXIT_ARCHIVE;
-        return;
-      }
-      const terminal = process.stderr.isTTY;
-      const report = await verifyArchive({
-        archiveDir: options.archive,
-        fast: options.fast === true,
-        record: options.record,
-        ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
-        ...(terminal
-          ? {
-              progress: (done: number, total: number, bytes: number) =>
-                process.stderr.write(`\r\x1b[K${done} of ${total} bags, ${(bytes / 1e6).toFixed(1)} MB`),
-            }
-          : {}),
-      });
-      if (terminal) process.stderr.write('\r\x1b[K');
-      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report));
-      if (!report.ok) process.exitCode = EXIT_ARCHIVE;
-    });
+      },
+    );
 }

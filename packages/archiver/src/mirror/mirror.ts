@@ -6,6 +6,7 @@ import type { Compression, Credentials } from '../oai/oai-client.js';
 import type { RetryPolicy } from '../oai/retry-policy.js';
 import type { SourceLimits } from '../oai/source-limits.js';
 import { type MirrorSchedule, nextRun } from './mirror-schedule.js';
+import { type RunReportOptions, reportRun, writeMetricsFile } from './run-report.js';
 
 /** One source of a mirror and how often it is harvested. */
 export interface MirrorSource {
@@ -35,6 +36,8 @@ export interface MirrorOptions {
   retry?: RetryPolicy;
   /** Bounds on what every source controls (see HarvestOptions.limits). */
   limits?: Partial<SourceLimits> | undefined;
+  /** Notifications after a failed run (`--on-failure`, `--notify`) and the metrics file (`--metrics-file`). */
+  report?: Omit<RunReportOptions, 'archiveDir'>;
   /** [0, 1) for the jitter; tests pin it. */
   random?: () => number;
   now?: () => number;
@@ -66,6 +69,8 @@ export async function mirror(options: MirrorOptions): Promise<void> {
   if (options.sources.length === 0) throw new ArchiverError('ERR_ARCHIVE_USAGE', 'a mirror needs at least one source');
   const start = now();
   const plan = options.sources.map((source) => ({ source, dueAt: start, startAt: start }));
+  const report = options.report && { ...options.report, archiveDir: options.archiveDir };
+  if (report) await writeMetricsFile(report);
   while (!signal.aborted) {
     const next = plan.reduce((soonest, entry) => (entry.startAt < soonest.startAt ? entry : soonest));
     const wait = next.startAt - now();
@@ -85,9 +90,9 @@ export async function mirror(options: MirrorOptions): Promise<void> {
         ...(next.source.credentials ? { credentials: next.source.credentials } : {}),
         ...(next.source.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
         ...(next.source.compression ? { compression: next.source.compression } : {}),
+        ...(next.source.politeness ? { politeness: next.source.politeness } : {}),
         ...(options.retry ? { retry: options.retry } : {}),
         limits: options.limits,
-        ...(next.source.politeness ? { politeness: next.source.politeness } : {}),
         log: (line) => options.log?.(`${next.source.baseUrl}: ${line}`),
       });
     } catch (error) {
@@ -104,5 +109,6 @@ export async function mirror(options: MirrorOptions): Promise<void> {
     next.startAt = scheduled.startAt;
     if (!signal.aborted) run.nextAt = new Date(next.startAt);
     options.onRun?.(run);
+    if (report) await reportRun(run, signal.aborted, report);
   }
 }

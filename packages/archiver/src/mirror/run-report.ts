@@ -3,10 +3,18 @@
 // for node_exporter's textfile collector, rewritten from the catalog.
 import { rename, unlink, writeFile } from 'node:fs/promises';
 import { Catalog } from '../catalog/catalog.js';
+import type { ArchiverError } from '../core/errors.js';
+import type { HarvestSummary } from '../harvest/harvest.js';
 import { readArchiveHealth } from '../health/archive-health.js';
 import { type Notice, type NotifyOptions, sendNotice } from '../health/notify.js';
 import { formatMetrics } from '../health/prometheus-metrics.js';
-import type { MirrorRun } from './mirror.js';
+
+/** What a report needs of a mirror's run (mirror.ts's MirrorRun is one). */
+export interface ReportedRun {
+  baseUrl: string;
+  summary?: HarvestSummary;
+  error?: ArchiverError;
+}
 
 export interface RunReportOptions {
   archiveDir: string;
@@ -17,7 +25,7 @@ export interface RunReportOptions {
 }
 
 /** The notice for a run, or undefined when nothing needs telling (a clean run, or a stop on request). */
-export function noticeOf(run: MirrorRun, archiveDir: string, stopping: boolean): Notice | undefined {
+export function noticeOf(run: ReportedRun, archiveDir: string, stopping: boolean): Notice | undefined {
   const at = new Date().toISOString();
   if (run.error) {
     return { event: 'harvest', archive: archiveDir, source: run.baseUrl, outcome: 'failed', reason: `${run.error.message} [${run.error.code}]`, at };
@@ -38,7 +46,7 @@ export function noticeOf(run: MirrorRun, archiveDir: string, stopping: boolean):
 }
 
 /** Sends the run's notice, if any, and rewrites the metrics file; never throws. */
-export async function reportRun(run: MirrorRun, stopping: boolean, options: RunReportOptions): Promise<void> {
+export async function reportRun(run: ReportedRun, stopping: boolean, options: RunReportOptions): Promise<void> {
   const notice = options.notify ? noticeOf(run, options.archiveDir, stopping) : undefined;
   if (notice && options.notify) await sendNotice(notice, options.notify);
   await writeMetricsFile(options);

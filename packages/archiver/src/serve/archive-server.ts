@@ -21,6 +21,8 @@ import { Catalog } from '../catalog/catalog.js';
 import type { PayloadLocation } from '../catalog/catalog-schema.js';
 import { ArchiverError } from '../core/errors.js';
 import { checkHttpUrl } from '../core/http-url.js';
+import { readArchiveHealth } from '../health/archive-health.js';
+import { formatMetrics, METRICS_CONTENT_TYPE } from '../health/prometheus-metrics.js';
 import { ArchiveAccess, type Viewer } from './archive-access.js';
 import { ArchiveUris } from './archive-graph.js';
 import { ArchiveOai, DEFAULT_ADMIN_EMAIL, isOaiEmail, SERVE_DEFAULTS } from './archive-oai.js';
@@ -169,6 +171,16 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
   if (!viewer || !context.access.allows(viewer, { urlPath: path })) return context.access.refuse(res, viewer);
   if (context.access.protectsAnything) res.setHeader('Vary', 'Authorization');
   if (path === '/oai') return oaiEndpoint(context, viewer, req, res, url);
+  // The archive's health for Prometheus: it names every source and its failures, so it is for
+  // those who may see the whole archive (as SPARQL is).
+  if (path === '/metrics') {
+    if (!context.access.allows(viewer, { graph: true })) return context.access.refuse(res, viewer);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      return answerPlain(res, 405, 'only GET and HEAD are answered here\n');
+    }
+    return answerText(req, res, METRICS_CONTENT_TYPE, formatMetrics(await readArchiveHealth(context.catalog, context.archiveDir)));
+  }
   const linkedData = LINKED_DATA_PREFIXES.some((prefix) => path.startsWith(prefix));
   if ((path === '/sparql' || linkedData) && !context.access.allows(viewer, { graph: true })) return context.access.refuse(res, viewer);
   if (path === '/sparql') return answerSparql(await graphOf(context), req, res, url);
