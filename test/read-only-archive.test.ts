@@ -258,7 +258,7 @@ test('verify --no-record still finds damage in a read-only copy, exit 4, and rec
       catalog.close();
     }
     const bytes = readFileSync(path);
-    bytes[0] ^= 1;
+    bytes[0] = bytes[0]! ^ 1;
     writeFileSync(path, bytes);
   });
   const before = tree(damaged);

@@ -287,7 +287,7 @@ test('a repository that never answered: a refused connection fails at once; once
       assert.match(error.message, /^Identify \S+verb=Identify: 127\.0\.0\.1:\d+ refused the connection \(ECONNREFUSED\)$/);
       return true;
     });
-    assert.deepEqual(retries, []);
+    assert.equal(retries.length, 0, retries.join('; '));
     assert.equal(fresh.requests, 1);
   } finally {
     await fresh.close();

@@ -20,8 +20,8 @@ export function auditCommand(): Command {
       '\nWithout --since, --until or --harvest: the latest harvest of each source that recorded a change.\n' +
         'Rows: one per resource with a version or deletion recorded in the period; CSV has one header line,\n' +
         'JSON is one object { period, sources, rows, totals }, HTML is one self-contained page.\n' +
-        '\nExit codes: 0 done (changes or none); 1 the catalog or --out cannot be read or written;\n' +
-        '2 usage (bad option, unknown source or harvest).',
+        '\nExit codes: 0 done (changes or none); 2 usage (bad option, unknown source or harvest);\n' +
+        '4 the catalog or --out cannot be read or written. All codes: docs/operations.md.',
     )
     .action(async (options: AuditCommandOptions) => {
       const catalog = Catalog.openForReading(options.archive);

@@ -42,11 +42,11 @@ export function exportCommand(): Command {
         'one stops the export (one line naming the resource and the bag, ERR_ARCHIVE_DAMAGED) and no ZIP\n' +
         'is left. Prints "<sha256>  <name>" on stdout and a summary on stderr.\n' +
         '\nEach ZIP is written under a temporary name (.partial), made durable and renamed: an export\n' +
-        'stopped half-way leaves no partial ZIP under its final name. Exit codes: 0 written; 1 the\n' +
-        'archive cannot be read, a payload file is damaged, the file or folder cannot be written (named),\n' +
-        'or (--site) resources were refused as restore refuses them (the ZIP is written without them);\n' +
-        '2 usage (--bags with --site, --to an existing folder with --site, a bad --as-of, an unknown\n' +
-        '--source with --site).',
+        'stopped half-way leaves no partial ZIP under its final name. Exit codes: 0 written; 1 (--site)\n' +
+        'resources were refused as restore refuses them (the ZIP is written without them); 2 usage\n' +
+        '(--bags with --site, --to an existing folder with --site, a bad --as-of, an unknown --source\n' +
+        'with --site); 4 the archive cannot be read, a payload file is damaged, the file or folder\n' +
+        'cannot be written (named). All codes: docs/operations.md.',
     )
     .action(async (options: ExportCommandOptions) => {
       if (options.bags && options.site) throw new ArchiverError('ERR_ARCHIVE_USAGE', '--bags and --site cannot go together: run export once for each');

@@ -21,8 +21,8 @@ export function exportRdfCommand(): Command {
       'after',
       '\nFor archives larger than serve keeps in memory (docs/linked-data.md, "Limits"): load the file into\n' +
         'a server-grade triple store (Oxigraph server, Apache Jena, QLever, Virtuoso). The graph is read\n' +
-        'from the catalog piece by piece, so memory stays bounded. Exit codes: 0 written; 1 the archive\n' +
-        'cannot be read (named).',
+        'from the catalog piece by piece, so memory stays bounded. Exit codes: 0 written; 2 usage; 4\n' +
+        'the archive cannot be read (named). All codes: docs/operations.md.',
     )
     .action(async (options: { archive: string; baseUrl: string; out?: string }) => {
       if (options.out === undefined) {

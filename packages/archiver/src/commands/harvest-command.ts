@@ -34,11 +34,11 @@ export function harvestCommand(): Command {
     .option('--json', 'print the summary as JSON')
     .addHelpText(
       'after',
-      '\nExit codes: 0 all done; 1 finished, but some records failed (they are retried next time),\n' +
-        'or an archive problem such as no room left on its disk (ERR_ARCHIVE_FULL: free space and\n' +
-        'run the same command, it resumes); 2 usage; 3 the source is unreachable, not an OAI-PMH\n' +
-        'repository, or the list failed; 130 stopped by SIGINT/SIGTERM (what was stored is kept;\n' +
-        'the next harvest resumes).\n' +
+      '\nExit codes: 0 all done; 1 finished, but some records failed (they are retried next time);\n' +
+        '2 usage; 3 the source is unreachable, not an OAI-PMH repository, does not offer the format\n' +
+        'as DIDL, or the list failed; 4 an archive problem: no room left on its disk (ERR_ARCHIVE_FULL:\n' +
+        'free space and run the same command, it resumes), locked, read-only; 5 a bug; 130 stopped by\n' +
+        'SIGINT/SIGTERM (what was stored is kept; the next harvest resumes). docs/operations.md.\n' +
         '\nBy-Reference datastreams: redirects are followed (at most 10), to any http(s) host; the\n' +
         "credentials go only to the repository's own origin. A URL that leads to a loopback, private\n" +
         "or link-local address of another kind than the repository's own is refused\n" +

@@ -71,7 +71,7 @@ export function importCommand(): Command {
         'that took its bulk out of band continues. Files whose mode gives nobody read permission\n' +
         '(mode 000) are left out, as the repository leaves them out.\n' +
         '\nExit codes: 0 imported; 1 some records failed (named); 2 usage; 3 the delivery refused or\n' +
-        'damaged; 4 an archive problem (full, locked); 130 stopped by SIGINT/SIGTERM (what was stored\n' +
+        'damaged; 4 an archive problem (full, locked, read-only); 130 stopped by SIGINT/SIGTERM (what was stored\n' +
         'is kept; the same command continues).',
     )
     .action(async (deliveryPath: string, options: ImportCommandOptions) => {

@@ -62,7 +62,8 @@ export function mirrorCommand(): Command {
         'ticks it missed). One line per run on stdout. A source that is down is tried again at its\n' +
         'next tick. SIGINT or SIGTERM stops cleanly: records being stored are finished, the\n' +
         'checkpoint is saved, and the next start resumes; a second signal exits at once.\n' +
-        '\nExit codes: 0 stopped by a signal; 1 an archive problem; 2 usage.\n' +
+        '\nExit codes: 0 stopped by a signal (each failed run is reported, notified and recorded, and\n' +
+        'the mirror goes on); 2 usage; 4 the archive cannot be used at all. docs/operations.md.\n' +
         'Run from cron or a systemd timer instead: see docs/mirror.md.',
     )
     .action(async (baseUrl: string | undefined, options: MirrorCommandOptions) => {

@@ -18,8 +18,8 @@ export function reindexCommand(): Command {
         'live only in the catalog and are not rebuilt; a harvest that stored nothing wrote no bag.\n' +
         '\nThe new catalog is written under a temporary name and renamed into place when every bag was\n' +
         'read: a reindex that fails changes nothing. Holds the archive lock.\n' +
-        '\nExit codes: 0 rebuilt; 1 a bag cannot be read (named), or the archive is locked; 2 usage\n' +
-        '(a catalog exists and --force was not given).',
+        '\nExit codes: 0 rebuilt; 2 usage (a catalog exists and --force was not given); 4 a bag\n' +
+        'cannot be read (named), or the archive is locked or read-only. All codes: docs/operations.md.',
     )
     .action(async (options: { archive: string; force?: boolean; json?: boolean }) => {
       const terminal = process.stderr.isTTY;

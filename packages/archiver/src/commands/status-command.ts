@@ -117,7 +117,7 @@ function formatStatus(archiveDir: string, status: CatalogStatus, health: Archive
       `  last success: ${attempt(h?.lastSuccess)}\n` +
       `  watermark: ${source.source.watermark ?? 'none (never completed)'}\n` +
       (h?.delayMs !== undefined || h?.maxConnections !== undefined
-        ? `  politeness: ${h.delayMs !== undefined ? `${formatDuration(h.delayMs)} between requests` : 'no delay'}, ${h.maxConnections !== undefined ? `at most ${h.maxConnections} connection(s)` : 'default connections'}\n`
+        ? `  politeness: ${h.delayMs !== undefined && h.delayMs > 0 ? `${formatDuration(h.delayMs)} between requests` : 'no delay'}, ${h.maxConnections !== undefined ? `at most ${h.maxConnections} connection(s)` : 'default connections'}\n`
         : '') +
       `  resources: ${source.liveResources} live, ${source.deletedResources} deleted; versions: ${source.versions}; payload: ${source.payloadBytes} bytes\n` +
       `  stored: ${source.storedBytes} bytes (each byte stream once) in ${source.bags} bag(s)\n` +

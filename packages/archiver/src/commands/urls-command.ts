@@ -23,7 +23,7 @@ export function urlsCommand(): Command {
         'not http(s) URLs are left out and named on stderr. At the end, stderr tells the --from of the\n' +
         "next listing (the first response's responseDate).\n" +
         '\nExit codes: 0 listed (also when nothing changed); 2 usage; 3 the source is unreachable,\n' +
-        'not an OAI-PMH repository, or the list failed.',
+        'not an OAI-PMH repository, or the list failed. All codes: docs/operations.md.',
     )
     .action(async (baseUrl: string, options: UrlsCommandOptions) => {
       const credentials = await credentialsFromOptions(options);

@@ -31,7 +31,9 @@ export function verifyCommand(): Command {
         '\n--bag FILE.zip checks a serialized bag (oaibag export --bags) in place, read with yauzl: one\n' +
         'folder, no link, no encrypted entry, no name twice, every manifest line, Payload-Oxum and the\n' +
         'tag manifest; every bad entry named.\n' +
-        '\nExit codes: 0 everything intact; 1 something is wrong (or the archive is locked); 2 usage.',
+        '\nExit codes: 0 everything intact; 2 usage; 4 something is wrong (damage, each named; then\n' +
+        'run oaibag repair), or the archive is locked or read-only without --no-record.\n' +
+        '--on-failure/--notify tell of damage as mirror tells of a failed run (docs/operations.md).',
     )
     .action(
       async (options: {

@@ -62,7 +62,8 @@ export async function writeMetricsFile(options: RunReportOptions): Promise<void>
   let catalog: Catalog | undefined;
   const temporary = `${file}.${process.pid}.tmp`;
   try {
-    catalog = Catalog.open(options.archiveDir, { create: false });
+    // Read as status reads it: the mirror's own harvests hold the lock and write between runs.
+    catalog = Catalog.openForReading(options.archiveDir);
     const text = formatMetrics(await readArchiveHealth(catalog, options.archiveDir));
     await writeFile(temporary, text);
     await rename(temporary, file);

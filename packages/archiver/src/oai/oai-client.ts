@@ -164,7 +164,8 @@ export class OaiClient {
         signal?.throwIfAborted();
         reason = isNetworkError(error) ? describeNetworkError(error) : (error as Error).message;
       }
-      if (attempt >= policy.retries) throw new ArchiverError('ERR_HARVEST_UNREACHABLE', `${what} failed after ${attempt + 1} attempts: ${reason}`);
+      if (attempt >= policy.retries)
+        throw new ArchiverError('ERR_HARVEST_UNREACHABLE', `${what} failed after ${attempt + 1} attempt${attempt === 0 ? '' : 's'}: ${reason}`);
       const delayMs = retryDelayMs(attempt + 1, policy);
       this.options.onRetry?.({ attempt: attempt + 1, delayMs, reason });
       await sleep(delayMs, undefined, signal ? { signal } : {});
@@ -341,7 +342,10 @@ export class OaiClient {
         reason = describeNetworkError(error);
       }
       if (attempt >= policy.retries) {
-        throw new ArchiverError('ERR_HARVEST_UNREACHABLE', `${what} ${shown(url.href)} failed after ${attempt + 1} attempts: ${reason}`);
+        throw new ArchiverError(
+          'ERR_HARVEST_UNREACHABLE',
+          `${what} ${shown(url.href)} failed after ${attempt + 1} attempt${attempt === 0 ? '' : 's'}: ${reason}`,
+        );
       }
       const delayMs = retryDelayMs(attempt + 1, policy, retryAfter);
       this.options.onRetry?.({ attempt: attempt + 1, delayMs, reason: `${what} ${shown(url.href)}: ${reason}` });
