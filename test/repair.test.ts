@@ -356,7 +356,17 @@ test('--dry-run finds and checks the bytes but writes nothing and records no rec
   const archive = freshCopy('dry');
   flip(fileIn(archive, 'flip.txt'));
   const damaged = readFileSync(fileIn(archive, 'flip.txt'));
+  const eventCount = (): number => {
+    const catalog = Catalog.open(archive, { create: false });
+    try {
+      return (catalog.statement('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n;
+    } finally {
+      catalog.close();
+    }
+  };
+  const eventsBefore = eventCount();
   const report = await repairArchive({ archiveDir: archive, from: [replica], source: false, dryRun: true, jobs: 1 });
+  assert.equal(eventCount(), eventsBefore, 'a dry run records nothing, not even fixity-check events');
   assert.equal(report.repaired.length, 1);
   assert.equal(report.ok, false);
   assert.deepEqual(readFileSync(fileIn(archive, 'flip.txt')), damaged);

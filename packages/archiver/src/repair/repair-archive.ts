@@ -8,6 +8,7 @@ import { unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { acquireArchiveLock } from '../archive/archive-lock.js';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
+import { lockArchiveForWriting } from '../archive/read-only-archive.js';
 import { resolveArchivePath } from '../archive/storage-path.js';
 import { Catalog } from '../catalog/catalog.js';
 import { type RecoveryEvent, recordRecoveryEvents } from '../catalog/repair-queries.js';
@@ -87,12 +88,21 @@ export interface RepairReport {
  * ERR_ARCHIVE_CATALOG without a catalog, ERR_ARCHIVE_FULL / ERR_ARCHIVE_IO when the archive
  * cannot be written.
  */
+const REPAIR_WRITES = {
+  writes: 'repair puts bytes back into its bags and records events in the catalog',
+  hint: 'repair a writable copy (then copy it back), or see what would be done with oaibag repair --dry-run',
+};
+
 export async function repairArchive(options: RepairOptions): Promise<RepairReport> {
   const started = Date.now();
   const archiveDir = options.archiveDir;
   const dryRun = options.dryRun === true;
   await checkFrom(options.from ?? [], archiveDir);
-  const report = await verifyArchive({ archiveDir, ...(options.jobs !== undefined ? { jobs: options.jobs } : {}) });
+  // A read-only archive is named as such, with repair's own advice, before the verify below
+  // (which records its events) can refuse it with verify's.
+  if (!dryRun) await (await lockArchiveForWriting(archiveDir, 'repair', REPAIR_WRITES)).release();
+  // A dry run records nothing, not even the check's events: it works on a read-only archive too.
+  const report = await verifyArchive({ archiveDir, record: !dryRun, ...(options.jobs !== undefined ? { jobs: options.jobs } : {}) });
   const result: RepairReport = {
     dryRun,
     found: report.problems.length,
