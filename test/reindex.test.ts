@@ -82,7 +82,10 @@ function answers(archive: string) {
       },
       harvests: [1, 2, 3].map((id) => {
         const row = catalog.harvest(id);
-        return row && { id: row.id, startedAt: row.startedAt, arguments: row.arguments, listResponseDate: row.listResponseDate, added: row.counts.added };
+        // The politeness a harvest used is how it asked, not what it stored: the bags do not
+        // carry it, so a rebuilt catalog has none (docs/operations.md, "Disaster recovery").
+        const { delayMs: _delay, maxConnections: _connections, ...args } = (row?.arguments ?? {}) as Record<string, unknown>;
+        return row && { id: row.id, startedAt: row.startedAt, arguments: args, listResponseDate: row.listResponseDate, added: row.counts.added };
       }),
     };
   } finally {
