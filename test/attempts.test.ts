@@ -3,19 +3,17 @@
 // was killed, one refused because the archive is locked. `oaibag status` names each; the exit
 // codes are those of the one table (docs/operations.md).
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { OAIBAG_BIN as OAIBAG, oaibag, oaibagAsync } from './oaibag-process.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const OAIBAG = join(ROOT, 'packages/archiver/bin/oaibag.js');
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const NO_DISK_ALARM = ['--disk-warning', '0', '--disk-critical', '0'];
 
@@ -59,22 +57,6 @@ after(async () => {
   await repository.close();
   rmSync(work, { recursive: true, force: true });
 });
-
-function oaibag(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [OAIBAG, ...args], { encoding: 'utf8' });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-/** A command that talks to this process's server: never spawnSync, which would block the server. */
-async function oaibagAsync(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [OAIBAG, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
-  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const [status] = (await once(child, 'close')) as [number | null];
-  return { status, stdout, stderr };
-}
 
 /** The harvest as a child process, resolved once the held request has arrived. */
 async function harvestUntilHeld(archive: string): Promise<{ child: ReturnType<typeof spawn>; closed: Promise<unknown[]>; stderr: () => string }> {

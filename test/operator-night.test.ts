@@ -4,20 +4,18 @@
 // command and the webhook must receive both, /metrics must show both. Once the source is back
 // and `repair --from` a replica has put the bytes back, `status --check` must say OK.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { OAIBAG_BIN as OAIBAG, oaibag, oaibagAsync } from './oaibag-process.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const OAIBAG = join(ROOT, 'packages/archiver/bin/oaibag.js');
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 /** Free space on the test machine's disk is not what is tested: never a disk warning. */
 const NO_DISK_ALARM = ['--disk-warning', '0', '--disk-critical', '0'];
@@ -93,22 +91,6 @@ after(async () => {
   hook.close();
   rmSync(work, { recursive: true, force: true });
 });
-
-function oaibag(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [OAIBAG, ...args], { encoding: 'utf8' });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-/** Same as oaibag(), without blocking this process: the test's own servers must keep answering. */
-async function oaibagAsync(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [OAIBAG, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
-  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const [status] = (await once(child, 'close')) as [number | null];
-  return { status, stdout, stderr };
-}
 
 const notices = () => join(work, 'notices.jsonl');
 const metricsFile = () => join(work, 'oaibag.prom');

@@ -1,0 +1,30 @@
+// The built `oaibag` command as a child process, for tests that run it as an operator would.
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const OAIBAG_BIN = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'packages/archiver/bin/oaibag.js');
+
+export interface CommandResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `oaibag ARGS` to its end. Blocks this process: only for commands that need no server of the test. */
+export function oaibag(...args: string[]): CommandResult {
+  const result = spawnSync(process.execPath, [OAIBAG_BIN, ...args], { encoding: 'utf8' });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs `oaibag ARGS` to its end without blocking: the test's own servers keep answering meanwhile. */
+export async function oaibagAsync(...args: string[]): Promise<CommandResult> {
+  const child = spawn(process.execPath, [OAIBAG_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, stdout, stderr };
+}
