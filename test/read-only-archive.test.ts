@@ -1,7 +1,7 @@
 // A read-only archive (a snapshot, an offsite copy) can be read by every command that only
 // reads: a real repository, a real harvest, a copy made read-only, and the built `oaibag` run
-// against the copy. We run as root, whom chmod does not stop, so the commands run as nobody
-// (setpriv --reuid=65534); the copy's bytes and file list are compared before and after each
+// against the copy. We run as root, whom chmod does not stop, so the commands run as root
+// without capabilities (setpriv --bounding-set=-all); the copy's bytes and file list are compared before and after each
 // command (no catalog.sqlite-wal, -shm or lock file created). The CLI part needs the built
 // command (`npx tsc -b && node scripts/bundle-cli.mjs`).
 import assert from 'node:assert/strict';
@@ -25,7 +25,6 @@ const BIN = join(ROOT, 'packages/archiver/bin/oaibag.js');
 const BUILT = existsSync(join(ROOT, 'packages/archiver/dist/bundle/oaibag.js'));
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const FAST_RETRY = { retries: 2, baseDelayMs: 10, maxDelayMs: 100 };
-const NOBODY = 65534;
 /** better-sqlite3, the archiver's dependency: to build a catalog of an older schema. */
 const Sqlite = createRequire(join(ROOT, 'packages/archiver/package.json'))('better-sqlite3') as new (file: string) => Parameters<typeof migrateCatalog>[0];
 const FILES: Record<string, string | Buffer> = {
@@ -35,14 +34,16 @@ const FILES: Record<string, string | Buffer> = {
 };
 
 /**
- * How the commands are run so that the copy's permissions apply: as nobody when we are root
- * (setpriv), as ourselves otherwise. Undefined (the CLI tests skip, saying why) when we are root
- * without setpriv.
+ * How the commands are run so that the copy's permissions apply: when we are root, as root
+ * without any capability (setpriv --bounding-set=-all), whom file modes bind as they bind
+ * anyone: the copy's 0444/0555 refuse it, while the clone (wherever CI put it, in a folder
+ * only root may enter) stays readable. As ourselves otherwise. Undefined (the CLI tests skip,
+ * saying why) when we are root without setpriv.
  */
 const RUN_AS: string[] | undefined = (() => {
   if (process.getuid?.() !== 0) return [];
   const found = spawnSync('setpriv', ['--version'], { encoding: 'utf8' });
-  return found.status === 0 ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'] : undefined;
+  return found.status === 0 ? ['setpriv', '--bounding-set=-all', '--inh-caps=-all'] : undefined;
 })();
 const SKIP_CLI = !BUILT
   ? 'the oaibag bundle is not built (npx tsc -b && node scripts/bundle-cli.mjs)'
@@ -130,7 +131,7 @@ async function readingCommand(args: string[], cwd?: string) {
   return result;
 }
 
-/** A folder nobody may write into, below `out`. */
+/** A folder anyone may write into, below `out`. */
 function outputFolder(name: string): string {
   const dir = join(out, name);
   mkdirSync(dir);
@@ -358,7 +359,7 @@ test('a catalog older than this oaibag: refused on a read-only copy (exit 4, bot
   );
   assert.deepEqual(tree(frozen), before);
 
-  // Writable (for nobody too): status migrates it first, as before there was a read-only mode.
+  // Writable: status migrates it first, as before there was a read-only mode.
   spawnSync('chmod', ['-R', 'a+w', join(work, 'older')]);
   const migrated = await oaibag(['status', '--archive', older]);
   assert.equal(migrated.status, 0, migrated.stderr);
