@@ -465,12 +465,6 @@ export class Catalog {
     this.sql('UPDATE harvests SET arguments = ? WHERE id = ?').run(argumentsJson(args), harvestId);
   }
 
-  /** The most recent harvest of a source that completed its list, or undefined. */
-  lastCompleteHarvest(sourceId: number): CatalogHarvest | undefined {
-    const row = this.sql("SELECT * FROM harvests WHERE source_id = ? AND status = 'complete' ORDER BY id DESC LIMIT 1").get(sourceId) as Row | undefined;
-    return row && toHarvest(row);
-  }
-
   /** Records one fixity check of the archive (verify, repair), durably. */
   recordVerification(verification: CatalogVerification): void {
     this.durably(() => {
