@@ -316,3 +316,17 @@ async function rendered(url: string): Promise<string> {
   assert.equal(code, 0, `chromium failed: ${stderr}`);
   return stdout;
 }
+
+test('/metrics names every source and its failures: under --auth for those refused nothing; GET and HEAD only', async () => {
+  const anonymous = await ask(`${wide.baseUrl}/metrics`);
+  assert.equal(anonymous.status, 401);
+  assert.doesNotMatch(anonymous.body, /oaibag_source/);
+  assert.equal((await ask(`${wide.baseUrl}/metrics`, { headers: BOB })).status, 403);
+  const alice = await ask(`${wide.baseUrl}/metrics`, { headers: ALICE });
+  assert.equal(alice.status, 200);
+  assert.match(alice.body, /^oaibag_source_last_attempt_status\{source="[^"]+",status="complete"\} 1$/m);
+  assert.equal((await ask(`${open.baseUrl}/metrics`)).status, 200);
+  const post = await ask(`${open.baseUrl}/metrics`, { method: 'POST', body: 'x' });
+  assert.equal(post.status, 405);
+  assert.equal(post.headers.get('allow'), 'GET, HEAD');
+});
