@@ -34,6 +34,8 @@ export interface NotifyOptions {
 }
 
 export const DEFAULT_NOTIFY_TIMEOUT_MS = 30_000;
+/** Characters of the reason in OAIBAG_REASON (the JSON on the command's input has all of it). */
+const ENV_REASON_CHARS = 4096;
 /** Bytes of a command's output kept for the log line when it fails. */
 const KEPT_OUTPUT = 1024;
 
@@ -59,7 +61,8 @@ function runCommand(command: string, notice: Notice, json: string, timeoutMs: nu
         OAIBAG_ARCHIVE: notice.archive,
         OAIBAG_SOURCE: notice.source ?? '',
         OAIBAG_OUTCOME: notice.outcome,
-        OAIBAG_REASON: notice.reason ?? '',
+        // The environment has a size limit (E2BIG past it): the whole reason is in the JSON.
+        OAIBAG_REASON: (notice.reason ?? '').slice(0, ENV_REASON_CHARS),
       },
     });
     let output = '';
