@@ -265,6 +265,14 @@ test('status --check: no catalog is UNKNOWN (3), in one line; a source not in th
   const none = oaibag('status', '--archive', join(work, 'no-archive'), '--check');
   assert.equal(none.status, 3, none.stdout + none.stderr);
   assert.match(none.stdout, /^OAIBAG UNKNOWN: no catalog at .*\[ERR_ARCHIVE_CATALOG\]\n$/);
+  // A usage error of the plugin is UNKNOWN too, never CRITICAL; without --check its options are refused.
+  const badAge = oaibag('status', '--archive', archive, '--check', '--max-age', '3x');
+  assert.equal(badAge.status, 3, badAge.stdout + badAge.stderr);
+  assert.match(badAge.stdout, /^OAIBAG UNKNOWN: --max-age "3x" is not a duration \[ERR_ARCHIVE_USAGE\]\n$/);
+  assert.equal(oaibag('status', '--archive', archive, '--check', '--no-such-option').status, 3);
+  const notChecking = oaibag('status', '--archive', archive, '--max-age', '1d');
+  assert.equal(notChecking.status, 2, notChecking.stderr);
+  assert.match(notChecking.stderr, /--max-age is an option of status --check \[ERR_ARCHIVE_USAGE\]/);
   const unknown = oaibag('status', '--archive', archive, '--check', '--source', 'http://127.0.0.1:9/elsewhere', ...NO_DISK_ALARM);
   assert.equal(unknown.status, 3, unknown.stdout);
   assert.match(unknown.stdout, /^OAIBAG UNKNOWN: http:\/\/127\.0\.0\.1:9\/elsewhere: not a source of this archive/);

@@ -58,7 +58,9 @@ async function main(): Promise<void> {
     await program.parseAsync(process.argv);
   } catch (error) {
     if (error instanceof CommanderError) {
-      process.exitCode = error.exitCode === 0 ? 0 : EXIT_USAGE;
+      // A monitoring plugin's usage error is UNKNOWN (3), not CRITICAL (2): `status --check`.
+      const plugin = process.argv[2] === 'status' && process.argv.includes('--check');
+      process.exitCode = error.exitCode === 0 ? 0 : plugin ? 3 : EXIT_USAGE;
       return;
     }
     if ((error as Error | undefined)?.name === 'AbortError') {

@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { Catalog } from '../catalog/catalog.js';
 import type { CatalogStatus } from '../catalog/catalog-schema.js';
 import { formatDuration, parseDuration } from '../core/duration.js';
@@ -11,6 +11,7 @@ import {
   DEFAULT_DISK_CRITICAL_PERCENT,
   DEFAULT_DISK_WARNING_PERCENT,
   DEFAULT_MAX_AGE_MS,
+  type HealthCheckOptions,
   timeAgo,
 } from '../health/health-check.js';
 
@@ -18,11 +19,12 @@ interface StatusOptions {
   archive: string;
   json?: boolean;
   check?: boolean;
-  maxAge?: number;
-  maxVerifyAge?: number;
-  source: string[];
-  diskWarning: number;
-  diskCritical: number;
+  // Parsed in the action, so that with --check a bad value is UNKNOWN like any other error.
+  maxAge?: string;
+  maxVerifyAge?: string;
+  source?: string[];
+  diskWarning?: string;
+  diskCritical?: string;
 }
 
 /** `oaibag status`: per source the last attempt and success, failures, the last fixity check, free space. */
@@ -35,14 +37,11 @@ export function statusCommand(): Command {
     .option(
       '--max-age <DURATION>',
       `with --check: a source without a successful harvest for longer is critical (default ${formatDuration(DEFAULT_MAX_AGE_MS)})`,
-      (value) => parseDuration(value, '--max-age'),
     )
-    .option('--max-verify-age <DURATION>', 'with --check: warn when the archive was not verified for longer (default: no such warning)', (value) =>
-      parseDuration(value, '--max-verify-age'),
-    )
-    .option('--source <URL>', 'with --check: check only this source (repeatable)', (value: string, list: string[]) => [...list, value], [])
-    .option('--disk-warning <PERCENT>', 'with --check: warn below this much free space on the archive disk', percent, DEFAULT_DISK_WARNING_PERCENT)
-    .option('--disk-critical <PERCENT>', 'with --check: critical below this much free space', percent, DEFAULT_DISK_CRITICAL_PERCENT)
+    .option('--max-verify-age <DURATION>', 'with --check: warn when the archive was not verified for longer (default: no such warning)')
+    .option('--source <URL>', 'with --check: check only this source (repeatable)', (value: string, list: string[] | undefined) => [...(list ?? []), value])
+    .option('--disk-warning <PERCENT>', `with --check: warn below this much free space on the archive disk (default ${DEFAULT_DISK_WARNING_PERCENT})`)
+    .option('--disk-critical <PERCENT>', `with --check: critical below this much free space (default ${DEFAULT_DISK_CRITICAL_PERCENT})`)
     .addHelpText(
       'after',
       '\nWithout --check, exit codes are those of every command (0, 2 usage, 4 no catalog there).\n' +
@@ -52,6 +51,11 @@ export function statusCommand(): Command {
       if (options.check) {
         process.exitCode = await check(options);
         return;
+      }
+      const checkOnly = (['maxAge', 'maxVerifyAge', 'source', 'diskWarning', 'diskCritical'] as const).filter((name) => options[name] !== undefined);
+      if (checkOnly.length > 0) {
+        const flag = `--${checkOnly[0]!.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+        throw new ArchiverError('ERR_ARCHIVE_USAGE', `${flag} is an option of status --check`, { hint: `add --check, or leave ${flag} out` });
       }
       const catalog = Catalog.openForReading(options.archive);
       try {
@@ -72,15 +76,9 @@ export function statusCommand(): Command {
 async function check(options: StatusOptions): Promise<number> {
   let catalog: Catalog | undefined;
   try {
+    const judged = checkOptions(options); // a bad value is UNKNOWN before the archive is read
     catalog = Catalog.openForReading(options.archive);
-    const health = await readArchiveHealth(catalog, options.archive);
-    const result = checkHealth(health, {
-      ...(options.maxAge !== undefined ? { maxAgeMs: options.maxAge } : {}),
-      ...(options.maxVerifyAge !== undefined ? { maxVerifyAgeMs: options.maxVerifyAge } : {}),
-      sources: options.source,
-      diskWarningPercent: options.diskWarning,
-      diskCriticalPercent: options.diskCritical,
-    });
+    const result = checkHealth(await readArchiveHealth(catalog, options.archive), judged);
     process.stdout.write(`${result.line}\n`);
     return result.state;
   } catch (error) {
@@ -92,9 +90,22 @@ async function check(options: StatusOptions): Promise<number> {
   }
 }
 
-function percent(value: string): number {
+/** The --check options as checkHealth takes them; ERR_ARCHIVE_USAGE for a bad value. */
+function checkOptions(options: StatusOptions): HealthCheckOptions {
+  return {
+    ...(options.maxAge !== undefined ? { maxAgeMs: parseDuration(options.maxAge, '--max-age') } : {}),
+    ...(options.maxVerifyAge !== undefined ? { maxVerifyAgeMs: parseDuration(options.maxVerifyAge, '--max-verify-age') } : {}),
+    sources: options.source ?? [],
+    ...(options.diskWarning !== undefined ? { diskWarningPercent: percent(options.diskWarning, '--disk-warning') } : {}),
+    ...(options.diskCritical !== undefined ? { diskCriticalPercent: percent(options.diskCritical, '--disk-critical') } : {}),
+  };
+}
+
+function percent(value: string, option: string): number {
   const number = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || number > 100) throw new InvalidArgumentError('expected a percentage from 0 to 100');
+  if (!/^\d+(\.\d+)?$/.test(value) || number > 100) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `${option} ${JSON.stringify(value)} is not a percentage from 0 to 100`);
+  }
   return number;
 }
 
