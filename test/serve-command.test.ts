@@ -97,6 +97,28 @@ test('no archive there: exit 4 (EXIT_ARCHIVE), one coded line; a bad option: exi
   assert.match(bad.stderr, /expected a size in bytes/);
 });
 
+test('serve and oaibag-repository take the same page sizes and ports and refuse the rest in the same words, exit 2', () => {
+  const repositoryBin = new URL('../packages/repository/bin/oaibag-repository.js', import.meta.url).pathname;
+  const refusal = (stderr: string) => stderr.split('\n')[0]!.replace(/^error: option '(--[a-z-]+) <[A-Z]+>'/, '$1');
+  for (const [option, value] of [
+    ['--page-records', '0'],
+    ['--page-identifiers', '0'],
+    ['--page-bytes', '0'],
+    ['--page-records', '1.5'],
+    ['--port', '65536'],
+  ]) {
+    const served = spawnSync(process.execPath, [BIN, 'serve', '--archive', archive, option!, value!], { encoding: 'utf8' });
+    const site = spawnSync(process.execPath, [repositoryBin, '--root', join(work, 'site'), '--index', join(work, 'refused.sqlite'), option!, value!], {
+      encoding: 'utf8',
+      env: { ...process.env, XDG_STATE_HOME: join(work, 'state') },
+    });
+    assert.equal(served.status, 2, `serve ${option} ${value}: ${served.stderr}`);
+    assert.equal(site.status, 2, `oaibag-repository ${option} ${value}: ${site.stderr}`);
+    assert.match(refusal(served.stderr), new RegExp(`^${option} argument '${value!.replace('.', '\\.')}' is invalid\\. expected `));
+    assert.equal(refusal(site.stderr), refusal(served.stderr), `${option} ${value}`);
+  }
+});
+
 test('a port in use is a usage error as docs/serve.md says: exit 2, one coded line naming the address, and the archive is not blamed', async () => {
   const holder = createNetServer();
   await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));

@@ -64,6 +64,7 @@ export {
   parseOaiRequest,
   SET_SPEC_PATTERN,
 } from './oai-request.js';
+export { OPTION_VALUES, type OptionValueRule } from './option-values.js';
 export { clfDate, logRequest } from './request-log.js';
 export {
   decodeResumptionToken,

@@ -6,10 +6,10 @@ import { readPassword } from './access/read-password.js';
 import { RepositoryError } from './core/errors.js';
 import { REPOSITORY_VERSION } from './core/version.js';
 import { loadRights } from './oai/rights-option.js';
+import { parseByteSize, parseCount, parsePageBytes, parsePort, parseSeconds } from './option-parsers.js';
 import { createRepository } from './repository.js';
 import { DEFAULTS } from './repository-options.js';
 import { DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS } from './site/export-policy.js';
-import { parseByteSize, parseCount } from './size-argument.js';
 
 /** Exit codes (docs/repository.md): 0 stopped cleanly; 1 could not run; 2 usage. */
 const EXIT_FAILURE = 1;
@@ -39,7 +39,7 @@ const serveCommand = program
   .requiredOption('--root <DIR>', 'the folder of web files to export')
   .option('--base-url <URL>', 'public URL of the site root; identifiers are built from it (default: http://HOST:PORT)')
   .option('--host <HOST>', 'address to listen on', '127.0.0.1')
-  .option('--port <N>', 'port to listen on (0: any free port)', parseCount, 8080)
+  .option('--port <N>', 'port to listen on (0: any free port)', parsePort, 8080)
   .option('--index <FILE>', 'the SQLite index (default: one per root in $XDG_STATE_HOME/oaibag-repository/); keep it: it remembers deletions')
   .option(
     '--by-value-max <BYTES>',
@@ -49,7 +49,7 @@ const serveCommand = program
   )
   .option('--page-records <N>', 'records per ListRecords page', parseCount, DEFAULTS.pageRecords)
   .option('--page-identifiers <N>', 'headers per ListIdentifiers page', parseCount, DEFAULTS.pageIdentifiers)
-  .option('--page-bytes <BYTES>', 'a ListRecords page ends once it carries this many By-Value bytes', parseByteSize, DEFAULTS.pageBytes)
+  .option('--page-bytes <BYTES>', 'a ListRecords page ends once it carries this many By-Value bytes', parsePageBytes, DEFAULTS.pageBytes)
   .option(
     '--exclude <GLOB>',
     `never export paths matching GLOB (repeatable; added to ${DEFAULT_EXCLUDES.join(' ')}; hidden .* paths are never exported)`,
@@ -64,7 +64,7 @@ const serveCommand = program
   .option('--rights <URI|FILE>', 'rights of the metadata (OAI-rights): a URI naming them, or a file holding them as XML; given in Identify and in every record')
   .option('--name <TEXT>', 'repositoryName given by Identify (default: "Web files at BASE-URL")')
   .option('--admin-email <ADDRESS>', 'adminEmail given by Identify (repeatable)', collect, [] as string[])
-  .option('--rescan <SECONDS>', 'full rescan of the tree every SECONDS (0: never; changes are also watched)', parseCount, DEFAULTS.rescanSeconds)
+  .option('--rescan <SECONDS>', 'full rescan of the tree every SECONDS (0: never; changes are also watched)', parseSeconds, DEFAULTS.rescanSeconds)
   .option('--no-watch', 'do not watch the tree for changes (rely on rescans and on checks made when serving)')
   .addOption(new Option('--quiet', 'do not log one line per request'))
   .addHelpText('after', SERVE_NOTES)

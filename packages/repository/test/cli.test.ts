@@ -195,6 +195,27 @@ describe('usage errors exit 2', { concurrency: true }, () => {
     });
   }
 
+  // The same rule and words as `oaibag serve` (test/serve-command.test.ts runs both): a page of
+  // nothing is refused while parsing, before any index exists, and a port past 65535 is a usage
+  // error rather than a crash with a stack trace.
+  for (const [option, value, expected] of [
+    ['--page-records', '0', 'expected a whole number of at least 1'],
+    ['--page-identifiers', '0', 'expected a whole number of at least 1'],
+    ['--page-bytes', '0', 'expected a size of at least 1 byte, like 1048576, 512K, 16M or 1G'],
+    ['--port', '65536', 'expected a port number from 0 to 65535'],
+  ]) {
+    test(`${option} ${value}: refused while parsing, in the words oaibag serve uses`, async () => {
+      const index = join(dir.path, `refused${option}.sqlite`);
+      const result = await run(['--root', site, '--index', index, '--no-watch', option!, value!]);
+      assert.equal(result.code, 2, result.stderr);
+      const lines = result.stderr.trimEnd().split('\n');
+      assert.equal(lines[0], `error: option '${option} <${option === '--page-bytes' ? 'BYTES' : 'N'}>' argument '${value}' is invalid. ${expected}`);
+      assert.equal(lines.length, 2, result.stderr);
+      assertNoStackTrace(result.stderr);
+      assert.equal(existsSync(index), false, 'the index was created although the option was refused');
+    });
+  }
+
   test('a usage error is two lines (the error, where the help is), not the whole help', async () => {
     for (const args of [[], ['--root', site, '--prot', '80'], ['serve', '--root', site, '--by-value-max', '1Q']]) {
       const result = await run(args);

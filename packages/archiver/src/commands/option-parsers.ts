@@ -1,17 +1,14 @@
-import { byteSize as parseSize } from '@oaibag/oai-pmh';
+import { OPTION_VALUES, type OptionValueRule } from '@oaibag/oai-pmh';
 import { InvalidArgumentError } from 'commander';
 import { checkHttpUrl, type HttpUrlRules } from '../core/http-url.js';
 import type { Compression } from '../oai/oai-client.js';
 
 /**
- * The one parser of whole-number options (`--concurrency`, `--jobs`, `--harvest`): digits only,
- * at least 1; anything else is a usage error that says what was expected.
+ * The one parser of whole-number options (`--concurrency`, `--jobs`, `--harvest`, `serve
+ * --page-records`): digits only, at least 1; anything else is a usage error that says what was
+ * expected. The rule and its wording are the repository's too (OPTION_VALUES in @oaibag/oai-pmh).
  */
-export function wholeNumber(value: string): number {
-  const number = Number(value);
-  if (!/^\d+$/.test(value) || number < 1 || !Number.isSafeInteger(number)) throw new InvalidArgumentError('expected a whole number of at least 1');
-  return number;
-}
+export const wholeNumber = optionValue(OPTION_VALUES.count);
 
 /** `--compression`: auto, always or never (see OaiClientOptions.compression). */
 export function compressionMode(value: string): Compression {
@@ -20,18 +17,13 @@ export function compressionMode(value: string): Compression {
 }
 
 /** A size in bytes (`--by-value-max 16M`): digits, with K, M or G. */
-export function byteSize(value: string): number {
-  const bytes = parseSize(value);
-  if (bytes === null) throw new InvalidArgumentError('expected a size in bytes, like 1048576, 512K, 16M or 1G');
-  return bytes;
-}
+export const byteSize = optionValue(OPTION_VALUES.size);
+
+/** A size a page is cut at (`serve --page-bytes`): as byteSize, but at least 1 byte. */
+export const pageByteSize = optionValue(OPTION_VALUES.pageSize);
 
 /** A TCP port: 0 (any free one) to 65535. */
-export function portNumber(value: string): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
-  return port;
-}
+export const portNumber = optionValue(OPTION_VALUES.port);
 
 /**
  * The one parser of every argument and option that takes a URL (`harvest BASEURL`,
@@ -42,4 +34,13 @@ export function portNumber(value: string): number {
  */
 export function httpUrl(name: string, rules: HttpUrlRules = {}): (value: string) => string {
   return (value) => checkHttpUrl(value, name, rules);
+}
+
+/** A commander parser of one shared rule: its value, or a usage error saying what was expected. */
+function optionValue(rule: OptionValueRule): (value: string) => number {
+  return (value) => {
+    const number = rule.parse(value);
+    if (number === null) throw new InvalidArgumentError(rule.expected);
+    return number;
+  };
 }

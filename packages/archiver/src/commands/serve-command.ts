@@ -5,7 +5,7 @@ import { openAccessLog } from '../serve/access-log.js';
 import { DEFAULT_ADMIN_EMAIL, SERVE_DEFAULTS } from '../serve/archive-oai.js';
 import { SPARQL_DEFAULTS, startArchiveServer } from '../serve/archive-server.js';
 import { SPARQL_BOUND_DEFAULTS, sizeText } from '../serve/graph-store.js';
-import { byteSize, httpUrl, portNumber, wholeNumber } from './option-parsers.js';
+import { byteSize, httpUrl, pageByteSize, portNumber, wholeNumber } from './option-parsers.js';
 
 interface ServeOptions {
   archive: string;
@@ -49,7 +49,7 @@ export function serveCommand(): Command {
     .option('--page-identifiers <N>', 'headers per ListIdentifiers page', wholeNumber, SERVE_DEFAULTS.pageIdentifiers)
     .addOption(
       new Option('--page-bytes <SIZE>', 'a ListRecords page ends once it carries this many By-Value bytes')
-        .argParser(byteSize)
+        .argParser(pageByteSize)
         .default(SERVE_DEFAULTS.pageBytes, '64M'),
     )
     .option('--sparql-timeout <SECONDS>', 'a SPARQL query is stopped after SECONDS', wholeNumber, SPARQL_DEFAULTS.timeoutMs / 1000)
