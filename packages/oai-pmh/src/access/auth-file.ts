@@ -38,7 +38,8 @@ export function emptyAuthConfig(): AuthConfig {
 
 /**
  * A problem with an auth file: one line naming the file (and line), with what to do next.
- * Each server turns it into its own coded error (ERR_REPO_AUTH_FILE, ERR_SERVE_AUTH_FILE).
+ * Each server turns it into its own coded error: `oaibag-repository`'s ERR_REPO_AUTH_FILE (exit 1),
+ * `oaibag serve`'s ERR_ARCHIVE_USAGE (exit 2).
  */
 export class AuthFileError extends Error {
   readonly code = 'ERR_AUTH_FILE';
