@@ -1,19 +1,13 @@
-// Where a resource's bags live in the archive. The identifier comes from a remote repository
-// and is never trusted, so it never becomes a path: its SHA-256 does.
+// The archive's top folders (aips/, tmp/) and the one guard every path into the archive goes
+// through (resolveArchivePath). The bags themselves sit at aips/harvest-NNNNNN/batch-NNNNN, one
+// per ingest batch (format 2, docs/aip-profile.md); those names are formatted and parsed where
+// bags are made and read (harvest/harvest-batch.ts, import/, reindex/, verify/…), not here.
 //
-// Why a digest and not pairtree: pairtree keeps an identifier readable in the path, but a URL
-// identifier (`http://host/a/b?c=d`) turns into a long, deep, escape-laden tree, hits path
-// length limits, and needs a careful encoder to stay inside the archive. A digest gives every
-// identifier, however long or hostile (`../`, `/etc`, NUL, 10 KB), the same short, fixed shape
-// and spreads resources evenly over 65,536 fan-out directories. Readability is not lost where
-// it matters: the identifier is in each bag's bag-info.txt (OAI-Identifier) and in the catalog.
-//
-//   aips/<h[0:2]>/<h[2:4]>/<h>/<datestamp compact>-<content sha256[0:12]>
-//        h = lowercase hex SHA-256 of the identifier's UTF-8 bytes
-//
-// The version directory names the datestamp (so versions sort in time order) and the start of
-// the content digest (so two deliveries of the same identifier and datestamp with different
-// bytes cannot collide, while a duplicate delivery of the same version maps to the same bag).
+// Also here, from format 1 and used by nothing in oaibag: resourceDirectoryFor and
+// bagDirectoryFor, the per-version bag folders of that layout (`aips/<h[0:2]>/<h[2:4]>/<h>/
+// <compact datestamp>-<content sha256[0:12]>`, h the SHA-256 of the identifier). This oaibag
+// refuses a format-1 archive; the two stay exported only until the AIP layout gets its one
+// owner (issue 26). compactDatestamp is still the check that a datestamp can be named.
 
 import { createHash } from 'node:crypto';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -25,15 +19,15 @@ export const AIPS_DIRECTORY = 'aips';
 /** Directory of the archive that holds bags and datastreams under construction. */
 export const TEMP_DIRECTORY = 'tmp';
 
-/** Lowercase hex SHA-256 of an identifier's UTF-8 bytes: its name in the archive. */
+/** Lowercase hex SHA-256 of an identifier's UTF-8 bytes: its folder's name in format 1. */
 export function identifierDigest(identifier: string): string {
   checkIdentifier(identifier);
   return createHash('sha256').update(identifier, 'utf8').digest('hex');
 }
 
 /**
- * The directory (relative to the archive, `/`-separated) that holds every version of the
- * resource `identifier`: `aips/ab/cd/<64 hex>`.
+ * Format 1 (not written or read by this oaibag): the directory that held every version of the
+ * resource `identifier`, `aips/ab/cd/<64 hex>`.
  */
 export function resourceDirectoryFor(identifier: string): string {
   const h = identifierDigest(identifier);
@@ -41,7 +35,7 @@ export function resourceDirectoryFor(identifier: string): string {
 }
 
 /**
- * The bag directory (relative to the archive, `/`-separated) of one version of a resource:
+ * Format 1 (not written or read by this oaibag): the bag directory of one version of a resource,
  * `aips/ab/cd/<sha256 of identifier>/<compact datestamp>-<first 12 hex of content sha256>`,
  * e.g. `aips/3f/a2/3fa2…/20240131T120000Z-9b74c9897bac`. Only the identifier's digest, a
  * validated datestamp and a validated hex digest reach the path, so the result can never leave

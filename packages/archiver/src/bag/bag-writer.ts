@@ -36,11 +36,11 @@ export interface BagBuilderOptions {
 
 export interface FinishOptions {
   /**
-   * bag-info.txt labels in order (OAI-Identifier, External-Identifier…). Payload-Oxum,
+   * bag-info.txt labels in order (Oaibag-Format, External-Description, OAI-Base-URL…). Payload-Oxum,
    * Bagging-Date and Bag-Size are added by the writer and may not be given.
    */
   bagInfo: ReadonlyArray<readonly [label: string, value: string]>;
-  /** The bag directory relative to the archive, `/`-separated (see `bagDirectoryFor`). */
+  /** The bag directory relative to the archive, `/`-separated (`aips/harvest-000001/batch-00001`). */
   destination: string;
 }
 
