@@ -1,15 +1,12 @@
 // What the exports share to write one ZIP with yazl (export/serialize-bag.ts for `export --bags`,
 // restore/site-zip.ts for `export --site`): entries whose read streams are made only when yazl
-// reaches them, entries with exact mtimes (the site's), and the ZIP file written under a
-// temporary name, hashed on the way, made durable and renamed, never left half-written.
+// reaches them, entries with exact mtimes (the site's), and the ZIP file hashed on the way and
+// written durably, never left half-written (durable-file.ts).
 import { createHash } from 'node:crypto';
-import { type FileHandle, open, rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import yazl from 'yazl';
-import { archiveIoError, isStorageExhausted, noRoomError } from '../core/errors.js';
-import { writeFully } from '../core/write-fully.js';
-import { fsyncFolderIfPossible } from './flush-to-disk.js';
+import { archiveIoError } from '../core/errors.js';
+import { type DurableFileSink, streamFileDurably } from './durable-file.js';
 
 /** A ZIP file written: its size and SHA-256. */
 export interface WrittenZip {
@@ -129,39 +126,31 @@ export function lazyEntry(zip: yazl.ZipFile, openStream: () => Readable | Promis
 }
 
 /**
- * Writes the ZIP `zip` produces (its entries added and `end()` called) to `target`: as
- * `target.partial`, hashed on the way, then fsynced, its size checked, renamed to `target` and
- * its folder fsynced where the platform allows. Streamed: memory does not grow with the ZIP. On
- * any failure (the ZipFile's error, an I/O error) the `.partial` file is removed and nothing is
- * left under `target`; an ArchiverError is thrown as it is, anything else as ERR_ARCHIVE_IO.
+ * Writes the ZIP `zip` produces (its entries added and `end()` called) to `target` durably and
+ * whole (durable-file.ts: a temporary name, its size checked, fsynced, renamed, its folder
+ * fsynced), hashed on the way. Streamed: memory does not grow with the ZIP. On any failure
+ * (the ZipFile's error, an I/O error) the temporary file is removed and nothing is left under
+ * `target`; an ArchiverError is thrown as it is, anything else as ERR_ARCHIVE_IO.
  */
 export async function writeZipFile(zip: yazl.ZipFile, target: string): Promise<WrittenZip> {
   const output = zip.outputStream as Readable;
   zip.on('error', (error: Error) => output.destroy(error));
-  const partial = `${target}.partial`;
   const hash = createHash('sha256');
-  let bytes = 0;
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(partial, 'w');
-    for await (const chunk of output as AsyncIterable<Buffer>) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      await writeFully(handle, chunk);
+  const produce = async (file: DurableFileSink): Promise<WrittenZip> => {
+    try {
+      for await (const chunk of output as AsyncIterable<Buffer>) {
+        hash.update(chunk);
+        await file.write(chunk);
+      }
+    } catch (error) {
+      throw archiveIoError(error, `cannot write ${target}`, target);
     }
-    const landed = (await handle.stat()).size;
-    if (landed !== bytes) throw Object.assign(new Error(`${landed} bytes written of ${bytes}`), { code: 'EIO' });
-    await handle.sync();
-    await handle.close();
-    handle = undefined;
-    await rename(partial, target);
+    return { bytes: file.bytes, sha256: hash.digest('hex') };
+  };
+  try {
+    return await streamFileDurably(target, produce, { fullHint: 'free space there, then run the same export again' });
   } catch (error) {
-    output.destroy();
-    await handle?.close().catch(() => undefined);
-    await rm(partial, { force: true });
-    if (isStorageExhausted(error)) throw noRoomError(`the folder of ${target}`, dirname(target), error, 'free space there, then run the same export again');
-    throw archiveIoError(error, `cannot write ${target}`, target);
+    output.destroy(); // stops yazl and closes the entry it was reading
+    throw error;
   }
-  await fsyncFolderIfPossible(dirname(target));
-  return { bytes, sha256: hash.digest('hex') };
 }

@@ -1,12 +1,9 @@
 // The text, JSON and CSV forms of `oaibag audit`, produced as a stream of chunks from an
 // AuditRun (rows are formatted as the catalog yields them; no whole report is held as one
 // string), and the writer that puts the chunks on stdout or, atomically, into a file.
-import { createWriteStream } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { fsyncFolderIfPossible } from '../archive/flush-to-disk.js';
+import { streamFileDurably } from '../archive/durable-file.js';
 import { ArchiverError } from '../core/errors.js';
 import { renderAuditHtml } from './audit-html.js';
 import { AUDIT_CHANGES, type AuditHarvestTotals, type AuditRow, type AuditRun, type AuditState, type AuditTotals } from './audit-query.js';
@@ -148,9 +145,9 @@ function* batched<T>(head: string[], items: Iterable<T>, line: (item: T) => stri
 }
 
 /**
- * Writes the chunks to `out`, or to `stdout` when `out` is undefined. A file is written under a
- * temporary name beside it, fsynced and renamed into place, so it is either the whole audit
- * or left as it was; the temporary file is removed on failure. Honours back-pressure.
+ * Writes the chunks to `out`, or to `stdout` when `out` is undefined. A file is written durably
+ * (archive/durable-file.ts: under a temporary name beside it, fsynced and renamed into place),
+ * so it is either the whole audit or left as it was. Honours back-pressure.
  */
 export async function writeAuditOutput(chunks: Iterable<string>, out: string | undefined, stdout: Writable = process.stdout): Promise<void> {
   if (out === undefined) {
@@ -162,24 +159,17 @@ export async function writeAuditOutput(chunks: Iterable<string>, out: string | u
     }
     return;
   }
-  const temp = join(dirname(out), `.${basename(out)}.${process.pid}.${Date.now()}.tmp`);
-  try {
-    await pipeline(Readable.from(chunks, { objectMode: false }), createWriteStream(temp, { flags: 'wx' }));
-    const handle = await open(temp, 'r+');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, out);
-    await fsyncFolderIfPossible(dirname(out));
-  } catch (error) {
-    await rm(temp, { force: true });
-    if (error instanceof ArchiverError) throw error;
-    throw new ArchiverError('ERR_ARCHIVE_IO', `cannot write the audit to ${out}: ${(error as Error).message}`, {
-      cause: error,
-      path: out,
-      hint: 'check that the folder of --out exists and is writable',
-    });
-  }
+  const hint = 'check that the folder of --out exists and is writable';
+  await streamFileDurably(
+    out,
+    async (file) => {
+      try {
+        for (const chunk of chunks) await file.write(chunk);
+      } catch (error) {
+        if (error instanceof ArchiverError) throw error;
+        throw new ArchiverError('ERR_ARCHIVE_IO', `cannot write the audit to ${out}: ${(error as Error).message}`, { cause: error, path: out, hint });
+      }
+    },
+    { ioHint: hint },
+  );
 }

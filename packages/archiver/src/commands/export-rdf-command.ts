@@ -1,8 +1,5 @@
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { finished } from 'node:stream/promises';
 import { Command } from 'commander';
-import { exportRdf } from '../serve/export-rdf.js';
+import { exportRdf, exportRdfToFile } from '../serve/export-rdf.js';
 import { httpUrl } from './option-parsers.js';
 
 /** `oaibag export-rdf`: the archive's graph as N-Quads (docs/linked-data.md). */
@@ -16,31 +13,20 @@ export function exportRdfCommand(): Command {
       httpUrl('--base-url', { pathOnly: true }),
       'http://127.0.0.1:8080',
     )
-    .option('--out <FILE>', 'write to FILE (under a temporary name, renamed when complete) instead of standard output')
+    .option('--out <FILE>', 'write to FILE (under a temporary name, fsynced and renamed when complete) instead of standard output')
     .addHelpText(
       'after',
       '\nFor archives larger than serve keeps in memory (docs/linked-data.md, "Limits"): load the file into\n' +
         'a server-grade triple store (Oxigraph server, Apache Jena, QLever, Virtuoso). The graph is read\n' +
         'from the catalog piece by piece, so memory stays bounded. Exit codes: 0 written; 2 usage; 4\n' +
-        'the archive cannot be read (named). All codes: docs/operations.md.',
+        'the archive cannot be read or FILE written (named). All codes: docs/operations.md.',
     )
     .action(async (options: { archive: string; baseUrl: string; out?: string }) => {
       if (options.out === undefined) {
         await exportRdf({ archiveDir: options.archive, baseUrl: options.baseUrl, out: process.stdout });
         return;
       }
-      const temporary = `${options.out}.partial`;
-      const file = createWriteStream(temporary);
-      try {
-        const lines = await exportRdf({ archiveDir: options.archive, baseUrl: options.baseUrl, out: file });
-        file.end();
-        await finished(file);
-        await rename(temporary, options.out);
-        process.stderr.write(`wrote ${lines} triples to ${options.out}\n`);
-      } catch (error) {
-        file.destroy();
-        await rm(temporary, { force: true });
-        throw error;
-      }
+      const lines = await exportRdfToFile({ archiveDir: options.archive, baseUrl: options.baseUrl, file: options.out });
+      process.stderr.write(`wrote ${lines} triples to ${options.out}\n`);
     });
 }

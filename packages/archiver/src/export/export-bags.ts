@@ -1,9 +1,9 @@
 // `oaibag export --bags`: every catalogued batch bag serialized as one ZIP (serialize-bag.ts),
 // with a SHA256SUMS file beside them so that a partner can check what arrived.
-import { mkdir, open, rename } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileDurably } from '../archive/durable-file.js';
 import { Catalog } from '../catalog/catalog.js';
-import { archiveIoError } from '../core/errors.js';
 import { type SerializedBag, serializeBag } from './serialize-bag.js';
 
 export interface ExportBagsOptions {
@@ -35,18 +35,7 @@ export async function exportBags(options: ExportBagsOptions): Promise<Serialized
     written.push(bag);
     options.progress?.(written.length, bagPaths.length, bag);
   }
-  const sums = join(options.to, 'SHA256SUMS');
-  try {
-    const handle = await open(`${sums}.partial`, 'w');
-    try {
-      await handle.writeFile(written.map((bag) => `${bag.sha256}  ${bag.folder}.zip\n`).join(''));
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(`${sums}.partial`, sums);
-  } catch (error) {
-    throw archiveIoError(error, `cannot write ${sums}`, sums);
-  }
+  const sums = written.map((bag) => `${bag.sha256}  ${bag.folder}.zip\n`);
+  await writeFileDurably(join(options.to, 'SHA256SUMS'), sums, { fullHint: 'free space there, then run the same export again' });
   return written;
 }

@@ -4,6 +4,7 @@
 // the URIs `serve` would give under the same base URL.
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
+import { streamFileDurably } from '../archive/durable-file.js';
 import { Catalog } from '../catalog/catalog.js';
 import { ArchiveUris } from './archive-graph.js';
 import { GraphProgress, graphChunks } from './graph-chunks.js';
@@ -15,19 +16,52 @@ export interface ExportRdfOptions {
   out: Writable;
 }
 
+export interface ExportRdfFileOptions {
+  archiveDir: string;
+  /** The base URL the URIs are minted under (as `serve --base-url`). */
+  baseUrl: string;
+  /** The file written (durably and whole: see archive/durable-file.ts); an earlier one stays until the new one is complete. */
+  file: string;
+}
+
 /** Writes the graph to `out` (N-Triples lines, which are N-Quads in the default graph); returns the lines written. */
 export async function exportRdf(options: ExportRdfOptions): Promise<number> {
-  const catalog = Catalog.openForReading(options.archiveDir);
-  let lines = 0;
+  const { out } = options;
+  return withCatalog(options.archiveDir, (catalog) =>
+    writeGraph(catalog, options.baseUrl, async (text) => {
+      if (!out.write(text)) await once(out, 'drain');
+    }),
+  );
+}
+
+/**
+ * Writes the graph to `options.file` as {@link exportRdf} writes it to a stream, streamed to a
+ * temporary name, fsynced and renamed: the file is the whole graph or what it was before. The
+ * archive is opened first, so an archive that cannot be read leaves no trace beside the file.
+ */
+export async function exportRdfToFile(options: ExportRdfFileOptions): Promise<number> {
+  return withCatalog(options.archiveDir, (catalog) =>
+    streamFileDurably(options.file, (file) => writeGraph(catalog, options.baseUrl, (text) => file.write(text))),
+  );
+}
+
+async function withCatalog<T>(archiveDir: string, use: (catalog: Catalog) => Promise<T>): Promise<T> {
+  const catalog = Catalog.openForReading(archiveDir);
   try {
-    const uris = new ArchiveUris(options.baseUrl.replace(/\/+$/, ''));
-    for (const chunk of graphChunks(catalog, uris, new GraphProgress())) {
-      if (chunk.ntriples === '') continue;
-      lines += chunk.ntriples.split('\n').length - 1;
-      if (!options.out.write(chunk.ntriples)) await once(options.out, 'drain');
-    }
+    return await use(catalog);
   } finally {
     catalog.close();
+  }
+}
+
+/** Hands the graph's pieces to `write` one at a time (memory stays bounded); returns the lines written. */
+async function writeGraph(catalog: Catalog, baseUrl: string, write: (text: string) => Promise<void>): Promise<number> {
+  const uris = new ArchiveUris(baseUrl.replace(/\/+$/, ''));
+  let lines = 0;
+  for (const chunk of graphChunks(catalog, uris, new GraphProgress())) {
+    if (chunk.ntriples === '') continue;
+    lines += chunk.ntriples.split('\n').length - 1;
+    await write(chunk.ntriples);
   }
   return lines;
 }
