@@ -3,6 +3,8 @@
 // tokens that carry the list's state so that no server keeps any, and the static file answer
 // (conditional GET, ranges) for the datastreams records point to By-Reference, and the `--auth`
 // file with its access rules, and the access log line both servers write per request.
+// `site/`: the mapping of a site's file to its oai_didl record (identifier, base URL, export
+// policy, MIME type), which `oaibag-repository` serves and `oaibag import` makes alike.
 
 export {
   AccessControl,
@@ -87,3 +89,15 @@ export {
   type SendableFile,
   sendFile,
 } from './send-file.js';
+export { normalizeBaseUrl } from './site/base-url.js';
+export {
+  createExportPolicy,
+  DEFAULT_EXCLUDES,
+  DEFAULT_RUN_EXTENSIONS,
+  type ExclusionReason,
+  type ExportPolicy,
+  type ExportPolicyOptions,
+} from './site/export-policy.js';
+export { mimeTypeForPath } from './site/mime-type.js';
+export { SiteMappingError } from './site/site-mapping-error.js';
+export { encodeUrlPath, identifierForPath, isAddressablePath, pathForIdentifier, pathForUrlPath } from './site/url-path.js';

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS } from '@oaibag/oai-pmh';
 import { Command, CommanderError, Option } from 'commander';
 import { loadAuthFile } from './access/auth-file.js';
 import { hashPassword } from './access/password-hash.js';
@@ -9,7 +10,6 @@ import { loadRights } from './oai/rights-option.js';
 import { parseByteSize, parseCount, parsePageBytes, parsePort, parseSeconds } from './option-parsers.js';
 import { createRepository } from './repository.js';
 import { DEFAULTS } from './repository-options.js';
-import { DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS } from './site/export-policy.js';
 
 /** Exit codes (docs/repository.md): 0 stopped cleanly; 1 could not run; 2 usage. */
 const EXIT_FAILURE = 1;

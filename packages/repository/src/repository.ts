@@ -10,9 +10,9 @@ import { handleRequest, type RequestHandlerContext } from './http/request-handle
 import { metadataFormats } from './oai/metadata-formats.js';
 import { OaiProvider } from './oai/oai-provider.js';
 import { DEFAULTS, defaultIndexPath, type RepositoryOptions } from './repository-options.js';
-import { createExportPolicy } from './site/export-policy.js';
 import { FileIndex } from './site/file-index.js';
 import { type ScanSummary, SiteIndexer } from './site/site-indexer.js';
+import { baseUrlOption, exportPolicyOption } from './site/site-mapping.js';
 
 /** A running repository: an HTTP server (not yet listening), its index and its scanner. */
 export interface Repository {
@@ -38,7 +38,7 @@ export interface Repository {
  */
 export async function createRepository(options: RepositoryOptions): Promise<Repository> {
   const realRoot = await resolveRoot(options.root);
-  const policy = createExportPolicy({
+  const policy = exportPolicyOption({
     ...(options.excludes ? { excludes: options.excludes } : {}),
     ...(options.runExtensions ? { runExtensions: options.runExtensions } : {}),
     reservedRootNames: ['oai'],
@@ -53,7 +53,7 @@ export async function createRepository(options: RepositoryOptions): Promise<Repo
     byValueMax: nonNegative(options.byValueMax ?? DEFAULTS.byValueMax, 'by-value-max'),
     ...(options.rights ? { rights: options.rights } : {}),
   };
-  let baseUrl = options.baseUrl === undefined ? '' : normalizeBaseUrl(options.baseUrl);
+  let baseUrl = options.baseUrl === undefined ? '' : baseUrlOption(options.baseUrl);
   const authConfig = options.auth ?? emptyAuthConfig();
   const access = new AccessControl(authConfig);
   const log = options.log ?? (() => undefined);
@@ -165,20 +165,6 @@ async function resolveRoot(root: string): Promise<string> {
       hint: 'give the folder of web files to export',
     });
   }
-}
-
-/** `https://example.org/site/` → `https://example.org/site`; only http and https, no query. */
-export function normalizeBaseUrl(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new RepositoryError('ERR_REPO_OPTIONS', `--base-url ${JSON.stringify(value)} is not a URL`);
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) {
-    throw new RepositoryError('ERR_REPO_OPTIONS', `--base-url ${JSON.stringify(value)} must be an http or https URL without query, fragment or credentials`);
-  }
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
 /** The OAI-PMH schema's pattern for adminEmail. */

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseAuthFile } from '../src/access/auth-file.ts';
 import { hashPassword } from '../src/access/password-hash.ts';
-import { identifierForPath } from '../src/site/url-path.ts';
+import { identifierForPath } from '../src/index.ts';
 import {
   basicAuth,
   errorCodes,

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { chmodSync, copyFileSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { identifierForPath } from '../src/index.ts';
 import { FileIndex } from '../src/site/file-index.ts';
-import { identifierForPath } from '../src/site/url-path.ts';
 import { harvestAll, headers, oai, type RunningRepository, responseDate, resumptionToken, startRepository, tempDir, writeTree } from './repository-helpers.ts';
 
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;

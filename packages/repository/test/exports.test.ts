@@ -11,7 +11,7 @@ import { chmodSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync, st
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { encodeUrlPath, identifierForPath } from '../src/site/url-path.ts';
+import { encodeUrlPath, identifierForPath } from '../src/index.ts';
 import { errorCodes, harvestAll, headers, httpRequest, oai, type RunningRepository, startRepository, tempDir, writeTree } from './repository-helpers.ts';
 
 /** A day ago: the first scan dates files by mtime, and lists end one second before now. */

@@ -11,8 +11,8 @@ import { rename, symlink, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { identifierForPath } from '../src/index.ts';
 import { setSpecForMimeType } from '../src/site/set-spec.ts';
-import { identifierForPath } from '../src/site/url-path.ts';
 import {
   errorCodes,
   type HttpAnswer,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { mimeTypeForPath } from '@oaibag/oai-pmh';
 import { isRepositoryError } from '../src/core/errors.ts';
-import { mimeTypeForPath } from '../src/site/mime-type.ts';
 import { isValidSetSpec, mimeTypeForSetSpec, setNameFor, setSpecAncestors, setSpecForMimeType } from '../src/site/set-spec.ts';
 
 /** The setSpecType pattern exactly as the OAI-PMH 2.0 schema writes it, anchored. */
@@ -132,28 +132,6 @@ test('isValidSetSpec is the schema pattern, anchored, capped at 255 characters',
   for (const invalid of ['', ':', 'mime:', ':mime', 'mime::png', 'image/png', 'svg+xml', 'a b', 'caf\u00e9', 'x'.repeat(256), 'mime\n', ' mime']) {
     assert.equal(isValidSetSpec(invalid), false, JSON.stringify(invalid));
   }
-});
-
-test('mimeTypeForPath: from the final extension, lower case, octet-stream otherwise', () => {
-  const table: [string, string][] = [
-    ['index.html', 'text/html'],
-    ['old/page.htm', 'text/html'],
-    ['PAGE.HTML', 'text/html'],
-    ['notes.txt', 'text/plain'],
-    ['papers/a b.pdf', 'application/pdf'],
-    ['img/logo.png', 'image/png'],
-    ['img/logo.svg', 'image/svg+xml'],
-    ['dist/src.tar.gz', 'application/gzip'],
-    ['README', 'application/octet-stream'],
-    ['docs/Makefile', 'application/octet-stream'],
-    ['pdf', 'application/octet-stream'],
-    ['dir.pdf/README', 'application/octet-stream'],
-    ['.profile', 'application/octet-stream'],
-    ['a/.html', 'application/octet-stream'],
-    ['trailing.', 'application/octet-stream'],
-    ['x.no-such-extension', 'application/octet-stream'],
-  ];
-  for (const [path, mimeType] of table) assert.equal(mimeTypeForPath(path), mimeType, path);
 });
 
 test('every type mimeTypeForPath gives has a valid, reversible set spec', () => {

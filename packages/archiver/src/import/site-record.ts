@@ -1,12 +1,20 @@
 // A web site's file, delivered out of band, as the record `oaibag-repository` would give for it
 // (docs/repository.md): the identifier is the base URL and the file's path percent-encoded one
 // way, the datestamp and Last-Modified its modification time in whole seconds, the MIME type by
-// its name, the headers those of a GET, the content By-Value with its sha-256. Made from the
-// repository package's own functions, so that a harvest of the same site later finds the same
-// identifier, datestamp and bytes, and adds nothing.
+// its name, the headers those of a GET, the content By-Value with its sha-256. Made with the
+// functions the repository itself uses (@oaibag/oai-pmh's site mapping), so that a harvest of
+// the same site later finds the same identifier, datestamp and bytes, and adds nothing.
 import type { DidlDocument, OaiHeader } from '@oaibag/didl';
-import { fileHeaders, formatDatestamp, mimeSetSpec } from '@oaibag/oai-pmh';
-import { createExportPolicy, type ExclusionReason, identifierForPath, mimeTypeForPath, normalizeBaseUrl } from '@oaibag/repository';
+import {
+  createExportPolicy,
+  type ExclusionReason,
+  fileHeaders,
+  formatDatestamp,
+  identifierForPath,
+  mimeSetSpec,
+  mimeTypeForPath,
+  normalizeBaseUrl,
+} from '@oaibag/oai-pmh';
 import { ArchiverError } from '../core/errors.js';
 
 /** What a site record is made of: a file of the delivery, measured. */

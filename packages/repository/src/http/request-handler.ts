@@ -9,6 +9,7 @@ import {
   HTTP_HEADER_SCHEMA_PATH,
   lastModifiedSeconds,
   MAX_FORM_BYTES,
+  pathForUrlPath,
   readFormBody,
   sendFile,
 } from '@oaibag/oai-pmh';
@@ -18,7 +19,6 @@ import { RIGHTS_PATH } from '../oai/rights-option.js';
 import type { FileIndex } from '../site/file-index.js';
 import { openIndexedFile } from '../site/open-indexed-file.js';
 import type { SiteIndexer } from '../site/site-indexer.js';
-import { pathForUrlPath } from '../site/url-path.js';
 import { encodeResponse, negotiateContentEncoding } from './content-encoding.js';
 
 export interface RequestHandlerContext {

@@ -1,8 +1,8 @@
-import type { RightsStatement } from '@oaibag/oai-pmh';
 import {
   decodeResumptionToken,
   encodeResumptionToken,
   errorElements,
+  identifierForPath,
   type ListState,
   listIsEmpty,
   listStart,
@@ -10,12 +10,12 @@ import {
   oaiError,
   RESPONSE_END,
   type ResponseBody,
+  type RightsStatement,
   resumptionTokenXml,
 } from '@oaibag/oai-pmh';
 import type { Viewer } from '../access/access-control.js';
 import type { FileIndex, ListQuery } from '../site/file-index.js';
 import type { SiteIndexer } from '../site/site-indexer.js';
-import { identifierForPath } from '../site/url-path.js';
 import type { MetadataFormat } from './metadata-formats.js';
 import { headerXml } from './oai-xml.js';
 import { writeRecord } from './record-xml.js';

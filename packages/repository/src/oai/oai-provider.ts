@@ -6,6 +6,7 @@ import {
   type OaiProtocolError,
   oaiError,
   parseOaiRequest,
+  pathForIdentifier,
   RESPONSE_END,
   type ResponseBody,
   responseStart,
@@ -16,7 +17,6 @@ import type { IndexedFile } from '../core/model.js';
 import type { FileIndex } from '../site/file-index.js';
 import { setNameFor, setSpecAncestors } from '../site/set-spec.js';
 import type { SiteIndexer } from '../site/site-indexer.js';
-import { pathForIdentifier } from '../site/url-path.js';
 import { type ListSettings, listItems } from './list-items.js';
 import type { MetadataFormat } from './metadata-formats.js';
 import { writeRecord } from './record-xml.js';

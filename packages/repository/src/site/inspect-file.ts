@@ -2,12 +2,10 @@ import { createHash } from 'node:crypto';
 import { type BigIntStats, constants } from 'node:fs';
 import { type FileHandle, open, readlink, realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import { type ExportPolicy, isAddressablePath, mimeTypeForPath } from '@oaibag/oai-pmh';
 import type { IndexedFile } from '../core/model.js';
-import type { ExportPolicy } from './export-policy.js';
 import type { FileFacts } from './file-index.js';
-import { mimeTypeForPath } from './mime-type.js';
 import { setSpecForMimeType } from './set-spec.js';
-import { isAddressablePath } from './url-path.js';
 
 /** Why a path that exists is not exported (beyond the name rules of the export policy). */
 export type NotExportedReason =

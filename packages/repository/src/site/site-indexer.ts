@@ -1,9 +1,8 @@
 import { type Dir, type FSWatcher, watch } from 'node:fs';
 import { lstat, opendir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { lastModifiedSeconds } from '@oaibag/oai-pmh';
+import { type ExportPolicy, lastModifiedSeconds } from '@oaibag/oai-pmh';
 import type { IndexedFile } from '../core/model.js';
-import type { ExportPolicy } from './export-policy.js';
 import type { FileIndex } from './file-index.js';
 import { type Inspection, inspectFile, type LinkRule, type SiteRoot, sameSignature, statSignature } from './inspect-file.js';
 

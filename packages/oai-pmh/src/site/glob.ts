@@ -1,4 +1,4 @@
-import { RepositoryError } from '../core/errors.js';
+import { SiteMappingError } from './site-mapping-error.js';
 
 /**
  * A predicate for a shell-style glob, matched against the whole subject, case-sensitively
@@ -9,7 +9,7 @@ import { RepositoryError } from '../core/errors.js';
  * `[!abc]` (or `[^abc]`) one character of a class, never '/' (a `]` right after the opening
  * `[` or `[!` is literal), `\` makes the next character literal. Everything else is literal.
  *
- * Throws ERR_REPO_OPTIONS, naming the pattern, for an empty pattern, an unclosed `[`, a
+ * Throws SiteMappingError, naming the pattern, for an empty pattern, an unclosed `[`, a
  * trailing `\` or a reversed range: the patterns come from the command line, and a typo
  * should stop the start rather than silently export what it meant to hide.
  */
@@ -100,8 +100,8 @@ function escapeClassChar(char: string): string {
   return /[\\^\][-]/.test(char) ? `\\${char}` : char;
 }
 
-function invalid(pattern: string, why: string): RepositoryError {
-  return new RepositoryError('ERR_REPO_OPTIONS', `invalid glob pattern ${JSON.stringify(pattern)}: ${why}`, {
+function invalid(pattern: string, why: string): SiteMappingError {
+  return new SiteMappingError(`invalid glob pattern ${JSON.stringify(pattern)}: ${why}`, {
     hint: 'use * ** ? [a-z] [!a-z], and \\ before a character meant literally',
   });
 }

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isRepositoryError } from '../src/core/errors.ts';
-import { encodeUrlPath, identifierForPath, isAddressablePath, pathForIdentifier, pathForUrlPath } from '../src/site/url-path.ts';
+import { encodeUrlPath, identifierForPath, isAddressablePath, pathForIdentifier, pathForUrlPath, SiteMappingError } from '../src/index.ts';
 
 const BASE = 'http://example.org/site';
 
@@ -22,7 +21,7 @@ test('encodeUrlPath encodes each segment like encodeURIComponent, upper-case hex
 test('encodeUrlPath refuses a path with a lone surrogate (it has no UTF-8 form)', () => {
   assert.throws(
     () => encodeUrlPath('bad\ud800.txt'),
-    (error: unknown) => isRepositoryError(error) && error.code === 'ERR_REPO_PATH' && error.message.includes('bad'),
+    (error: unknown) => error instanceof SiteMappingError && error.code === 'ERR_SITE_MAPPING' && error.message.includes('bad'),
   );
 });
 

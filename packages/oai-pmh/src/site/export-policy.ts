@@ -1,5 +1,5 @@
-import { RepositoryError } from '../core/errors.js';
 import { compileGlob } from './glob.js';
+import { SiteMappingError } from './site-mapping-error.js';
 
 /**
  * Editor backups and swap files: copies of a page a web server would hand out verbatim,
@@ -36,7 +36,10 @@ export const DEFAULT_RUN_EXTENSIONS: readonly string[] = [
 /** Why a path is never exported nor served, as logs and tests name it. */
 export type ExclusionReason = 'hidden' | 'excluded' | 'runs-on-server' | 'reserved';
 
-/** What is never exported: one decision shared by the scanner and the static file server. */
+/**
+ * What is never exported: one decision shared by the repository's scanner and static file
+ * server, and by `oaibag import`, which must leave out what the repository would.
+ */
 export interface ExportPolicy {
   /** Why the file at `relPath` (relative, '/'-separated) is excluded, or null when it is exported. */
   excludedReason(relPath: string): ExclusionReason | null;
@@ -77,7 +80,7 @@ interface GlobRule {
  * 4. runs-on-server: the last segment's final extension, compared case-insensitively
  *    (`x.PHP` and `x.txt.php` excluded, `x.php.txt` not).
  *
- * Throws ERR_REPO_OPTIONS for an invalid glob, extension or reserved name.
+ * Throws SiteMappingError, naming the value, for an invalid glob, extension or reserved name.
  */
 export function createExportPolicy(options: ExportPolicyOptions = {}): ExportPolicy {
   const globRules = [...DEFAULT_EXCLUDES, ...(options.excludes ?? [])].map(globRule);
@@ -126,21 +129,21 @@ function globRule(pattern: string): GlobRule {
   if (body.length > 1 && body.endsWith('/') && !body.endsWith('\\/')) body = body.slice(0, -1);
   const anchored = body.startsWith('/');
   if (anchored) body = body.slice(1);
-  if (body === '') throw new RepositoryError('ERR_REPO_OPTIONS', `invalid exclude pattern ${JSON.stringify(pattern)}: it names no file`);
+  if (body === '') throw new SiteMappingError(`invalid exclude pattern ${JSON.stringify(pattern)}: it names no file`);
   return { pattern, perSegment: !anchored && !body.includes('/'), matches: compileGlob(body) };
 }
 
 function normalizeExtension(extension: string): string {
   const normalized = (extension.startsWith('.') ? extension.slice(1) : extension).toLowerCase();
   if (normalized === '' || /[/.\\]/.test(normalized)) {
-    throw new RepositoryError('ERR_REPO_OPTIONS', `invalid run extension ${JSON.stringify(extension)}: expected a name like "php"`);
+    throw new SiteMappingError(`invalid run extension ${JSON.stringify(extension)}: expected a name like "php"`);
   }
   return normalized;
 }
 
 function checkReservedName(name: string): string {
   if (name === '' || name.includes('/')) {
-    throw new RepositoryError('ERR_REPO_OPTIONS', `invalid reserved root name ${JSON.stringify(name)}: expected one path segment`);
+    throw new SiteMappingError(`invalid reserved root name ${JSON.stringify(name)}: expected one path segment`);
   }
   return name;
 }

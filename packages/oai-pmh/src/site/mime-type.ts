@@ -4,7 +4,7 @@ import mime from 'mime';
 export const DEFAULT_MIME_TYPE = 'application/octet-stream';
 
 /**
- * The MIME type the static server sends for a file, and so its set: from the last segment's
+ * The MIME type oaibag-repository's static server sends for a file, and so its set: from the last segment's
  * final extension through the `mime` package's standard and vendor tables, lower case, no
  * parameters. A name without an extension (`README`, `Makefile`, a leading dot only) gets
  * application/octet-stream. We pass the extension itself rather than the name because

@@ -1,4 +1,4 @@
-import { RepositoryError } from '../core/errors.js';
+import { SiteMappingError } from './site-mapping-error.js';
 
 /** Longest segment (file or directory name) we map, in UTF-8 bytes: NAME_MAX on common file systems. */
 export const MAX_SEGMENT_BYTES = 255;
@@ -12,15 +12,13 @@ export const MAX_PATH_BYTES = 4096;
  * %XX of its UTF-8 bytes. One encoding, fixed, so that a file has exactly one identifier
  * (the identifier is the URL, and OAI-PMH identifiers are compared as strings).
  *
- * Throws ERR_REPO_PATH for a string that has no UTF-8 form (a lone surrogate).
+ * Throws SiteMappingError for a string that has no UTF-8 form (a lone surrogate).
  */
 export function encodeUrlPath(relPath: string): string {
   try {
     return relPath.split('/').map(encodeURIComponent).join('/');
   } catch (error) {
-    throw new RepositoryError('ERR_REPO_PATH', `path has no UTF-8 form (lone surrogate): ${JSON.stringify(relPath)}`, {
-      cause: error,
-    });
+    throw new SiteMappingError(`path has no UTF-8 form (lone surrogate): ${JSON.stringify(relPath)}`, { cause: error });
   }
 }
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isRepositoryError } from '../src/core/errors.ts';
-import { createExportPolicy, DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS, type ExclusionReason } from '../src/site/export-policy.ts';
+import { createExportPolicy, DEFAULT_EXCLUDES, DEFAULT_RUN_EXTENSIONS, type ExclusionReason, SiteMappingError } from '../src/index.ts';
 import { compileGlob } from '../src/site/glob.ts';
 
 test('compileGlob: each construct, matched against the whole subject', () => {
@@ -69,11 +68,12 @@ test('compileGlob: each construct, matched against the whole subject', () => {
   }
 });
 
-test('compileGlob throws ERR_REPO_OPTIONS naming a bad pattern', () => {
+test('compileGlob throws SiteMappingError naming a bad pattern, with a hint', () => {
   for (const pattern of ['[abc', 'a[', '[!', '[]', 'x\\', '[z-a]', '']) {
     assert.throws(
       () => compileGlob(pattern),
-      (error: unknown) => isRepositoryError(error) && error.code === 'ERR_REPO_OPTIONS' && error.message.includes(JSON.stringify(pattern)),
+      (error: unknown) =>
+        error instanceof SiteMappingError && error.code === 'ERR_SITE_MAPPING' && error.message.includes(JSON.stringify(pattern)) && error.hint !== undefined,
       pattern,
     );
   }
@@ -214,7 +214,7 @@ test('hidden cannot be switched off', () => {
   assert.equal(policy.excludedReason('a/b'), null);
 });
 
-test('bad options throw ERR_REPO_OPTIONS naming the value', () => {
+test('bad options throw SiteMappingError naming the value', () => {
   const cases: [Parameters<typeof createExportPolicy>[0], string][] = [
     [{ excludes: ['ok', '[unclosed'] }, '"[unclosed"'],
     [{ excludes: ['/'] }, '"/"'],
@@ -226,7 +226,7 @@ test('bad options throw ERR_REPO_OPTIONS naming the value', () => {
   for (const [options, named] of cases) {
     assert.throws(
       () => createExportPolicy(options),
-      (error: unknown) => isRepositoryError(error) && error.code === 'ERR_REPO_OPTIONS' && error.message.includes(named),
+      (error: unknown) => error instanceof SiteMappingError && error.code === 'ERR_SITE_MAPPING' && error.message.includes(named),
       named,
     );
   }
