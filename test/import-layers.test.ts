@@ -94,13 +94,15 @@ const REPOSITORY_LAYERS: Record<string, number> = {
 
 /**
  * packages/oai-pmh: the protocol pieces (the top folder) and access/ (the auth file, access
- * rules, password hashes) are siblings that never import each other; index.ts alone, above
- * both, exports them. A key naming a top-level file gives that file its own level.
+ * rules, password hashes) are siblings that never import each other; provider/ (the data
+ * provider both servers run over their item sources) is built on the protocol pieces; index.ts
+ * alone, above all, exports them. A key naming a top-level file gives that file its own level.
  */
 const OAI_PMH_LAYERS: Record<string, number> = {
   '.': 0,
   access: 0,
-  'index.ts': 1,
+  provider: 1,
+  'index.ts': 2,
 };
 
 for (const [name, layers] of [
