@@ -14,7 +14,7 @@ export interface ArchiveOaiSettings {
   /** Records per ListRecords page (default 100), headers per ListIdentifiers page (default 1000). */
   pageRecords?: number;
   pageIdentifiers?: number;
-  /** A ListRecords page ends once it carries this many By-Value bytes (default 64 MiB). */
+  /** By-Value bytes a ListRecords page carries at most; a larger record goes out alone (default 64 MiB). */
   pageBytes?: number;
 }
 

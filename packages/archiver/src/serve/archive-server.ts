@@ -53,7 +53,7 @@ export interface ArchiveServerOptions {
   /** Records per ListRecords page (default 100) and headers per ListIdentifiers page (default 1000). */
   pageRecords?: number;
   pageIdentifiers?: number;
-  /** A ListRecords page ends once it carries this many By-Value bytes (default 64 MiB). */
+  /** By-Value bytes a ListRecords page carries at most; a larger record goes out alone (default 64 MiB). */
   pageBytes?: number;
   /** A SPARQL query is stopped after this many milliseconds (default 10 s). */
   sparqlTimeoutMs?: number;
