@@ -468,7 +468,7 @@ describe('resumption tokens a provider did not issue', () => {
 
   after(() => served.close());
 
-  /** The token's bytes with byte `at` replaced, signed again with the provider's key. */
+  /** The token's body as `edit` changes it, signed again with the provider's key. */
   function resigned(edit: (body: Buffer) => Buffer): string {
     const raw = Buffer.from(token, 'base64url');
     const body = edit(Buffer.from(raw.subarray(0, raw.length - 16)));
@@ -589,161 +589,33 @@ describe('each verb', () => {
   });
 
   test('the errors of each verb, and the request element echoed only when the arguments are legal', async () => {
-    const cases: Array<[Array<[string, string]>, string[], boolean]> = [
-      [[], ['badVerb'], false],
-      [[['verb', 'identify']], ['badVerb'], false],
-      [
-        [
-          ['verb', 'Identify'],
-          ['verb', 'Identify'],
-        ],
-        ['badVerb'],
-        false,
-      ],
-      [
-        [
-          ['verb', 'Identify'],
-          ['set', 'c'],
-        ],
-        ['badArgument'],
-        false,
-      ],
-      [
-        [
-          ['verb', 'ListMetadataFormats'],
-          ['identifier', 'item:404'],
-        ],
-        ['idDoesNotExist'],
-        true,
-      ],
-      [
-        [
-          ['verb', 'ListMetadataFormats'],
-          ['identifier', 'item:3'],
-        ],
-        ['noMetadataFormats'],
-        true,
-      ],
-      [
-        [
-          ['verb', 'ListMetadataFormats'],
-          ['metadataPrefix', 'oai_dc'],
-        ],
-        ['badArgument'],
-        false,
-      ],
-      [
-        [
-          ['verb', 'ListSets'],
-          ['set', 'c'],
-        ],
-        ['badArgument'],
-        false,
-      ],
-      [[['verb', 'GetRecord']], ['badArgument', 'badArgument'], false],
-      [
-        [
-          ['verb', 'GetRecord'],
-          ['identifier', 'item:1'],
-        ],
-        ['badArgument'],
-        false,
-      ],
-      [
-        [
-          ['verb', 'GetRecord'],
-          ['identifier', 'item:1'],
-          ['metadataPrefix', 'marc21'],
-        ],
-        ['cannotDisseminateFormat'],
-        true,
-      ],
-      [
-        [
-          ['verb', 'GetRecord'],
-          ['identifier', 'item:404'],
-          ['metadataPrefix', 'oai_dc'],
-        ],
-        ['idDoesNotExist'],
-        true,
-      ],
-      [[['verb', 'ListIdentifiers']], ['badArgument'], false],
-      [
-        [
-          ['verb', 'ListIdentifiers'],
-          ['metadataPrefix', 'oai_dc'],
-          ['resumptionToken', 'x'],
-        ],
-        ['badArgument'],
-        false,
-      ],
-      [
-        [
-          ['verb', 'ListIdentifiers'],
-          ['metadataPrefix', 'oai_dc'],
-          ['from', '2020-01-01'],
-          ['until', '2019-01-01'],
-        ],
-        ['badArgument'],
-        false,
-      ],
-      [
-        [
-          ['verb', 'ListIdentifiers'],
-          ['metadataPrefix', 'marc21'],
-        ],
-        ['cannotDisseminateFormat'],
-        true,
-      ],
-      [
-        [
-          ['verb', 'ListIdentifiers'],
-          ['metadataPrefix', 'oai_dc'],
-          ['set', 'nowhere'],
-        ],
-        ['noRecordsMatch'],
-        true,
-      ],
-      [
-        [
-          ['verb', 'ListRecords'],
-          ['metadataPrefix', 'oai_dc'],
-          ['from', '1971-01-01'],
-        ],
-        ['noRecordsMatch'],
-        true,
-      ],
-      [
-        [
-          ['verb', 'ListRecords'],
-          ['metadataPrefix', 'oai_dc'],
-          ['until', '1969-12-31'],
-        ],
-        ['noRecordsMatch'],
-        true,
-      ],
-      [
-        [
-          ['verb', 'ListRecords'],
-          ['metadataPrefix', 'oai_dc'],
-          ['set', 'a:b:'],
-        ],
-        ['badArgument'],
-        false,
-      ],
-      [
-        [
-          ['verb', 'ListRecords'],
-          ['resumptionToken', 'x'],
-          ['until', '2019-01-01'],
-        ],
-        ['badArgument'],
-        false,
-      ],
+    // The query string sent, the error codes expected, whether the arguments are echoed.
+    const cases: Array<[string, string[], boolean]> = [
+      ['', ['badVerb'], false],
+      ['verb=identify', ['badVerb'], false],
+      ['verb=Identify&verb=Identify', ['badVerb'], false],
+      ['verb=Identify&set=c', ['badArgument'], false],
+      ['verb=ListMetadataFormats&identifier=item:404', ['idDoesNotExist'], true],
+      ['verb=ListMetadataFormats&identifier=item:3', ['noMetadataFormats'], true],
+      ['verb=ListMetadataFormats&metadataPrefix=oai_dc', ['badArgument'], false],
+      ['verb=ListSets&set=c', ['badArgument'], false],
+      ['verb=GetRecord', ['badArgument', 'badArgument'], false],
+      ['verb=GetRecord&identifier=item:1', ['badArgument'], false],
+      ['verb=GetRecord&identifier=item:1&metadataPrefix=marc21', ['cannotDisseminateFormat'], true],
+      ['verb=GetRecord&identifier=item:404&metadataPrefix=oai_dc', ['idDoesNotExist'], true],
+      ['verb=ListIdentifiers', ['badArgument'], false],
+      ['verb=ListIdentifiers&metadataPrefix=oai_dc&resumptionToken=x', ['badArgument'], false],
+      ['verb=ListIdentifiers&metadataPrefix=oai_dc&from=2020-01-01&until=2019-01-01', ['badArgument'], false],
+      ['verb=ListIdentifiers&metadataPrefix=marc21', ['cannotDisseminateFormat'], true],
+      ['verb=ListIdentifiers&metadataPrefix=oai_dc&set=nowhere', ['noRecordsMatch'], true],
+      ['verb=ListRecords&metadataPrefix=oai_dc&from=1971-01-01', ['noRecordsMatch'], true],
+      ['verb=ListRecords&metadataPrefix=oai_dc&until=1969-12-31', ['noRecordsMatch'], true],
+      ['verb=ListRecords&metadataPrefix=oai_dc&set=a:b:', ['badArgument'], false],
+      ['verb=ListRecords&resumptionToken=x&until=2019-01-01', ['badArgument'], false],
     ];
-    for (const [pairs, codes, echoed] of cases) {
-      const label = JSON.stringify(pairs);
-      const { status, text } = await get(served, pairs);
+    for (const [query, codes, echoed] of cases) {
+      const label = query || '(no argument)';
+      const { status, text } = await get(served, [...new URLSearchParams(query)]);
       assert.equal(status, 200, label);
       assert.deepEqual(errorCodes(text), codes, label);
       assert.match(
