@@ -93,16 +93,13 @@ const REPOSITORY_LAYERS: Record<string, number> = {
 };
 
 /**
- * packages/oai-pmh: the protocol pieces (the top folder), access/ (the auth file, access
- * rules, password hashes) and site/ (a site's file → its record: identifier, base URL, export
- * policy, MIME type) are siblings that never import each other; index.ts alone, above them,
- * exports them. A key naming a top-level file gives that file its own level.
- */
+@@ */
 const OAI_PMH_LAYERS: Record<string, number> = {
   '.': 0,
   access: 0,
   site: 0,
-  'index.ts': 1,
+  provider: 1,
+  'index.ts': 2,
 };
 
 for (const [name, layers] of [

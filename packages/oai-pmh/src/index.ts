@@ -67,6 +67,17 @@ export {
   SET_SPEC_PATTERN,
 } from './oai-request.js';
 export { OPTION_VALUES, type OptionValueRule } from './option-values.js';
+export type {
+  IdentifyFacts,
+  ItemHeader,
+  ItemKey,
+  ItemRecord,
+  ItemSource,
+  ListWindow,
+  MetadataFormatDescription,
+  SetDescription,
+} from './provider/item-source.js';
+export { OaiProvider, type ProviderSettings } from './provider/oai-provider.js';
 export { clfDate, logRequest } from './request-log.js';
 export {
   decodeResumptionToken,

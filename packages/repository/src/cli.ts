@@ -49,7 +49,7 @@ const serveCommand = program
   )
   .option('--page-records <N>', 'records per ListRecords page', parseCount, DEFAULTS.pageRecords)
   .option('--page-identifiers <N>', 'headers per ListIdentifiers page', parseCount, DEFAULTS.pageIdentifiers)
-  .option('--page-bytes <BYTES>', 'a ListRecords page ends once it carries this many By-Value bytes', parsePageBytes, DEFAULTS.pageBytes)
+  .option('--page-bytes <BYTES>', 'By-Value bytes a ListRecords page carries at most (a larger record goes out alone)', parsePageBytes, DEFAULTS.pageBytes)
   .option(
     '--exclude <GLOB>',
     `never export paths matching GLOB (repeatable; added to ${DEFAULT_EXCLUDES.join(' ')}; hidden .* paths are never exported)`,

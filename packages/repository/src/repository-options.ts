@@ -22,7 +22,7 @@ export interface RepositoryOptions {
   pageRecords?: number;
   /** Headers per ListIdentifiers page. */
   pageIdentifiers?: number;
-  /** A ListRecords page ends once it carries this many By-Value bytes. */
+  /** By-Value bytes a ListRecords page carries at most; a larger record goes out alone. */
   pageBytes?: number;
   /** Globs never exported, added to the default editor-backup globs. */
   excludes?: string[];

@@ -7,8 +7,7 @@ import { AccessControl, linkKeepsProtection } from './access/access-control.js';
 import { emptyAuthConfig } from './access/auth-file.js';
 import { RepositoryError } from './core/errors.js';
 import { handleRequest, type RequestHandlerContext } from './http/request-handler.js';
-import { metadataFormats } from './oai/metadata-formats.js';
-import { OaiProvider } from './oai/oai-provider.js';
+import { siteOai } from './oai/site-items.js';
 import { DEFAULTS, defaultIndexPath, type RepositoryOptions } from './repository-options.js';
 import { FileIndex } from './site/file-index.js';
 import { type ScanSummary, SiteIndexer } from './site/site-indexer.js';
@@ -61,12 +60,11 @@ export async function createRepository(options: RepositoryOptions): Promise<Repo
   const indexFile = options.index ?? defaultIndexPath(realRoot);
   const index = FileIndex.open(indexFile);
   const indexer = new SiteIndexer({ real: realRoot }, index, policy, linkKeepsProtection(authConfig));
-  const provider = new OaiProvider(index, indexer, settings, metadataFormats);
 
   const context: RequestHandlerContext = {
     index,
     indexer,
-    provider,
+    oai: siteOai(index, indexer, settings),
     access,
     baseUrl: () => baseUrl,
     log,

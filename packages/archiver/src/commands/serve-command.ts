@@ -48,7 +48,7 @@ export function serveCommand(): Command {
     .option('--page-records <N>', 'records per ListRecords page', wholeNumber, SERVE_DEFAULTS.pageRecords)
     .option('--page-identifiers <N>', 'headers per ListIdentifiers page', wholeNumber, SERVE_DEFAULTS.pageIdentifiers)
     .addOption(
-      new Option('--page-bytes <SIZE>', 'a ListRecords page ends once it carries this many By-Value bytes')
+      new Option('--page-bytes <SIZE>', 'By-Value bytes a ListRecords page carries at most (a larger record goes out alone)')
         .argParser(pageByteSize)
         .default(SERVE_DEFAULTS.pageBytes, '64M'),
     )

@@ -53,7 +53,7 @@ export interface ArchiveServerOptions {
   /** Records per ListRecords page (default 100) and headers per ListIdentifiers page (default 1000). */
   pageRecords?: number;
   pageIdentifiers?: number;
-  /** A ListRecords page ends once it carries this many By-Value bytes (default 64 MiB). */
+  /** By-Value bytes a ListRecords page carries at most; a larger record goes out alone (default 64 MiB). */
   pageBytes?: number;
   /** A SPARQL query is stopped after this many milliseconds (default 10 s). */
   sparqlTimeoutMs?: number;
@@ -86,16 +86,20 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
       });
     }
   }
+  checkPageBounds(options);
   if (options.baseUrl !== undefined) checkHttpUrl(options.baseUrl, 'the base URL', { pathOnly: true });
   const catalog = Catalog.openForReading(options.archiveDir);
-  const oai = new ArchiveOai(options.archiveDir, catalog, new StoredRecords(options.archiveDir), {
-    ...(options.repositoryName !== undefined ? { repositoryName: options.repositoryName } : {}),
-    adminEmails: options.adminEmails?.length ? options.adminEmails : [DEFAULT_ADMIN_EMAIL],
-    byValueMax: options.byValueMax ?? SERVE_DEFAULTS.byValueMax,
-    ...(options.pageRecords !== undefined ? { pageRecords: options.pageRecords } : {}),
-    ...(options.pageIdentifiers !== undefined ? { pageIdentifiers: options.pageIdentifiers } : {}),
-    ...(options.pageBytes !== undefined ? { pageBytes: options.pageBytes } : {}),
-  });
+  const oai = new ArchiveOai(
+    { archiveDir: options.archiveDir, catalog, records: new StoredRecords(options.archiveDir) },
+    {
+      ...(options.repositoryName !== undefined ? { repositoryName: options.repositoryName } : {}),
+      adminEmails: options.adminEmails?.length ? options.adminEmails : [DEFAULT_ADMIN_EMAIL],
+      byValueMax: options.byValueMax ?? SERVE_DEFAULTS.byValueMax,
+      ...(options.pageRecords !== undefined ? { pageRecords: options.pageRecords } : {}),
+      ...(options.pageIdentifiers !== undefined ? { pageIdentifiers: options.pageIdentifiers } : {}),
+      ...(options.pageBytes !== undefined ? { pageBytes: options.pageBytes } : {}),
+    },
+  );
   const context: ServerContext = {
     archiveDir: options.archiveDir,
     catalog,
@@ -143,6 +147,16 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
       await (await context.graph?.catch(() => undefined))?.close();
     },
   };
+}
+
+/** A page of nothing would never end a list: each page bound given is a whole number of at least 1 (ERR_ARCHIVE_USAGE). */
+function checkPageBounds(options: ArchiveServerOptions): void {
+  for (const name of ['pageRecords', 'pageIdentifiers', 'pageBytes'] as const) {
+    const value = options[name];
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1)) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `${name} must be a whole number of at least 1, not ${value}`);
+    }
+  }
 }
 
 interface ServerContext {

@@ -10,11 +10,11 @@ import {
   lastModifiedSeconds,
   MAX_FORM_BYTES,
   pathForUrlPath,
+  type ResponseBody,
   readFormBody,
   sendFile,
 } from '@oaibag/oai-pmh';
 import { type AccessControl, challengeHeader, type Viewer } from '../access/access-control.js';
-import type { OaiProvider } from '../oai/oai-provider.js';
 import { RIGHTS_PATH } from '../oai/rights-option.js';
 import type { FileIndex } from '../site/file-index.js';
 import { openIndexedFile } from '../site/open-indexed-file.js';
@@ -24,7 +24,8 @@ import { encodeResponse, negotiateContentEncoding } from './content-encoding.js'
 export interface RequestHandlerContext {
   index: FileIndex;
   indexer: SiteIndexer;
-  provider: OaiProvider;
+  /** The OAI-PMH answer to a request's name/value pairs, for this viewer, at this base URL. */
+  oai: (pairs: Array<[string, string]>, viewer: Viewer, baseUrl: string) => Promise<ResponseBody>;
   access: AccessControl;
   baseUrl: () => string;
   log: (line: string) => void;
@@ -83,7 +84,7 @@ async function oai(req: IncomingMessage, res: ServerResponse, context: RequestHa
     return plain(res, 405, 'the OAI-PMH endpoint answers GET and POST\n');
   }
   const pairs = [...new URLSearchParams(form)];
-  const body = await context.provider.respond({ pairs, viewer, baseUrl: context.baseUrl() });
+  const body = await context.oai(pairs, viewer, context.baseUrl());
 
   res.statusCode = 200;
   res.setHeader('Content-Type', 'text/xml; charset=utf-8');

@@ -1,51 +1,44 @@
 import { createHash } from 'node:crypto';
 import { closeSync, readSync } from 'node:fs';
+import type { ItemHeader, ItemRecord } from '@oaibag/oai-pmh';
 import type { IndexedFile } from '../core/model.js';
 import { openIndexedDescriptor } from '../site/open-indexed-file.js';
 import type { SiteIndexer } from '../site/site-indexer.js';
 import type { MetadataFormat } from './metadata-formats.js';
-import { headerXml } from './oai-xml.js';
 
 // A multiple of 57 bytes (one 76-column base64 line): the encoder then keeps no remainder
 // to copy between chunks.
 const READ_CHUNK = 57 * 4600;
 
 /**
- * Writes one `<record>`: the header, and for a live item its metadata in `format`. The file
- * is opened and checked against the index first, so the record describes the bytes on disk
- * now; a file that changed since the index looked is re-indexed and written as it is now
- * (with its new datestamp), a file that is gone as a deleted header. Returns the number of
- * By-Value bytes written, which bounds the size of a ListRecords page.
+ * One file's record in `format`, for the provider core to write. The file is opened and checked
+ * against the index first, so the record describes the bytes on disk now; a file that changed
+ * since the index looked is re-indexed and given as it is now (with its new datestamp), a file
+ * that is gone as a deleted header. The open file is closed by the record's `close`.
  */
-export async function* writeRecord(
+export async function openRecord(
   indexer: SiteIndexer,
   listed: IndexedFile,
-  identifier: string,
+  header: (file: IndexedFile) => ItemHeader,
   format: MetadataFormat,
   byValueMax: number,
   /** The record's `about` containers (rights), '' for none; deleted records carry none. */
-  about = '',
-): AsyncGenerator<string, number> {
-  if (listed.deleted) {
-    yield `<record>${headerXml(listed, identifier)}</record>\n`;
-    return 0;
-  }
+  about: string,
+): Promise<ItemRecord> {
+  if (listed.deleted) return { header: header(listed) };
   const opened = await openIndexedDescriptor(indexer, listed);
   if (!opened) {
-    const now = indexer.index.byPath(listed.path) ?? { ...listed, deleted: true };
-    yield `<record>${headerXml(now.deleted ? now : { ...now, deleted: true }, identifier)}</record>\n`;
-    return 0;
+    const now = indexer.index.byPath(listed.path) ?? listed;
+    return { header: header({ ...now, deleted: true }) };
   }
   const { file, fd } = opened;
-  try {
-    const byValue = format.carriesContent && file.size <= byValueMax ? readChecked(indexer, fd, file) : undefined;
-    yield `<record>${headerXml(file, identifier)}<metadata>\n`;
-    yield* format.write({ file, identifier, ...(byValue ? { byValue } : {}) });
-    yield `</metadata>${about}</record>\n`;
-    return byValue ? file.size : 0;
-  } finally {
-    closeSync(fd);
-  }
+  const byValue = format.carriesContent && file.size <= byValueMax ? readChecked(indexer, fd, file) : undefined;
+  return {
+    header: header(file),
+    metadata: format.write({ file, identifier: header(file).identifier, ...(byValue ? { byValue } : {}) }),
+    about,
+    close: () => closeSync(fd),
+  };
 }
 
 /**

@@ -1,0 +1,102 @@
+// ListIdentifiers and ListRecords over an item source, paged with stateless resumption tokens.
+import { errorElements, RESPONSE_END, type ResponseBody, resumptionTokenXml } from '../oai-envelope.js';
+import { type OaiErrorCode, oaiError } from '../oai-errors.js';
+import type { OaiRequest } from '../oai-request.js';
+import { decodeResumptionToken, encodeResumptionToken, type ListState, listIsEmpty, listStart } from '../resumption-token.js';
+import type { ItemKey, ItemSource, ListWindow } from './item-source.js';
+import { cutPage } from './page-cut.js';
+import { headerXml, recordXml } from './provider-xml.js';
+
+export type ListRequest = Extract<OaiRequest, { verb: 'ListIdentifiers' | 'ListRecords' }>;
+
+export interface ListSettings {
+  tokenKey: Uint8Array;
+  /** Records per ListRecords page, headers per ListIdentifiers page. */
+  pageRecords: number;
+  pageIdentifiers: number;
+  /** By-Value bytes a ListRecords page carries at most (its first record aside). */
+  pageBytes: number;
+}
+
+// Headers are joined into pieces of about this many characters: one write per header costs
+// more than the XML itself on a 1,000-header page.
+const HEADER_PIECE_CHARS = 65536;
+
+/**
+ * One page of a list. The list is the items with datestamps in [from, until], in (datestamp, id)
+ * order; `until` is fixed when the first page is served, at one second before that response's
+ * responseDate, so an item that changes during the list leaves it rather than shifting the
+ * others, and comes with the next harvest whose `from` is that responseDate. A page starts
+ * strictly after the key of the last item the previous page sent, which its token carries.
+ */
+export async function listItems<Item>(
+  source: ItemSource<Item>,
+  settings: ListSettings,
+  request: ListRequest,
+  start: string,
+  now: number,
+): Promise<ResponseBody> {
+  const fail = (code: OaiErrorCode, detail: string) => [start + errorElements([oaiError(code, detail)]) + RESPONSE_END];
+  let state: Omit<ListState, 'after'>;
+  let after: ItemKey | undefined;
+  if (request.resumptionToken !== undefined) {
+    const decoded = decodeResumptionToken(request.resumptionToken, settings.tokenKey);
+    if (!decoded || decoded.verb !== request.verb || !source.formats.some((format) => format.prefix === decoded.metadataPrefix)) {
+      return fail('badResumptionToken', 'the resumptionToken is not one this repository issued for this verb');
+    }
+    ({ after, ...state } = decoded);
+  } else {
+    const base = listStart(request, now);
+    const total = listIsEmpty(base) ? 0 : await source.count(windowOf(base));
+    if (total === 0) return fail('noRecordsMatch', 'no item matches the given from, until and set');
+    state = { ...base, cursor: 0, completeListSize: total };
+  }
+
+  const records = state.verb === 'ListRecords';
+  const prefix = state.metadataPrefix;
+  const limit = records ? settings.pageRecords : settings.pageIdentifiers;
+  const items = await source.list(windowOf(state), after, limit + 1);
+  if (items.length === 0) {
+    // Every item left the list since the previous page (they all changed): nothing is lost,
+    // the next incremental harvest delivers them.
+    return fail('noRecordsMatch', 'the rest of this list changed since the previous page; harvest again from its responseDate');
+  }
+  const page = cutPage(items, { items: limit, bytes: settings.pageBytes }, records ? (item) => source.byValueBytes(item, prefix) : () => 0);
+  if (records) await source.prepare?.(page);
+  const more = items.length > page.length;
+  const completeListSize = Math.max(state.completeListSize, state.cursor + page.length + (more ? 1 : 0));
+  let token = '';
+  if (more) {
+    const next: ListState = { ...state, after: source.key(page[page.length - 1]!), cursor: state.cursor + page.length, completeListSize };
+    token = resumptionTokenXml(encodeResumptionToken(next, settings.tokenKey), state.cursor, completeListSize);
+  } else if (after !== undefined) {
+    // The last page of a list that had more than one ends it with an empty token.
+    token = resumptionTokenXml('', state.cursor, completeListSize);
+  }
+
+  return (async function* () {
+    yield `${start}<${state.verb}>\n`;
+    if (records) {
+      for (const item of page) yield* recordXml(await source.record(item, prefix));
+    } else {
+      let piece = '';
+      for (const item of page) {
+        piece += headerXml(source.header(item));
+        if (piece.length >= HEADER_PIECE_CHARS) {
+          yield piece;
+          piece = '';
+        }
+      }
+      if (piece !== '') yield piece;
+    }
+    yield `${token}</${state.verb}>\n${RESPONSE_END}`;
+  })();
+}
+
+function windowOf(state: Pick<ListState, 'from' | 'until' | 'set'>): ListWindow {
+  return {
+    until: state.until,
+    ...(state.from !== undefined ? { from: state.from } : {}),
+    ...(state.set !== undefined ? { set: state.set } : {}),
+  };
+}
