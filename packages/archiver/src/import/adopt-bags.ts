@@ -1,26 +1,30 @@
-// `oaibag import` of serialized bags (written by `oaibag export --bags`): each bag ZIP screened
-// (delivery.ts), verified in full in place (verify-zip-bag.ts) and unpacked into tmp/, all of
-// them before any is placed; then each placed as it is, at the path its name gives
-// (`harvest-000001-batch-00001.zip` → aips/harvest-000001/batch-00001), noted as pending first
-// so that a crash leaves it recorded at the next start, and recorded from its own files as
+// `oaibag import` of serialized bags (written by `oaibag export --bags`): each bag ZIP read once,
+// screened (delivery.ts) while it is unpacked into tmp/ and hashed (bag-zip-unpacking.ts), then
+// verified in full against those digests (the checks of `oaibag verify --bag`, no payload read
+// again), all of them before any is placed; then each placed as it is, at the path its name
+// gives (`harvest-000001-batch-00001.zip` → aips/harvest-000001/batch-00001), noted as pending
+// first so that a crash leaves it recorded at the next start, and recorded from its own files as
 // reindex records a bag. A bag whose place holds the same bag already (a rerun) is kept; a
 // place or a harvest number taken by another archive's bag is refused before anything is placed.
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
 import { AIPS_DIRECTORY, TEMP_DIRECTORY } from '../archive/storage-path.js';
 import { type DeliveryFacts, describeDelivery } from '../bag/aip-metadata.js';
-import { verifyBag } from '../bag/bag-verifier.js';
+import { folderBagSource } from '../bag/bag-source.js';
+import { type BagProblem, type BagProblemDetail, verifyBag, verifyBagSource } from '../bag/bag-verifier.js';
 import { readBagInfo } from '../bag/batch-bag-reader.js';
+import type { ZipContainerProblem } from '../bag/zip-bag-source.js';
 import type { Catalog } from '../catalog/catalog.js';
 import { harvestOfBag, indexBags } from '../catalog/index-bags.js';
 import { ArchiverError, archiveIoError } from '../core/errors.js';
-import { writeFully } from '../core/write-fully.js';
 import type { IngestSession } from '../harvest/ingest-session.js';
-import { verifyZipBag } from '../verify/verify-zip-bag.js';
-import { type Delivery, openDelivery } from './delivery.js';
+import { zipBagLines } from '../verify/zip-bag-lines.js';
+import { BagZipUnpacking, type UnpackedBagZip } from './bag-zip-unpacking.js';
+import { type Delivery, type DeliveryListing, openDelivery } from './delivery.js';
 import { SERIALIZED_BAG_NAME } from './delivery-kind.js';
+import { quoteName } from './delivery-model.js';
 import type { ImportOptions, ImportSummary } from './import-options.js';
 
 /** A bag of the delivery, unpacked in tmp/ and where it goes. */
@@ -39,17 +43,22 @@ interface UnpackedBag {
 
 const COUNTS_ZERO = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
 
+/**
+ * Adopts the bags of `delivery`. `unpacked`: the delivery (one bag ZIP) unpacked as it was
+ * screened; without it, a bag ZIP is read (once) here.
+ */
 export async function adoptBags(
   session: IngestSession,
   delivery: Delivery,
   facts: DeliveryFacts,
   options: ImportOptions & { log: (line: string) => void },
+  unpacked?: BagZipUnpacking,
 ): Promise<ImportSummary> {
   const { archiveDir, log } = options;
   // Checked against SHA256SUMS when the delivery has one: the partner's list of what was sent.
   const sums = await expectedSums(delivery);
   const { catalog } = session;
-  const work = join(archiveDir, TEMP_DIRECTORY, `adopt-${randomBytes(6).toString('hex')}`);
+  const work = adoptionFolder(archiveDir);
   try {
     const bags: UnpackedBag[] = [];
     const zips =
@@ -67,7 +76,7 @@ export async function adoptBags(
           path: delivery.path,
         });
       }
-      bags.push(await stageBag(zip, work, archiveDir, delivery, options));
+      bags.push(await stageBag(zip, work, archiveDir, zip.path === delivery.path ? delivery : undefined, options, unpacked));
       log(`verified ${zip.name}`);
     }
     for (const bag of bags) refuseConflicts(catalog, archiveDir, bag, delivery);
@@ -107,26 +116,35 @@ export async function adoptBags(
     };
   } finally {
     await rm(work, { recursive: true, force: true });
+    await unpacked?.discard();
   }
 }
 
-/** The bag ZIP screened, verified in full without unpacking, then unpacked into `work`. */
+/** A new folder in tmp/ to unpack bag ZIPs into. */
+export function adoptionFolder(archiveDir: string): string {
+  return join(archiveDir, TEMP_DIRECTORY, `adopt-${randomBytes(6).toString('hex')}`);
+}
+
+/** The bag ZIP unpacked (as it was screened, or now), verified in full against the digests of the unpacking. */
 async function stageBag(
-  zip: { name: string; path: string },
+  zip: { name: string; path: string; sha256?: string },
   work: string,
   archiveDir: string,
-  delivery: Delivery,
+  delivery: Delivery | undefined,
   options: ImportOptions,
+  unpacking?: BagZipUnpacking,
 ): Promise<UnpackedBag> {
   const match = SERIALIZED_BAG_NAME.exec(zip.name.endsWith('.zip') ? zip.name : `${zip.name}.zip`);
-  const bagZip = zip.path === delivery.path ? delivery : await openDelivery(zip.path, options.limits ? { limits: options.limits } : {});
   try {
-    const report = await verifyZipBag(zip.path);
-    if (!report.ok) {
-      const more = report.problems.length > 1 ? ` (and ${report.problems.length - 1} more problem(s))` : '';
-      throw new ArchiverError('ERR_IMPORT_DAMAGED', `${zip.name}: ${report.problems[0]}${more}`, { path: zip.path });
+    const unpacked = (delivery && (await unpacking?.finish(delivery.entries))) || (await unpackBagZip(zip, work, options));
+    const { folder, staged } = unpacked;
+    const details = new Map<BagProblem, BagProblemDetail>();
+    const report = await verifyBagSource(folderBagSource(staged, unpacked.digests), { details });
+    if (!report.valid) {
+      const lines = zipBagLines(report.problems, details, { file: zip.path, prefix: `${folder}/`, indexOf: (path) => unpacked.order.get(path) ?? -1 });
+      const more = lines.length > 1 ? ` (and ${lines.length - 1} more problem(s))` : '';
+      throw new ArchiverError('ERR_IMPORT_DAMAGED', `${zip.name}: ${lines[0]}${more}`, { path: zip.path });
     }
-    const folder = report.folder!;
     const parts = /^(harvest-\d{6,})-(batch-\d{5,})$/.exec(folder);
     if (!parts || (match && `${match[1]}-${match[2]}` !== folder)) {
       throw new ArchiverError('ERR_IMPORT_KIND', `${zip.name} unpacks to ${folder}, not to a bag written by oaibag export (harvest-…-batch-…)`, {
@@ -134,27 +152,48 @@ async function stageBag(
       });
     }
     const destination = `${AIPS_DIRECTORY}/${parts[1]}/${parts[2]}`;
-    const staged = join(work, folder);
-    const folders = new Set<string>([staged]);
-    for (const entry of bagZip.entries) {
-      const target = join(work, ...entry.name.split('/'));
-      await mkdir(dirname(target), { recursive: true });
-      for (let parent = dirname(target); parent.startsWith(staged) && !folders.has(parent); parent = dirname(parent)) folders.add(parent);
-      const handle = await open(target, 'wx');
-      try {
-        for await (const chunk of bagZip.open(entry)) await writeFully(handle, chunk);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    }
-    for (const path of folders) await fsyncFolder(path);
     const present = await samePlacedBag(archiveDir, destination, staged);
     return { zip: zip.name, destination, staged, present, info: await readBagInfo(staged) };
   } catch (error) {
     throw archiveIoError(error, `cannot unpack ${zip.name} into ${work}`);
+  }
+}
+
+/**
+ * A bag ZIP read once: screened as any delivery (names, links, encryption, caps, CRC-32) while
+ * every file is unpacked into `work` and hashed. Refused (ERR_IMPORT_DAMAGED) when it does not
+ * unpack to one folder, or holds a file nobody may read.
+ */
+async function unpackBagZip(zip: { name: string; path: string; sha256?: string }, work: string, options: ImportOptions): Promise<UnpackedBagZip> {
+  const unpacking = new BagZipUnpacking(work, { anyFolder: true });
+  const listed = (listing: DeliveryListing) => {
+    const tops = [...new Set(listing.files.map((file) => file.name.split('/')[0]!))];
+    const container: ZipContainerProblem[] =
+      tops.length !== 1 ? [{ kind: 'folders', names: tops }] : listing.files.some((file) => !file.name.includes('/')) ? [{ kind: 'outside' }] : [];
+    if (container.length > 0) {
+      const [line] = zipBagLines([], new Map(), { file: zip.path, prefix: '', container });
+      throw new ArchiverError('ERR_IMPORT_DAMAGED', `${zip.name}: ${line}`, { path: zip.path });
+    }
+    unpacking.listed(listing);
+  };
+  const bagZip = await openDelivery(zip.path, {
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(zip.sha256 !== undefined ? { sha256: zip.sha256 } : {}),
+    listed,
+    keep: unpacking.keep,
+  });
+  try {
+    const withheld = bagZip.withheld[0];
+    if (withheld) {
+      throw new ArchiverError(
+        'ERR_IMPORT_DAMAGED',
+        `${zip.name}: entry ${quoteName(withheld.name)} gives nobody read permission (mode 000): serialized bags are taken whole`,
+        { path: zip.path },
+      );
+    }
+    return (await unpacking.finish(bagZip.entries))!;
   } finally {
-    if (bagZip !== delivery) await bagZip.close();
+    await bagZip.close();
   }
 }
 

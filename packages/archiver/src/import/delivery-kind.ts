@@ -1,6 +1,7 @@
 // What a delivery holds, told from its contents (docs/import-export.md): serialized bags, DIDL
 // records (standalone DIDL documents or saved OAI-PMH responses), or else a web site's files.
 import { ArchiverError } from '../core/errors.js';
+import { oneBagFolder } from './bag-zip-unpacking.js';
 import type { Delivery, DeliveryEntry } from './delivery.js';
 
 export const DELIVERY_KINDS = ['site', 'didl', 'bags'] as const;
@@ -64,10 +65,7 @@ export async function recogniseDelivery(delivery: Delivery, stated?: DeliveryKin
 function looksLikeBags(delivery: Delivery): boolean {
   const { entries } = delivery;
   if (entries.length === 0) return false;
-  if (delivery.kind === 'zip') {
-    const top = entries[0]!.name.split('/')[0]!;
-    return entries.every((entry) => entry.name.startsWith(`${top}/`)) && entries.some((entry) => entry.name === `${top}/bagit.txt`);
-  }
+  if (delivery.kind === 'zip') return oneBagFolder(entries.map((entry) => entry.name)) !== undefined;
   const zips = entries.filter((entry) => SERIALIZED_BAG_NAME.test(entry.name));
   return zips.length > 0 && entries.every((entry) => SERIALIZED_BAG_NAME.test(entry.name) || entry.name === 'SHA256SUMS');
 }

@@ -13,6 +13,12 @@ export interface DeliveryEntry {
   sha256: string;
 }
 
+/** A delivery's files as the screening listed them (names checked, caps held), before it reads a byte of them. */
+export interface DeliveryListing {
+  kind: 'zip' | 'folder';
+  files: ReadonlyArray<{ name: string; size: number }>;
+}
+
 /**
  * A file the delivery holds but keeps private: its Unix mode gives nobody read permission
  * (read-permission.ts). Never read into the archive; a folder's is not even opened.

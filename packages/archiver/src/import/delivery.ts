@@ -6,24 +6,16 @@ import { resolve } from 'node:path';
 import { ArchiverError } from '../core/errors.js';
 import { type DeliveryLimits, resolveLimits } from './delivery-limits.js';
 import type { Delivery } from './delivery-model.js';
-import { errorText, type KeepBytes } from './entry-bytes.js';
+import { errorText, type ScreeningHooks } from './entry-bytes.js';
 import { openFolderDelivery } from './folder-delivery.js';
 import { openZipDelivery } from './zip-delivery.js';
 
 export { DEFAULT_DELIVERY_LIMITS, type DeliveryLimits } from './delivery-limits.js';
-export type { Delivery, DeliveryEntry } from './delivery-model.js';
+export type { Delivery, DeliveryEntry, DeliveryListing } from './delivery-model.js';
 export type { KeepBytes } from './entry-bytes.js';
 
-export interface OpenDeliveryOptions {
+export interface OpenDeliveryOptions extends ScreeningHooks {
   limits?: Partial<DeliveryLimits>;
-  /** bytes read so far, bytes to read (for a progress line) */
-  progress?: (done: number, total: number) => void;
-  /**
-   * Whether to keep a file's bytes as the screening reads them, and how (see KeepBytes): an
-   * import of a site's files writes them into the archive's tmp/, reading the delivery once.
-   * When the delivery is refused, what was kept is the caller's to discard.
-   */
-  keep?: (name: string, size: number) => KeepBytes | undefined;
 }
 
 /**
@@ -42,7 +34,7 @@ export async function openDelivery(path: string, options: OpenDeliveryOptions = 
       throw new ArchiverError('ERR_ARCHIVE_USAGE', `${path}: no such file or folder`, { path: absolute, cause: error });
     throw new ArchiverError('ERR_IMPORT_DAMAGED', `${path}: cannot be read: ${errorText(error)}`, { path: absolute, cause: error });
   });
-  if (stats.isDirectory()) return openFolderDelivery(absolute, limits, options.progress, options.keep);
-  if (stats.isFile()) return openZipDelivery(absolute, limits, options.progress, options.keep);
+  if (stats.isDirectory()) return openFolderDelivery(absolute, limits, options);
+  if (stats.isFile()) return openZipDelivery(absolute, limits, options);
   throw new ArchiverError('ERR_ARCHIVE_USAGE', `${path}: neither a ZIP file nor a folder`, { path: absolute });
 }

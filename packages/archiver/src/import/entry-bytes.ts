@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { ArchiverError } from '../core/errors.js';
-import { type DeliveryEntry, type DeliveryRefusal, quoteName } from './delivery-model.js';
+import { type DeliveryEntry, type DeliveryListing, type DeliveryRefusal, quoteName } from './delivery-model.js';
 
 /** Bytes per read of a file (a ZIP hashed whole, a folder's files): large enough for throughput, small enough to keep memory flat. */
 export const READ_CHUNK_BYTES = 256 * 1024;
@@ -25,6 +25,25 @@ export interface MeasuredBytes {
  * to their end.
  */
 export type KeepBytes = (bytes: AsyncIterable<Uint8Array>) => Promise<void>;
+
+/** What the caller of a screening hears of it, and does with the bytes it reads (see delivery.ts). */
+export interface ScreeningHooks {
+  /** bytes read so far, bytes to read (for a progress line) */
+  progress?: (done: number, total: number) => void;
+  /**
+   * Whether to keep a file's bytes as the screening reads them, and how (see KeepBytes): an
+   * import of a site's files writes them into the archive's tmp/, reading the delivery once.
+   * When the delivery is refused, what was kept is the caller's to discard.
+   */
+  keep?: (name: string, size: number) => KeepBytes | undefined;
+  /** Told the files once they are listed, before `keep` is asked about any (an import of one bag ZIP decides there to unpack it). */
+  listed?: (listing: DeliveryListing) => void;
+  /**
+   * A ZIP file's sha-256 when the caller measured it already (a bag ZIP in a folder delivery):
+   * the file is then not read whole once more for it.
+   */
+  sha256?: string;
+}
 
 /** Keeping an entry's bytes failed for a reason of the keeper's (see KeepBytes): `cause` is it. */
 export class KeepFailed extends Error {

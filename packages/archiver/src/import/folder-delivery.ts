@@ -13,7 +13,7 @@ import { ArchiverError } from '../core/errors.js';
 import { DeliveryCaps, type DeliveryLimits, grouped } from './delivery-limits.js';
 import { byName, type Delivery, type DeliveryEntry, type DeliveryRefusal, deliveryRefusal, quoteName, type WithheldEntry } from './delivery-model.js';
 import { NameTree, nameProblem } from './delivery-names.js';
-import { checkedBytes, errorText, type KeepBytes, KeepFailed, measureBytes, READ_CHUNK_BYTES } from './entry-bytes.js';
+import { checkedBytes, errorText, KeepFailed, measureBytes, READ_CHUNK_BYTES, type ScreeningHooks } from './entry-bytes.js';
 import { nobodyMayRead } from './read-permission.js';
 
 /** A file as the walk found it. */
@@ -27,15 +27,12 @@ interface FolderFile {
 
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
-export async function openFolderDelivery(
-  path: string,
-  limits: DeliveryLimits,
-  progress?: (done: number, total: number) => void,
-  keep?: (name: string, size: number) => KeepBytes | undefined,
-): Promise<Delivery> {
+export async function openFolderDelivery(path: string, limits: DeliveryLimits, hooks: ScreeningHooks = {}): Promise<Delivery> {
+  const { progress, keep } = hooks;
   const refuse = deliveryRefusal(path);
   const walked = await walk(path, limits, refuse);
   const files = walked.files.sort(byName);
+  hooks.listed?.({ kind: 'folder', files });
   const total = files.reduce((sum, file) => sum + file.size, 0);
   let done = 0;
   const onBytes = progress && ((bytes: number) => progress((done += bytes), total));

@@ -23,7 +23,8 @@ import { type IngestSession, openIngestSession } from '../harvest/ingest-session
 import { PageRecords } from '../harvest/page-records.js';
 import type { StoreContext } from '../harvest/store-record.js';
 import { OaiClient } from '../oai/oai-client.js';
-import { adoptBags } from './adopt-bags.js';
+import { adoptBags, adoptionFolder } from './adopt-bags.js';
+import { BagZipUnpacking } from './bag-zip-unpacking.js';
 import { type Delivery, type DeliveryEntry, openDelivery } from './delivery.js';
 import { type DeliveryCutOff, deliveryCutOff, movesWatermark } from './delivery-cut-off.js';
 import { isHidden, type Recognised, recogniseDelivery } from './delivery-kind.js';
@@ -58,6 +59,8 @@ export async function importDelivery(options: ImportOptions): Promise<ImportSumm
     for (const file of kept.values()) await discardIncoming(file);
     kept.clear();
   };
+  // One bag ZIP is unpacked as it is screened, read once (adopt-bags.ts).
+  const bagZip = options.kind === undefined || options.kind === 'bags' ? new BagZipUnpacking(adoptionFolder(options.archiveDir)) : undefined;
   let delivery: Delivery | undefined;
   let recognised: Recognised | undefined;
   let source: string | undefined;
@@ -69,16 +72,14 @@ export async function importDelivery(options: ImportOptions): Promise<ImportSumm
       delivery = await openDelivery(options.delivery, {
         ...(options.limits ? { limits: options.limits } : {}),
         ...(options.progress ? { progress: (done: number, total: number) => options.progress?.({ stage: 'screening', done, total }) } : {}),
-        ...(keeping
-          ? {
-              keep: (name: string) =>
-                notAResource(name) !== null
-                  ? undefined
-                  : async (bytes: AsyncIterable<Uint8Array>) => {
-                      kept.set(name, await receiveIncoming(options.archiveDir, bytes, budget, { sha256: false }));
-                    },
-            }
-          : {}),
+        ...(bagZip ? { listed: bagZip.listed } : {}),
+        keep: (name: string) =>
+          bagZip?.keep(name) ??
+          (!keeping || notAResource(name) !== null
+            ? undefined
+            : async (bytes: AsyncIterable<Uint8Array>) => {
+                kept.set(name, await receiveIncoming(options.archiveDir, bytes, budget, { sha256: false }));
+              }),
       });
       recognised = await recogniseDelivery(delivery, options.kind);
       if (recognised.kind !== 'site') await letGo();
@@ -99,6 +100,7 @@ export async function importDelivery(options: ImportOptions): Promise<ImportSumm
       }
     } catch (error) {
       await letGo();
+      await bagZip?.discard();
       await delivery?.close();
       throw error;
     }
@@ -107,10 +109,11 @@ export async function importDelivery(options: ImportOptions): Promise<ImportSumm
     const screened = delivery!;
     const kind = recognised!.kind;
     const facts: DeliveryFacts = { name: screened.name, size: screened.size, sha256: screened.sha256, kind };
-    if (kind === 'bags') return await adoptBags(session, screened, facts, { ...options, log });
+    if (kind === 'bags') return await adoptBags(session, screened, facts, { ...options, log }, bagZip);
     return await ingestRecords(session, screened, facts, source!, kept, { ...options, log, concurrency, budget, siteBase: baseUrl, cutOff });
   } finally {
     await letGo();
+    await bagZip?.discard();
     await delivery?.close();
     await session.close();
   }

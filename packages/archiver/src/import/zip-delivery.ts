@@ -4,7 +4,7 @@
 // 2. every file entry's local header located and its data read once (eight at a time), its size
 //    held to the declared one (yauzl's validateEntrySizes, and our own count), its CRC-32
 //    checked, its sha-256 measured, its bytes handed to the caller's `keep` when it wants them;
-// 3. the ZIP file itself hashed.
+// 3. the ZIP file itself hashed (unless its caller measured it already).
 // All three read one file descriptor, so a file renamed over the delivery meanwhile is not read.
 // An entry made on Unix whose mode gives nobody read permission is screened like the others (a
 // bomb is a bomb) but withheld (read-permission.ts): never kept, not among the entries.
@@ -19,7 +19,7 @@ import { CachedZipReader } from './cached-zip-reader.js';
 import { DeliveryCaps, type DeliveryLimits, grouped } from './delivery-limits.js';
 import { byName, type Delivery, type DeliveryEntry, type DeliveryRefusal, deliveryRefusal, quoteName, type WithheldEntry } from './delivery-model.js';
 import { NameTree, nameProblem } from './delivery-names.js';
-import { checkedBytes, errorText, type KeepBytes, KeepFailed, measureBytes, READ_CHUNK_BYTES } from './entry-bytes.js';
+import { checkedBytes, errorText, type KeepBytes, KeepFailed, measureBytes, READ_CHUNK_BYTES, type ScreeningHooks } from './entry-bytes.js';
 import { nobodyMayRead, zipEntryUnixMode } from './read-permission.js';
 
 const openFd = promisify(openFile);
@@ -56,12 +56,8 @@ const WHOLE_ENTRY_BYTES = 1024 * 1024;
 /** Entries screened at once (their reads and inflating run on libuv's threads). */
 const SCREEN_CONCURRENCY = 8;
 
-export async function openZipDelivery(
-  path: string,
-  limits: DeliveryLimits,
-  progress?: (done: number, total: number) => void,
-  keep?: (name: string, size: number) => KeepBytes | undefined,
-): Promise<Delivery> {
+export async function openZipDelivery(path: string, limits: DeliveryLimits, hooks: ScreeningHooks = {}): Promise<Delivery> {
+  const { progress, keep } = hooks;
   const refuse = deliveryRefusal(path);
   const fd = await openFd(path, 'r').catch((error: unknown) => {
     throw refuse('ERR_IMPORT_DAMAGED', `cannot be read: ${errorText(error)}`, error);
@@ -75,7 +71,8 @@ export async function openZipDelivery(
   }
   try {
     const files = await screenDirectory(zip, path, limits, refuse);
-    const total = files.reduce((sum, file) => sum + file.size, 0) + zip.fileSize;
+    hooks.listed?.({ kind: 'zip', files });
+    const total = files.reduce((sum, file) => sum + file.size, 0) + (hooks.sha256 === undefined ? zip.fileSize : 0);
     let done = 0;
     const onBytes = progress && ((bytes: number) => progress((done += bytes), total));
     progress?.(0, total);
@@ -88,17 +85,7 @@ export async function openZipDelivery(
       else located.set(file.name, { entry, file });
     });
 
-    const whole = await measureBytes(createReadStream(path, { fd, start: 0, autoClose: false, highWaterMark: READ_CHUNK_BYTES }), zip.fileSize, onBytes).catch(
-      (error: unknown) => {
-        throw refuse('ERR_IMPORT_DAMAGED', `cannot be read: ${errorText(error)}`, error);
-      },
-    );
-    if (whole.overflow || whole.size !== zip.fileSize) {
-      throw refuse(
-        'ERR_IMPORT_DAMAGED',
-        `changed while it was screened: ${grouped(zip.fileSize)} bytes when opened, now ${whole.overflow ? 'more' : grouped(whole.size)}`,
-      );
-    }
+    const sha256 = hooks.sha256 ?? (await measureWhole(path, fd, zip.fileSize, refuse, onBytes));
 
     let closed = false;
     const opened = zip;
@@ -107,7 +94,7 @@ export async function openZipDelivery(
       path,
       name: basename(path),
       size: zip.fileSize,
-      sha256: whole.sha256,
+      sha256,
       entries: [...located.values()].map(({ entry }) => entry).sort(byName),
       withheld: withheld.sort(byName),
       open(entry) {
@@ -126,6 +113,22 @@ export async function openZipDelivery(
     closeZip(zip);
     throw error;
   }
+}
+
+/** Pass 3: the ZIP file itself, hashed; refused when it is not the size it had when opened. */
+async function measureWhole(path: string, fd: number, fileSize: number, refuse: DeliveryRefusal, onBytes?: (bytes: number) => void): Promise<string> {
+  const whole = await measureBytes(createReadStream(path, { fd, start: 0, autoClose: false, highWaterMark: READ_CHUNK_BYTES }), fileSize, onBytes).catch(
+    (error: unknown) => {
+      throw refuse('ERR_IMPORT_DAMAGED', `cannot be read: ${errorText(error)}`, error);
+    },
+  );
+  if (whole.overflow || whole.size !== fileSize) {
+    throw refuse(
+      'ERR_IMPORT_DAMAGED',
+      `changed while it was screened: ${grouped(fileSize)} bytes when opened, now ${whole.overflow ? 'more' : grouped(whole.size)}`,
+    );
+  }
+  return whole.sha256;
 }
 
 /** Pass 1: the central directory, checked entry by entry; its file entries, in its order. */

@@ -6,6 +6,7 @@
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { resolveArchivePath } from '../archive/storage-path.js';
+import { DIGEST_LENGTHS, MANIFEST_NAME } from '../bag/bag-verifier.js';
 import { readManifestLines } from '../bag/manifest-lines.js';
 import type { Catalog } from '../catalog/catalog.js';
 import { recordedPayload } from '../catalog/repair-queries.js';
@@ -26,10 +27,6 @@ export interface Unrepairable {
   sha256: string | null;
   reason: string;
 }
-
-/** Hex digest lengths of the manifest algorithms a repair can check (as the verifier's). */
-const DIGEST_LENGTH: Record<string, number> = { md5: 32, sha1: 40, sha224: 56, sha256: 64, sha384: 96, sha512: 128 };
-const MANIFEST_NAME = /^(tag)?manifest-[a-z0-9]+\.txt$/;
 
 /**
  * The targets among the report's damaged payload files, and the damaged files that cannot be
@@ -108,13 +105,13 @@ function manifestProblem(problems: readonly ArchiveProblem[]): string | undefine
  */
 async function readPayloadManifests(bagDir: string): Promise<Map<string, Record<string, string>> | string> {
   const listing = new Map<string, Record<string, string>>();
-  for (const algorithm of Object.keys(DIGEST_LENGTH)) {
+  for (const algorithm of Object.keys(DIGEST_LENGTHS)) {
     const file = join(bagDir, `manifest-${algorithm}.txt`);
     const info = await lstat(file).catch(() => undefined);
     if (info === undefined) continue;
     if (!info.isFile() || info.size > MAX_REPLICA_MANIFEST_BYTES) return `manifest-${algorithm}.txt is not a regular file a repair reads`;
     const text = await readFile(file, 'utf8');
-    for (const line of readManifestLines(text, DIGEST_LENGTH[algorithm]!)) {
+    for (const line of readManifestLines(text, DIGEST_LENGTHS[algorithm]!)) {
       if (line.problem !== undefined) continue;
       const key = line.path.normalize('NFC');
       listing.set(key, { ...listing.get(key), [algorithm]: line.digest });
