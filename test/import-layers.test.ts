@@ -16,6 +16,7 @@ const ARCHIVER_LAYERS: Record<string, number> = {
   archive: 1,
   oai: 2,
   bag: 2,
+  aip: 2.5, // oaibag's AIP profile and layout on top of generic BagIt; read by catalog and everything above
   catalog: 3,
   harvest: 4,
   urls: 4,

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { folderStorage } from '../packages/archiver/src/aip/folder-storage.ts';
 import { createBagBuilder } from '../packages/archiver/src/bag/bag-writer.ts';
 import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
 import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
@@ -406,7 +407,8 @@ test('hostile URLs in hand-made AIPs cannot escape the restore folder and are ea
       }
       digestsOf.push(digests);
     }
-    await builder.finish({ destination: bagPath, bagInfo: [['Oaibag-Format', '2']] });
+    const [placement] = await folderStorage(handMade).placeBags([await builder.seal({ destination: bagPath, bagInfo: [['Oaibag-Format', '2']] })]);
+    if (placement!.error) throw placement!.error;
     const payloads = [...held.values(), ...unsafe];
     const parts = digestsOf.flat();
     catalog.recordBag({

@@ -1,3 +1,6 @@
+export { type Placement, type PlaceOptions, placeSealedBags } from './aip/bag-placement.js';
+export { safeFileName, uniqueFileName } from './aip/payload-names.js';
+export { type RestorePath, type RestorePathOptions, restorePathFor } from './aip/restore-path.js';
 export { ArchiveLock, type ArchiveLockHolder, acquireArchiveLock, readArchiveLockHolder } from './archive/archive-lock.js';
 export {
   type DiskFlusher,
@@ -8,7 +11,6 @@ export {
   oneShotFlusher,
   openDiskFlusher,
 } from './archive/flush-to-disk.js';
-export { bagDirectoryFor, resourceDirectoryFor } from './archive/storage-path.js';
 export { AUDIT_CSV_HEADER, AUDIT_FORMATS, type AuditFormat, formatAudit, writeAuditOutput } from './audit/audit-format.js';
 export { renderAuditHtml } from './audit/audit-html.js';
 export {
@@ -27,11 +29,9 @@ export {
   parseAuditDate,
   resolveAuditPeriod,
 } from './audit/audit-query.js';
-export { decodeManifestPath, encodeManifestPath, safeFileName, uniqueFileName } from './bag/bag-paths.js';
-export { type Placement, type PlaceOptions, placeSealedBags } from './bag/bag-placement.js';
+export { decodeManifestPath, encodeManifestPath } from './bag/bag-paths.js';
 export { type BagProblem, type BagProblemKind, type BagReport, type BagTally, type VerifyOptions, verifyBag } from './bag/bag-verifier.js';
 export { type BagBuilder, cleanupLeftovers, createBagBuilder } from './bag/bag-writer.js';
-export { type RestorePath, type RestorePathOptions, restorePathFor } from './bag/restore-path.js';
 export type { FinishedBag, PayloadFile, SealedBag } from './bag/sealed-bag.js';
 export { CATALOG_FILE_NAME, Catalog, type CatalogOpenOptions } from './catalog/catalog.js';
 export {

@@ -32,9 +32,9 @@ import {
   recordXml,
   type StoredPayload,
   type StoredRecordFacts,
-} from '../src/bag/aip-metadata.ts';
-import { RECORDS_FILE } from '../src/bag/batch-bag.ts';
-import { readBatchRecords } from '../src/bag/batch-bag-reader.ts';
+} from '../src/aip/aip-metadata.ts';
+import { RECORDS_FILE } from '../src/aip/batch-bag.ts';
+import { readBatchRecords } from '../src/aip/batch-bag-reader.ts';
 
 const DIDL_NS = 'urn:mpeg:mpeg21:2002:02-DIDL-NS';
 const PREMIS_NS = 'http://www.loc.gov/premis/v3';

@@ -4,8 +4,9 @@ import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, writeF
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { folderStorage } from '../src/aip/folder-storage.ts';
 import { verifyBag } from '../src/bag/bag-verifier.ts';
-import { cleanupLeftovers, createBagBuilder, humanSize } from '../src/bag/bag-writer.ts';
+import { type BagBuilder, cleanupLeftovers, createBagBuilder, humanSize, type SealOptions } from '../src/bag/bag-writer.ts';
 import type { FinishedBag } from '../src/bag/sealed-bag.ts';
 import { ArchiverError, isArchiverError } from '../src/core/errors.ts';
 
@@ -20,6 +21,13 @@ async function archive(): Promise<string> {
 
 async function* chunks(...parts: Array<string | Uint8Array>): AsyncIterable<Uint8Array> {
   for (const part of parts) yield typeof part === 'string' ? Buffer.from(part) : part;
+}
+
+/** Seals a bag and places it in the archive `dir` on its own, through the folder storage (aip/). */
+async function finish(dir: string, builder: BagBuilder, options: SealOptions): Promise<FinishedBag> {
+  const [placement] = await folderStorage(dir).placeBags([await builder.seal(options)]);
+  if (placement!.error) throw placement!.error;
+  return placement!.bag!;
 }
 
 const sha = (algorithm: string, data: string | Uint8Array) => createHash(algorithm).update(data).digest('hex');
@@ -44,7 +52,7 @@ async function awkwardBag(dir: string, dest = 'aips/aa/bb/x/20240229-00000000000
   const builder = await createBagBuilder(dir, { now: NOW });
   for (const name of AWKWARD) await builder.addPayload(name, chunks(`content of ${name}\n`, 'second chunk'));
   await builder.addTagFile('oai-record.xml', '<record/>\n');
-  return builder.finish({ bagInfo: INFO, destination: dest });
+  return finish(dir, builder, { bagInfo: INFO, destination: dest });
 }
 
 test('a bag with awkward payload names is written to the letter and verifies', async () => {
@@ -225,7 +233,7 @@ test('linkPayload hard-links the previous version, which costs no space, and the
   const linked = await builder.linkPayload('with space.txt', join(first.bagPath, previous.path), previous);
   assert.equal(linked.linked, true);
   assert.equal(linked.sha512, previous.sha512);
-  const second = await builder.finish({ bagInfo: INFO, destination: 'aips/aa/bb/x/20240229-000000000000' });
+  const second = await finish(dir, builder, { bagInfo: INFO, destination: 'aips/aa/bb/x/20240229-000000000000' });
   const a = await stat(join(first.bagPath, previous.path));
   const b = await stat(join(second.bagPath, 'data', 'with space.txt'));
   assert.equal(b.ino, a.ino, 'same inode');
@@ -253,7 +261,7 @@ test('linkPayload copies, checking the digests, when a hard link is impossible (
   const builder = await createBagBuilder(dir, { now: NOW });
   const entry = await builder.linkPayload('previous.bin', source, digests);
   assert.equal(entry.linked, false);
-  const bag = await builder.finish({ bagInfo: [], destination: 'aips/ee/ff/w/20240229-333333333333' });
+  const bag = await finish(dir, builder, { bagInfo: [], destination: 'aips/ee/ff/w/20240229-333333333333' });
   assert.notEqual((await stat(join(bag.bagPath, 'data', 'previous.bin'))).ino, (await stat(source)).ino);
   assert.deepEqual(await verifyBag(bag.bagPath), { valid: true, problems: [] });
 
@@ -275,7 +283,7 @@ test('a 50 MB payload streams through', async () => {
   for (let i = 0; i < 50; i++) expected.update(block);
   assert.equal(entry.size, 50 * (1 << 20));
   assert.equal(entry.sha256, expected.digest('hex'));
-  const bag = await builder.finish({ bagInfo: [], destination: 'aips/bb/cc/y/20240229-111111111111' });
+  const bag = await finish(dir, builder, { bagInfo: [], destination: 'aips/bb/cc/y/20240229-111111111111' });
   assert.equal(bag.payloadOxum, `${50 * (1 << 20)}.1`);
   assert.match(await readFile(join(bag.bagPath, 'bag-info.txt'), 'utf8'), /^Bag-Size: 52 MB$/m);
   assert.deepEqual(await verifyBag(bag.bagPath), { valid: true, problems: [] });
@@ -318,7 +326,7 @@ test('finish never clobbers an existing bag, and accepts the same bag delivered 
   const other = await createBagBuilder(dir, { now: NOW });
   await other.addPayload('plain.txt', chunks('different bytes'));
   await assert.rejects(
-    other.finish({ bagInfo: INFO, destination: dest }),
+    finish(dir, other, { bagInfo: INFO, destination: dest }),
     (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_BAG' && e.path === first.bagPath,
   );
   assert.deepEqual(await verifyBag(first.bagPath), { valid: true, problems: [] }, 'the existing bag is untouched');
@@ -330,13 +338,16 @@ test('bag-info labels and values that would corrupt the file are refused', async
   for (const bagInfo of [[['Title', 'two\nlines']], [['Bad:Label', 'x']], [[' Padded', 'x']], [['Payload-Oxum', '1.1']]] as Array<Array<[string, string]>>) {
     const builder = await createBagBuilder(dir);
     await builder.addPayload('a.txt', chunks('a'));
-    await assert.rejects(builder.finish({ bagInfo, destination: 'aips/x' }), (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_BAG');
+    await assert.rejects(finish(dir, builder, { bagInfo, destination: 'aips/x' }), (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_BAG');
   }
   const builder = await createBagBuilder(dir);
   await assert.rejects(builder.addPayload('../escape.txt', chunks('a')), (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_PATH');
   await builder.addPayload('a.txt', chunks('a'));
   await assert.rejects(builder.addPayload('a.txt', chunks('a')), /added twice/);
-  await assert.rejects(builder.finish({ bagInfo: [], destination: '../outside' }), (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_PATH');
+  await assert.rejects(
+    finish(dir, builder, { bagInfo: [], destination: '../outside' }),
+    (e: unknown) => e instanceof ArchiverError && e.code === 'ERR_ARCHIVE_PATH',
+  );
   await mkdir(join(dir, 'unused'));
   assert.deepEqual(await readdir(join(dir, 'tmp')), []);
   assert.deepEqual((await readdir(dir)).sort(), ['tmp', 'unused']);

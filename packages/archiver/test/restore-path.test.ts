@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeSegment, findCollisions, hostFolder, INDEX_FILE_NAME, restorePathFor } from '../src/bag/restore-path.ts';
+import { decodeSegment, findCollisions, hostFolder, INDEX_FILE_NAME, restorePathFor } from '../src/aip/restore-path.ts';
 
 test('URLs map to their percent-decoded path, segment by segment', () => {
   const table: Array<[url: string, path: string]> = [

@@ -1,9 +1,8 @@
 // Builds one BagIt 1.0 bag (RFC 8493) crash-safely: everything is written into
 // `<archive>/tmp/bag-<random>` (the same file system as the destination, so the final step is
 // one atomic rename). `seal` writes the tag files and manifests; the sealed bag is then made
-// durable and renamed into place by `placeSealedBags` (bag-placement.ts), which a harvest calls
-// once per batch of records (harvest-batch.ts), so the cost of durability is paid per batch, not
-// per file. A crash at any moment leaves either no bag or a complete one; the temporary
+// durable and renamed into place by the archive's AIP storage (aip/bag-placement.ts), once per
+// batch of records, so the cost of durability is paid per batch, not per file. A crash at any moment leaves either no bag or a complete one; the temporary
 // directory left behind is removed by `cleanupLeftovers` at the next start (under the archive
 // lock, so no running build is touched).
 //
@@ -19,8 +18,7 @@ import { resolveArchivePath, TEMP_DIRECTORY } from '../archive/storage-path.js';
 import { ArchiverError, archiveIoError } from '../core/errors.js';
 import { writeFully } from '../core/write-fully.js';
 import { encodeManifestPath, normalizePayloadPath } from './bag-paths.js';
-import { placeSealedBags } from './bag-placement.js';
-import type { FinishedBag, PayloadFile, SealedBag } from './sealed-bag.js';
+import type { PayloadFile, SealedBag } from './sealed-bag.js';
 
 /** What is already known of a payload file that {@link BagBuilder.linkPayload} reuses. */
 export interface KnownDigests {
@@ -34,13 +32,13 @@ export interface BagBuilderOptions {
   now?: () => Date;
 }
 
-export interface FinishOptions {
+export interface SealOptions {
   /**
-   * bag-info.txt labels in order (Oaibag-Format, External-Description, OAI-Base-URL…). Payload-Oxum,
+   * bag-info.txt labels in order (for a batch bag, aip/bag-info.ts gives them). Payload-Oxum,
    * Bagging-Date and Bag-Size are added by the writer and may not be given.
    */
   bagInfo: ReadonlyArray<readonly [label: string, value: string]>;
-  /** The bag directory relative to the archive, `/`-separated (`aips/harvest-000001/batch-00001`). */
+  /** The bag directory relative to the archive, `/`-separated (checked to stay inside it). */
   destination: string;
 }
 
@@ -81,11 +79,9 @@ export interface BagBuilder {
   hasPayload(relName: string): boolean;
   /**
    * Writes the BagIt tag files (bagit.txt, bag-info.txt, the manifests): the bag is complete in
-   * tmp/, not yet durable nor placed; see `placeSealedBags`. On failure the bag is removed.
+   * tmp/, not yet durable nor placed (aip/bag-placement.ts does both). On failure the bag is removed.
    */
-  seal(options: FinishOptions): Promise<SealedBag>;
-  /** Seals the bag, makes it durable and renames it into place: one bag on its own. */
-  finish(options: FinishOptions): Promise<FinishedBag>;
+  seal(options: SealOptions): Promise<SealedBag>;
   /** Removes the temporary directory; the builder cannot be used afterwards. */
   abort(): Promise<void>;
 }
@@ -235,7 +231,7 @@ class TempBag implements BagBuilder {
     return this.payload.has(`data/${relName}`);
   }
 
-  async seal({ bagInfo, destination }: FinishOptions): Promise<SealedBag> {
+  async seal({ bagInfo, destination }: SealOptions): Promise<SealedBag> {
     this.ensureOpen();
     if ([...this.payload.values()].some((f) => f.size < 0) || [...this.tagFiles.values()].includes('')) {
       throw new ArchiverError('ERR_ARCHIVE_BAG', `seal called while a file of ${this.tempDir} is still being written`);
@@ -266,13 +262,6 @@ class TempBag implements BagBuilder {
     }
   }
 
-  async finish(finishOptions: FinishOptions): Promise<FinishedBag> {
-    const sealed = await this.seal(finishOptions);
-    const [placement] = await placeSealedBags(this.archiveDir, [sealed]);
-    if (placement?.error) throw placement.error;
-    return placement!.bag!;
-  }
-
   async abort(): Promise<void> {
     if (this.state === 'aborted') return;
     this.state = 'aborted';
@@ -296,7 +285,7 @@ class TempBag implements BagBuilder {
     return path;
   }
 
-  /** Writes a file's bytes (small, already in memory) at `finalRel`; returns its sha256. Nothing is fsynced here (see placeSealedBags). */
+  /** Writes a file's bytes (small, already in memory) at `finalRel`; returns its sha256. Nothing is fsynced here (see aip/bag-placement.ts). */
   private writeTag(finalRel: string, bytes: Uint8Array): string {
     const target = join(this.tempDir, ...finalRel.split('/'));
     try {
@@ -381,7 +370,7 @@ export function humanSize(bytes: number): string {
 
 /**
  * Streams `source` to a new file, hashing with SHA-256 and SHA-512 on the way. Not fsynced:
- * `placeSealedBags` flushes the whole bag before it is renamed into place.
+ * the placement (aip/bag-placement.ts) flushes the whole bag before it is renamed into place.
  */
 async function writeHashed(target: string, source: AsyncIterable<Uint8Array>): Promise<{ size: number; sha256: string; sha512: string }> {
   const hashes: Hash[] = [createHash('sha256'), createHash('sha512')];

@@ -1,6 +1,6 @@
 // What a bag is once its files are written: its payload files, sealed in tmp/ (complete, not
 // yet durable nor in place), then finished (in place). Shared by the writer, which seals bags,
-// and the placement, which makes them durable and renames them into aips/.
+// and the placement (aip/bag-placement.ts), which makes them durable and renames them into place.
 
 /** One payload file of a bag, with the path as written in the manifests (`data/…`, NFC). */
 export interface PayloadFile {

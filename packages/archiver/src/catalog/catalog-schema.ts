@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { DeliveryFacts } from '../bag/aip-metadata.js';
+import type { DeliveryFacts } from '../aip/aip-metadata.js';
+import { ARCHIVE_FORMAT } from '../aip/layout-names.js';
 import { ArchiverError } from '../core/errors.js';
 import type { IdentifyFacts } from '../oai/identify.js';
 
@@ -331,9 +332,6 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
     },
   },
 ];
-
-/** The archive format this program reads and writes (docs/aip-profile.md). */
-export const ARCHIVE_FORMAT = 2;
 
 /** A catalog of a format-1 archive: refused with both formats named. */
 export function formatOneArchive(file: string): ArchiverError {

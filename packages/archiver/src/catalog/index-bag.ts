@@ -1,35 +1,11 @@
 // Records one batch bag in the catalog from the bag's own files (bag-info.txt and
-// metadata/records.xml.gz): what `oaibag reindex` does for every bag, and what the start of a
-// harvest does for a bag placed just before a crash. The bag is the record; the catalog only
-// indexes it.
-import { join } from 'node:path';
-import { type ReadRecordEntry, readBagInfo, readBatchRecords } from '../bag/batch-bag-reader.js';
+// metadata/records.xml.gz, read by aip/batch-bag-reader.ts): what `oaibag reindex` does for
+// every bag, and what the start of a harvest does for a bag placed just before a crash. The bag
+// is the record; the catalog only indexes it.
+import type { ReadBatchBag } from '../aip/batch-bag-reader.js';
 import { ArchiverError } from '../core/errors.js';
 import type { Catalog } from './catalog.js';
-import { ARCHIVE_FORMAT, type HarvestCounts, type VersionChange } from './catalog-schema.js';
-
-/** A batch bag read back, ready to be recorded. */
-export interface ReadBatchBag {
-  bagPath: string;
-  info: Map<string, string>;
-  records: ReadRecordEntry[];
-}
-
-/** Reads a batch bag's bag-info.txt and records; refuses a bag of another format. */
-export async function readBatchBag(archiveDir: string, bagPath: string): Promise<ReadBatchBag> {
-  const bagDir = join(archiveDir, ...bagPath.split('/'));
-  const info = await readBagInfo(bagDir);
-  const format = info.get('Oaibag-Format');
-  if (format !== String(ARCHIVE_FORMAT)) {
-    throw new ArchiverError(
-      'ERR_ARCHIVE_FORMAT',
-      `${bagDir} is ${format === undefined ? 'not a batch bag (no Oaibag-Format in bag-info.txt: format 1 or another tool)' : `in format ${format}`}; this oaibag reads format ${ARCHIVE_FORMAT}`,
-      { path: bagDir },
-    );
-  }
-  if (!info.get('OAI-Base-URL')) throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${bagDir}: bag-info.txt has no OAI-Base-URL`, { path: bagDir });
-  return { bagPath, info, records: await readBatchRecords(bagDir) };
-}
+import type { HarvestCounts, VersionChange } from './catalog-schema.js';
 
 /** What recording a bag added, as a harvest counts it. */
 export type IndexTally = Omit<HarvestCounts, 'records' | 'requests'> & { records: number };
@@ -42,11 +18,10 @@ export type IndexTally = Omit<HarvestCounts, 'records' | 'requests'> & { records
  */
 export function indexBatchBag(catalog: Catalog, bag: ReadBatchBag): IndexTally {
   const tally: IndexTally = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0 };
-  const baseUrl = bag.info.get('OAI-Base-URL')!;
-  const harvestId = wholeOrNull(bag.info.get('Harvest-Id'));
-  const baggedAt = bag.info.get('Bagged-At');
+  const { baseUrl, harvestId, repositoryName } = bag.info;
+  const baggedAt = bag.info.baggedAt ?? undefined;
   return catalog.transaction(() => {
-    const source = catalog.ensureSource(baseUrl, bag.info.get('Source-Repository-Name') ?? null);
+    const source = catalog.ensureSource(baseUrl, repositoryName);
     const here = new Map<string, { sha256: string; size: number; path: string }>();
     let revisits = 0;
     let deletions = 0;
@@ -109,11 +84,6 @@ export function indexBatchBag(catalog: Catalog, bag: ReadBatchBag): IndexTally {
     }
     return tally;
   });
-}
-
-function wholeOrNull(value: string | undefined): number | null {
-  const n = Number(value);
-  return value !== undefined && Number.isSafeInteger(n) && n > 0 ? n : null;
 }
 
 function countedAs(change: VersionChange): 'added' | 'modified' | 'touched' {

@@ -3,11 +3,12 @@
 // deletions, and per source the watermark of its last complete list and the list state after
 // its last bag. `oaibag reindex` does it for every bag of an archive, into a new catalog;
 // `oaibag import` of serialized bags for the bags it adopts, into the archive's catalog.
-import type { DeliveryFacts } from '../bag/aip-metadata.js';
+import type { ReadBagInfo } from '../aip/bag-info.js';
+import { readBatchBag } from '../aip/batch-bag-reader.js';
 import { ArchiverError } from '../core/errors.js';
 import type { Catalog } from './catalog.js';
 import type { CatalogSource, HarvestArguments, HarvestCounts, HarvestStatus, ResumeState } from './catalog-schema.js';
-import { indexBatchBag, type ReadBatchBag, readBatchBag } from './index-bag.js';
+import { indexBatchBag } from './index-bag.js';
 
 export interface IndexBagsOptions {
   /** After each bag: bags done, bags in all. */
@@ -36,31 +37,21 @@ interface HarvestFacts {
 }
 
 /** The harvest a batch bag says it was written by: its id and arguments, from bag-info.txt. */
-export function harvestOfBag(bag: Pick<ReadBatchBag, 'bagPath' | 'info'>): { harvestId: number; args: HarvestArguments; startedAt: string; baggedAt: string } {
+export function harvestOfBag(bag: { bagPath: string; info: ReadBagInfo }): { harvestId: number; args: HarvestArguments; startedAt: string; baggedAt: string } {
   const { info, bagPath } = bag;
-  const harvestId = Number(info.get('Harvest-Id'));
-  if (!Number.isSafeInteger(harvestId) || harvestId < 1) {
+  const { harvestId, delivery } = info;
+  if (harvestId === null) {
     throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${bagPath}: bag-info.txt has no valid Harvest-Id`, { path: bagPath });
   }
-  const delivery = deliveryOf(info);
   const args: HarvestArguments = {
-    from: info.get('Harvest-From') ?? null,
-    until: info.get('Harvest-Until') ?? null,
-    set: info.get('Harvest-Set') ?? null,
-    prefix: info.get('Metadata-Prefix') ?? 'oai_didl',
+    from: info.harvestFrom,
+    until: info.harvestUntil,
+    set: info.harvestSet,
+    prefix: info.metadataPrefix ?? 'oai_didl',
     ...(delivery ? { delivery } : {}),
   };
-  const baggedAt = info.get('Bagged-At') ?? `${info.get('Bagging-Date') ?? '1970-01-01'}T00:00:00.000Z`;
-  return { harvestId, args, startedAt: info.get('Harvest-Started') ?? baggedAt, baggedAt };
-}
-
-/** An import's delivery, from the Delivery-* labels of its bags. */
-function deliveryOf(info: Map<string, string>): DeliveryFacts | undefined {
-  const name = info.get('Delivery-Name');
-  const kind = info.get('Delivery-Kind');
-  const sha256 = info.get('Delivery-SHA-256');
-  if (name === undefined || sha256 === undefined || (kind !== 'site' && kind !== 'didl' && kind !== 'bags')) return undefined;
-  return { name, kind, size: Number(info.get('Delivery-Size') ?? 0), sha256 };
+  const baggedAt = info.baggedAt ?? `${info.baggingDate ?? '1970-01-01'}T00:00:00.000Z`;
+  return { harvestId, args, startedAt: info.harvestStarted ?? baggedAt, baggedAt };
 }
 
 /** Records `bags` (archive-relative paths, in the order written) in the catalog; see the file comment. */
@@ -73,10 +64,10 @@ export async function indexBags(catalog: Catalog, archiveDir: string, bags: read
   for (const [index, bagPath] of bags.entries()) {
     const bag = await readBatchBag(archiveDir, bagPath);
     const info = bag.info;
-    const source = catalog.ensureSource(info.get('OAI-Base-URL')!, info.get('Source-Repository-Name') ?? null);
+    const source = catalog.ensureSource(info.baseUrl, info.repositoryName);
     const { harvestId, args, startedAt, baggedAt } = harvestOfBag(bag);
-    const listEnd = info.get('List-End');
-    const status: Exclude<HarvestStatus, 'running'> = listEnd === 'complete' ? 'complete' : listEnd === 'partial' ? 'partial' : 'interrupted';
+    const { listEnd, listResponseDate } = info;
+    const status: Exclude<HarvestStatus, 'running'> = listEnd ?? 'interrupted';
     catalog.ensureHarvest(harvestId, source.id, args, startedAt);
     const tally = indexBatchBag(catalog, bag);
     const facts = harvests.get(harvestId) ?? {
@@ -84,7 +75,7 @@ export async function indexBags(catalog: Catalog, archiveDir: string, bags: read
       counts: { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 },
       status,
       endedAt: baggedAt,
-      listResponseDate: info.get('List-Response-Date') ?? null,
+      listResponseDate,
     };
     facts.endedAt = baggedAt;
     for (const key of ['records', 'added', 'modified', 'touched', 'deleted', 'bytes'] as const) facts.counts[key] += tally[key];
@@ -94,14 +85,13 @@ export async function indexBags(catalog: Catalog, archiveDir: string, bags: read
     deletions += tally.deleted;
 
     const state = sources.get(source.id) ?? { watermark: null, resume: null, before: source };
-    const listResponseDate = info.get('List-Response-Date') ?? null;
-    if (listEnd !== undefined) {
+    if (listEnd !== null) {
       if (listEnd === 'complete' && listResponseDate !== null) state.watermark = listResponseDate;
       state.resume = null;
     } else {
-      const token = info.get('Resumption-Token');
+      const token = info.resumptionToken;
       state.resume =
-        token === undefined
+        token === null
           ? state.resume
           : { token, listFrom: args.from ?? null, listUntil: args.until ?? null, set: args.set ?? null, prefix: args.prefix, listResponseDate, harvestId };
     }

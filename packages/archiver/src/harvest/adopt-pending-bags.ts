@@ -1,8 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readBatchBag } from '../aip/batch-bag-reader.js';
 import { verifyBag } from '../bag/bag-verifier.js';
 import type { Catalog } from '../catalog/catalog.js';
-import { indexBatchBag, readBatchBag } from '../catalog/index-bag.js';
+import { indexBatchBag } from '../catalog/index-bag.js';
 
 /**
  * At the start of a harvest (under the archive lock): a batch bag noted as pending was renamed

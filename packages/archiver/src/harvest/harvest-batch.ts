@@ -14,23 +14,13 @@
 // record of it known.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type BatchRecordFacts, type DeliveryFacts, describeDelivery } from '../aip/aip-metadata.js';
+import type { BatchBagInfo } from '../aip/bag-info.js';
+import { BatchBag, type ReceivedBytes } from '../aip/batch-bag.js';
+import { bagPathFor } from '../aip/layout-names.js';
 import type { DiskFlusher } from '../archive/flush-to-disk.js';
-import { AIPS_DIRECTORY } from '../archive/storage-path.js';
-import { type BatchRecordFacts, type DeliveryFacts, describeDelivery } from '../bag/aip-metadata.js';
-import { placeSealedBags } from '../bag/bag-placement.js';
-import { cleanBagInfoValue } from '../bag/bag-writer.js';
-import { BatchBag, type ReceivedBytes } from '../bag/batch-bag.js';
 import type { Catalog } from '../catalog/catalog.js';
-import {
-  ARCHIVE_FORMAT,
-  type HarvestCounts,
-  type NewFailure,
-  type NewVersion,
-  type PayloadLocation,
-  type ResumeState,
-  type VersionChange,
-  type VersionFetch,
-} from '../catalog/catalog-schema.js';
+import type { HarvestCounts, NewFailure, NewVersion, PayloadLocation, ResumeState, VersionChange, VersionFetch } from '../catalog/catalog-schema.js';
 import { ArchiverError } from '../core/errors.js';
 import { ARCHIVER_VERSION } from '../core/version.js';
 
@@ -256,14 +246,14 @@ export class HarvestBatch {
     // The instant the batch's versions are stored at, in its bag-info.txt and in the catalog alike.
     const baggedAt = new Date().toISOString();
     if (bag !== undefined) {
-      const sealed = await bag.seal(this.bagInfo(bag, pages, list, state, baggedAt));
-      const [placement] = await placeSealedBags(this.harvest.archiveDir, [sealed], {
+      const sealed = await bag.seal(this.bagInfo(pages, list, state, baggedAt));
+      const placement = await bag.place(sealed, {
         // Noted durably before the rename: a crash between the rename and the commit below
         // leaves a note the next start uses to index the bag from its files (adoptPendingBags).
         beforeRename: () => catalog.addPendingBag(bag.destination, harvestId),
         flusher: this.harvest.flusher,
       });
-      if (placement?.error) {
+      if (placement.error) {
         catalog.removePendingBag(bag.destination);
         throw placement.error;
       }
@@ -348,11 +338,10 @@ export class HarvestBatch {
   /** A new bag at the first free `aips/harvest-<id>/batch-<n>` (under the archive lock). */
   private async startBag(): Promise<BatchBag> {
     const { archiveDir, harvestId } = this.harvest;
-    const folder = `${AIPS_DIRECTORY}/harvest-${String(harvestId).padStart(6, '0')}`;
     let destination: string;
     do {
       this.sequence++;
-      destination = `${folder}/batch-${String(this.sequence).padStart(5, '0')}`;
+      destination = bagPathFor({ harvestId, batch: this.sequence });
     } while (
       await stat(join(archiveDir, destination)).then(
         () => true,
@@ -371,52 +360,35 @@ export class HarvestBatch {
     });
   }
 
-  /** bag-info.txt of a batch (docs/aip-profile.md lists each label). */
+  /** What bag-info.txt says of a batch (aip/bag-info.ts writes it; the bag adds its counts). */
   private bagInfo(
-    bag: BatchBag,
     pages: Array<number | undefined>,
     list: ListFacts,
     state: ResumeState | null | undefined,
     baggedAt: string,
-  ): Array<[string, string]> {
+  ): Omit<BatchBagInfo, 'records' | 'newPayloads' | 'revisits' | 'deletions'> {
     const h = this.harvest;
     const started = h.catalog.harvest(h.harvestId)?.startedAt;
     const description = h.delivery
       ? `Records imported from the ${describeDelivery(h.delivery)} for ${h.baseUrl} by import ${h.harvestId}, files ${pages[0]}-${pages[1]} of it`
       : `Records harvested over OAI-PMH from ${h.baseUrl} by harvest ${h.harvestId}, pages ${pages[0]}-${pages[1]} of its list`;
-    const labels: Array<[string, string]> = [
-      ['Oaibag-Format', String(ARCHIVE_FORMAT)],
-      ['External-Description', cleanBagInfoValue(description)],
-      ['OAI-Base-URL', h.baseUrl],
-      ['Source-Repository-Name', cleanBagInfoValue(h.repositoryName)],
-      ['Harvest-Id', String(h.harvestId)],
-      ...(started !== undefined ? [['Harvest-Started', started] as [string, string]] : []),
-      ['Metadata-Prefix', h.prefix],
-    ];
-    if (h.delivery) {
-      labels.push(
-        ['Delivery-Name', cleanBagInfoValue(h.delivery.name)],
-        ['Delivery-Kind', h.delivery.kind],
-        ['Delivery-Size', String(h.delivery.size)],
-        ['Delivery-SHA-256', h.delivery.sha256],
-      );
-    }
-    if (h.from !== null) labels.push(['Harvest-From', h.from]);
-    if (h.until !== null) labels.push(['Harvest-Until', h.until]);
-    if (h.set !== null) labels.push(['Harvest-Set', cleanBagInfoValue(h.set)]);
-    if (list.listResponseDate !== null) labels.push(['List-Response-Date', list.listResponseDate]);
-    labels.push(['Batch-Pages', `${pages[0]}-${pages[1]}`]);
-    if (state) labels.push(['Resumption-Token', cleanBagInfoValue(state.token)]);
-    if (list.listEnd) labels.push(['List-End', list.listEnd]);
-    const counts = bag.counts;
-    labels.push(['Bagged-At', baggedAt]);
-    labels.push(
-      ['Records', String(counts.records)],
-      ['New-Payloads', String(counts.newPayloads)],
-      ['Revisits', String(counts.revisits)],
-      ['Deletions', String(counts.deletions)],
-    );
-    return labels;
+    return {
+      description,
+      baseUrl: h.baseUrl,
+      repositoryName: h.repositoryName,
+      harvestId: h.harvestId,
+      harvestStarted: started ?? null,
+      metadataPrefix: h.prefix,
+      delivery: h.delivery ?? null,
+      harvestFrom: h.from,
+      harvestUntil: h.until,
+      harvestSet: h.set,
+      listResponseDate: list.listResponseDate,
+      pages: [pages[0], pages[1]],
+      resumptionToken: state ? state.token : null,
+      listEnd: list.listEnd ?? null,
+      baggedAt,
+    };
   }
 }
 

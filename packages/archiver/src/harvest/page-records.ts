@@ -4,8 +4,8 @@
 // `concurrency` at a time while the page is read on, and handed back in page order as batch
 // entries (harvest-batch.ts). `oaibag harvest` and `oaibag import` both read through it.
 import type { IncomingDatastream, OaiHeader, ReadDidlOptions, ReadRecord } from '@oaibag/didl';
+import { oaiHeaderXml } from '../aip/aip-metadata.js';
 import { compactDatestamp } from '../archive/storage-path.js';
-import { oaiHeaderXml } from '../bag/aip-metadata.js';
 import type { HarvestCounts, NewFailure } from '../catalog/catalog-schema.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { shown } from '../core/remote-text.js';

@@ -11,10 +11,10 @@ import {
   type OaiHeader,
   type ReceivedDidl,
 } from '@oaibag/didl';
+import { didlRecordXml, oaiHeaderXml, type RecordPayload, receivedDidlXml, type StoredPayload, type StoredRecordFacts } from '../aip/aip-metadata.js';
+import { payloadBaseName } from '../aip/payload-names.js';
+import { restorePathFor } from '../aip/restore-path.js';
 import type { DiskFlusher } from '../archive/flush-to-disk.js';
-import { didlRecordXml, oaiHeaderXml, type RecordPayload, receivedDidlXml, type StoredPayload, type StoredRecordFacts } from '../bag/aip-metadata.js';
-import { payloadBaseName } from '../bag/bag-paths.js';
-import { restorePathFor } from '../bag/restore-path.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { VersionFetch } from '../catalog/catalog-schema.js';
 import { ArchiverError, type ArchiverErrorCode } from '../core/errors.js';

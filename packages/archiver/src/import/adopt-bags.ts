@@ -9,12 +9,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { type DeliveryFacts, describeDelivery } from '../aip/aip-metadata.js';
+import { type ReadBagInfo, readBatchBagInfo } from '../aip/bag-info.js';
+import { AIPS_DIRECTORY, isSerializedBagZipName, parseSerializedBagFolder, parseSerializedBagZipName } from '../aip/layout-names.js';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
-import { AIPS_DIRECTORY, TEMP_DIRECTORY } from '../archive/storage-path.js';
-import { type DeliveryFacts, describeDelivery } from '../bag/aip-metadata.js';
+import { TEMP_DIRECTORY } from '../archive/storage-path.js';
 import { folderBagSource } from '../bag/bag-source.js';
 import { type BagProblem, type BagProblemDetail, verifyBag, verifyBagSource } from '../bag/bag-verifier.js';
-import { readBagInfo } from '../bag/batch-bag-reader.js';
 import type { ZipContainerProblem } from '../bag/zip-bag-source.js';
 import type { Catalog } from '../catalog/catalog.js';
 import { harvestOfBag, indexBags } from '../catalog/index-bags.js';
@@ -23,7 +24,6 @@ import type { IngestSession } from '../harvest/ingest-session.js';
 import { zipBagLines } from '../verify/zip-bag-lines.js';
 import { BagZipUnpacking, type UnpackedBagZip } from './bag-zip-unpacking.js';
 import { type Delivery, type DeliveryListing, openDelivery } from './delivery.js';
-import { SERIALIZED_BAG_NAME } from './delivery-kind.js';
 import { quoteName } from './delivery-model.js';
 import type { ImportOptions, ImportSummary } from './import-options.js';
 
@@ -38,7 +38,7 @@ interface UnpackedBag {
   /** The same bag is in place already (an import run again). */
   present: boolean;
   /** Its bag-info.txt. */
-  info: Map<string, string>;
+  info: ReadBagInfo;
 }
 
 const COUNTS_ZERO = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
@@ -65,7 +65,7 @@ export async function adoptBags(
       delivery.kind === 'zip'
         ? [{ name: delivery.name, path: delivery.path }]
         : delivery.entries
-            .filter((entry) => SERIALIZED_BAG_NAME.test(entry.name))
+            .filter((entry) => isSerializedBagZipName(entry.name))
             .map((entry) => ({ name: entry.name, path: join(delivery.path, entry.name), sha256: entry.sha256 }));
     for (const zip of zips) {
       const expected = sums?.get(zip.name);
@@ -88,7 +88,7 @@ export async function adoptBags(
     placed.sort();
     const indexed = await indexBags(catalog, archiveDir, placed, { adopting: true });
     log(`adopted ${placed.length} bag(s), ${bags.length - placed.length} held already`);
-    const sources = [...new Set(bags.map((bag) => bag.info.get('OAI-Base-URL')!))];
+    const sources = [...new Set(bags.map((bag) => bag.info.baseUrl!))];
     // The bags are kept as they are, their own provenance unchanged: the delivery's accession
     // is recorded in the catalog, once per source it brought bags of.
     if (placed.length > 0) {
@@ -134,7 +134,7 @@ async function stageBag(
   options: ImportOptions,
   unpacking?: BagZipUnpacking,
 ): Promise<UnpackedBag> {
-  const match = SERIALIZED_BAG_NAME.exec(zip.name.endsWith('.zip') ? zip.name : `${zip.name}.zip`);
+  const named = parseSerializedBagZipName(zip.name.endsWith('.zip') ? zip.name : `${zip.name}.zip`);
   try {
     const unpacked = (delivery && (await unpacking?.finish(delivery.entries))) || (await unpackBagZip(zip, work, options));
     const { folder, staged } = unpacked;
@@ -145,15 +145,14 @@ async function stageBag(
       const more = lines.length > 1 ? ` (and ${lines.length - 1} more problem(s))` : '';
       throw new ArchiverError('ERR_IMPORT_DAMAGED', `${zip.name}: ${lines[0]}${more}`, { path: zip.path });
     }
-    const parts = /^(harvest-\d{6,})-(batch-\d{5,})$/.exec(folder);
-    if (!parts || (match && `${match[1]}-${match[2]}` !== folder)) {
+    const destination = parseSerializedBagFolder(folder);
+    if (destination === undefined || (named !== undefined && named !== folder)) {
       throw new ArchiverError('ERR_IMPORT_KIND', `${zip.name} unpacks to ${folder}, not to a bag written by oaibag export (harvest-…-batch-…)`, {
         path: zip.path,
       });
     }
-    const destination = `${AIPS_DIRECTORY}/${parts[1]}/${parts[2]}`;
     const present = await samePlacedBag(archiveDir, destination, staged);
-    return { zip: zip.name, destination, staged, present, info: await readBagInfo(staged) };
+    return { zip: zip.name, destination, staged, present, info: await readBatchBagInfo(staged) };
   } catch (error) {
     throw archiveIoError(error, `cannot unpack ${zip.name} into ${work}`);
   }
@@ -222,7 +221,7 @@ function refuseConflicts(catalog: Catalog, archiveDir: string, bag: UnpackedBag,
   const harvest = catalog.harvest(harvestId);
   if (harvest === undefined) return;
   const source = catalog.sourceById(harvest.sourceId);
-  if (source?.baseUrl !== info.get('OAI-Base-URL') || harvest.startedAt !== startedAt) {
+  if (source?.baseUrl !== (info.baseUrl ?? undefined) || harvest.startedAt !== startedAt) {
     throw new ArchiverError(
       'ERR_IMPORT_CONFLICT',
       `${delivery.name}: ${bag.zip} was written by harvest ${harvestId} of another archive; this archive's harvest ${harvestId} is another one (bags of another archive go into an archive of their own)`,
@@ -237,7 +236,7 @@ async function placeBag(catalog: Catalog, archiveDir: string, bag: UnpackedBag):
     throw new ArchiverError('ERR_IMPORT_DAMAGED', `${bag.zip}: unpacked, it is not a complete bag`, { path: bag.staged });
   }
   const { info } = bag;
-  const source = catalog.ensureSource(info.get('OAI-Base-URL')!, info.get('Source-Repository-Name') ?? null);
+  const source = catalog.ensureSource(info.baseUrl!, info.repositoryName);
   const { harvestId, args, startedAt } = harvestOfBag({ bagPath: bag.destination, info });
   catalog.ensureHarvest(harvestId, source.id, args, startedAt);
   const target = join(archiveDir, ...bag.destination.split('/'));

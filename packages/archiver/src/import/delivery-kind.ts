@@ -1,14 +1,12 @@
 // What a delivery holds, told from its contents (docs/import-export.md): serialized bags, DIDL
 // records (standalone DIDL documents or saved OAI-PMH responses), or else a web site's files.
+import { isSerializedBagZipName } from '../aip/layout-names.js';
 import { ArchiverError } from '../core/errors.js';
 import { oneBagFolder } from './bag-zip-unpacking.js';
 import type { Delivery, DeliveryEntry } from './delivery.js';
 
 export const DELIVERY_KINDS = ['site', 'didl', 'bags'] as const;
 export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
-
-/** A ZIP written by `oaibag export --bags`: the one folder it unpacks to. */
-export const SERIALIZED_BAG_NAME = /^(harvest-\d{6,})-(batch-\d{5,})\.zip$/;
 
 /** Bytes read from the head of an XML file to find its root element (and an OAI-PMH `request`). */
 const SNIFF_BYTES = 8192;
@@ -66,8 +64,8 @@ function looksLikeBags(delivery: Delivery): boolean {
   const { entries } = delivery;
   if (entries.length === 0) return false;
   if (delivery.kind === 'zip') return oneBagFolder(entries.map((entry) => entry.name)) !== undefined;
-  const zips = entries.filter((entry) => SERIALIZED_BAG_NAME.test(entry.name));
-  return zips.length > 0 && entries.every((entry) => SERIALIZED_BAG_NAME.test(entry.name) || entry.name === 'SHA256SUMS');
+  const zips = entries.filter((entry) => isSerializedBagZipName(entry.name));
+  return zips.length > 0 && entries.every((entry) => isSerializedBagZipName(entry.name) || entry.name === 'SHA256SUMS');
 }
 
 /** A name with a segment that starts with a dot (`.DS_Store`, `.git/…`): never a record. */

@@ -13,7 +13,7 @@
 import { basename } from 'node:path';
 import { type ReadRecord, readDidl } from '@oaibag/didl';
 import { formatDatestamp } from '@oaibag/oai-pmh';
-import type { DeliveryFacts } from '../bag/aip-metadata.js';
+import type { DeliveryFacts } from '../aip/aip-metadata.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { HarvestCounts } from '../catalog/catalog-schema.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';

@@ -1,6 +1,6 @@
 // What `oaibag import` is told (the delivery, its kind, the source it joins, the caps) and what it
 // answers, for import-delivery.ts and adopt-bags.ts alike.
-import type { DeliveryFacts } from '../bag/aip-metadata.js';
+import type { DeliveryFacts } from '../aip/aip-metadata.js';
 import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js';
 import type { BatchBounds } from '../harvest/harvest-batch.js';
 import type { DeliveryLimits } from './delivery.js';

@@ -6,11 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AIPS_DIRECTORY, ARCHIVE_FORMAT, bagPathOfFolders, parseBatchFolder, parseHarvestFolder } from '../aip/layout-names.js';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
 import { lockArchiveForWriting } from '../archive/read-only-archive.js';
-import { AIPS_DIRECTORY } from '../archive/storage-path.js';
 import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
-import { ARCHIVE_FORMAT } from '../catalog/catalog-schema.js';
 import { indexBags } from '../catalog/index-bags.js';
 import { ArchiverError } from '../core/errors.js';
 
@@ -36,10 +35,6 @@ export interface ReindexSummary {
   deletions: number;
   seconds: number;
 }
-
-/** A batch bag's place: `aips/harvest-<h>/batch-<b>`. */
-const HARVEST_FOLDER = /^harvest-(\d{6,})$/;
-const BATCH_FOLDER = /^batch-(\d{5,})$/;
 
 /**
  * Rebuilds the catalog of `archiveDir` from its bags (see the file comment). Refuses an archive
@@ -108,12 +103,12 @@ export async function listBatchBags(archiveDir: string): Promise<string[]> {
   };
   const bags: Array<{ harvest: number; batch: number; path: string }> = [];
   for (const entry of await readdir(aips, { withFileTypes: true })) {
-    const harvest = HARVEST_FOLDER.exec(entry.name);
-    if (!harvest || !entry.isDirectory()) refuse(entry.name);
+    const harvest = parseHarvestFolder(entry.name);
+    if (harvest === undefined || !entry.isDirectory()) refuse(entry.name);
     for (const inner of await readdir(join(aips, entry.name), { withFileTypes: true })) {
-      const batch = BATCH_FOLDER.exec(inner.name);
-      if (!batch || !inner.isDirectory()) refuse(`${entry.name}/${inner.name}`);
-      bags.push({ harvest: Number(harvest![1]), batch: Number(batch![1]), path: `${AIPS_DIRECTORY}/${entry.name}/${inner.name}` });
+      const batch = parseBatchFolder(inner.name);
+      if (batch === undefined || !inner.isDirectory()) refuse(`${entry.name}/${inner.name}`);
+      bags.push({ harvest: harvest!, batch: batch!, path: bagPathOfFolders(entry.name, inner.name) });
     }
   }
   bags.sort((a, b) => a.harvest - b.harvest || a.batch - b.batch);

@@ -9,7 +9,7 @@ import { type FileHandle, lstat, open, readdir, readFile, realpath, stat } from 
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
-import { AIPS_DIRECTORY } from '../archive/storage-path.js';
+import { AIPS_DIRECTORY, parseBatchFolder, parseHarvestFolder } from '../aip/layout-names.js';
 import { readManifestLines } from '../bag/manifest-lines.js';
 import { ArchiverError } from '../core/errors.js';
 import { openZipEntry, readZipEntries, zipEntryFileType } from '../core/zip-entries.js';
@@ -19,10 +19,6 @@ import { type ByteOffer, reasonOf } from './byte-offer.js';
 export const MAX_REPLICA_MANIFEST_BYTES = 64 * 1024 * 1024;
 /** Copies of one digest kept per replica: enough to survive one bad copy, bounded for a hostile one. */
 const COPIES_PER_DIGEST = 4;
-
-/** The folders of the layout (docs/aip-profile.md), as verify knows them. */
-const HARVEST_FOLDER = /^harvest-\d{6,}$/;
-const BATCH_FOLDER = /^batch-\d{5,}$/;
 
 /** One `--from`: where it is, and the offers it holds for each wanted digest. */
 export interface Replica {
@@ -111,9 +107,9 @@ async function archiveReplica(root: string, wanted: ReadonlySet<string>): Promis
   const index = new CopyIndex<{ bagDir: string; path: string }>();
   const description = `replica ${root}`;
   for (const harvest of await listed(join(root, AIPS_DIRECTORY))) {
-    if (!harvest.isDirectory() || !HARVEST_FOLDER.test(harvest.name)) continue;
+    if (!harvest.isDirectory() || parseHarvestFolder(harvest.name) === undefined) continue;
     for (const batch of await listed(join(root, AIPS_DIRECTORY, harvest.name))) {
-      if (!batch.isDirectory() || !BATCH_FOLDER.test(batch.name)) continue;
+      if (!batch.isDirectory() || parseBatchFolder(batch.name) === undefined) continue;
       const bagDir = join(root, AIPS_DIRECTORY, harvest.name, batch.name);
       const manifest = join(bagDir, 'manifest-sha256.txt');
       const info = await lstat(manifest).catch(() => undefined);

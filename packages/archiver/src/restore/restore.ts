@@ -11,7 +11,7 @@
 // read transaction, so a harvest committing meanwhile is not half seen).
 
 import { join } from 'node:path';
-import { placeResources } from '../bag/restore-path.js';
+import { placeResources } from '../aip/restore-path.js';
 import { Catalog } from '../catalog/catalog.js';
 import { deletionsOfSource, sourceList, versionsOfSource } from '../catalog/restore-queries.js';
 import { ArchiverError } from '../core/errors.js';

@@ -2,6 +2,7 @@
 // the store loads fastest. URIs are minted from stable names only (bags, records, identifiers,
 // harvest ids), never from catalog row ids.
 import { mimeEssence, mimeSetSpec, mimeTypeForSetSpec, setNameFor, setSpecAncestors } from '@oaibag/oai-pmh';
+import { bagFolders, findBagPathIn } from '../aip/layout-names.js';
 import type { GraphDeletion, GraphEvent, GraphHarvest, GraphItem, GraphSource, GraphVersion } from '../catalog/graph-rows.js';
 import { payloadUrlPath } from './payload-files.js';
 
@@ -56,7 +57,7 @@ export class ArchiveUris {
 }
 
 function bagTail(bagPath: string): string {
-  return bagPath.split('/').slice(1).map(encodeURIComponent).join('/');
+  return bagFolders(bagPath).map(encodeURIComponent).join('/');
 }
 
 /** Collects N-Triples lines. */
@@ -185,7 +186,7 @@ export function describeEvent(out: TripleWriter, uris: ArchiveUris, event: Graph
   out.literal(uri, `${prov}startedAtTime`, event.at, `${xsd}dateTime`);
   if (event.detail !== null) {
     out.literal(uri, `${dcterms}description`, event.detail);
-    const bag = /\baips\/harvest-\d+\/batch-\d+/.exec(event.detail)?.[0];
+    const bag = findBagPathIn(event.detail);
     if (bag) out.iri(uri, `${prov}used`, uris.bag(bag));
   }
 }

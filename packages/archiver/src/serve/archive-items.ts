@@ -18,6 +18,7 @@ import {
   setNameFor,
   setSpecAncestors,
 } from '@oaibag/oai-pmh';
+import { bagFolders } from '../aip/layout-names.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { PayloadLocation } from '../catalog/catalog-schema.js';
 import {
@@ -172,7 +173,7 @@ export class ArchiveItems implements ItemSource<ArchiveItem> {
       fetchedRefs: catalog.versionFetches(version.id).map(({ part, ref }) => ({ part, ref })),
       baseUrl,
       urlOf: (location: PayloadLocation) => baseUrl + payloadUrlPath(location.bagPath, location.path),
-      oreUrl: `${baseUrl}${ORE_PREFIX}${version.bagPath.split('/').slice(1).map(encodeURIComponent).join('/')}/${version.record}`,
+      oreUrl: `${baseUrl}${ORE_PREFIX}${bagFolders(version.bagPath).map(encodeURIComponent).join('/')}/${version.record}`,
       repositoryName: this.settings.repositoryName,
       byValueMax: this.settings.byValueMax,
       mayRead,

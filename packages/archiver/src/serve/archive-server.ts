@@ -16,7 +16,7 @@ import {
   readFormBody,
   sendFile,
 } from '@oaibag/oai-pmh';
-import { AIPS_DIRECTORY } from '../archive/storage-path.js';
+import { bagPathOfFolders } from '../aip/layout-names.js';
 import { Catalog } from '../catalog/catalog.js';
 import type { PayloadLocation } from '../catalog/catalog-schema.js';
 import { ArchiverError } from '../core/errors.js';
@@ -232,7 +232,7 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
   }
   if (path.startsWith(ORE_PREFIX)) {
     const place = /^\/ore\/([^/]+)\/([^/]+)\/(\d{1,9})$/.exec(path);
-    const map = place ? await context.oai.oreMap(`${AIPS_DIRECTORY}/${place[1]}/${place[2]}`, Number(place[3]), context.baseUrl) : undefined;
+    const map = place ? await context.oai.oreMap(bagPathOfFolders(place[1]!, place[2]!), Number(place[3]), context.baseUrl) : undefined;
     if (map) return answerText(req, res, 'application/rdf+xml', map);
   }
   answerPlain(res, 404, 'not found: the archive answers OAI-PMH at /oai, serves its payloads under /files/ and resource maps under /ore/\n');

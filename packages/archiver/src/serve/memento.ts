@@ -4,7 +4,7 @@
 // with its Memento-Datetime (when the archive captured it) and the Link header that ties them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { httpDate, parseHttpDate, sendFile } from '@oaibag/oai-pmh';
-import { AIPS_DIRECTORY } from '../archive/storage-path.js';
+import { bagFolders, bagPathOfFolders } from '../aip/layout-names.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { PayloadLocation } from '../catalog/catalog-schema.js';
 import { type MementoRow, mementosOf } from '../catalog/memento-rows.js';
@@ -87,7 +87,7 @@ function timeMap(context: MementoContext, req: IncomingMessage, res: ServerRespo
 /** A memento: the version's (first) payload, with its own type and date and the Memento headers. */
 async function memento(context: MementoContext, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
   const place = /^\/memento\/([^/]+)\/([^/]+)\/(\d{1,9})$/.exec(path);
-  const item = place ? itemOfRecord(context.catalog, `${AIPS_DIRECTORY}/${place[1]}/${place[2]}`, Number(place[3])) : undefined;
+  const item = place ? itemOfRecord(context.catalog, bagPathOfFolders(place[1]!, place[2]!), Number(place[3])) : undefined;
   const part = item ? context.catalog.versionParts(item.version.id)[0] : undefined;
   if (part && !context.mayRead(part)) return context.refuse();
   const file = part ? await openServedPayload(context.archiveDir, context.catalog, payloadUrlPath(part.bagPath, part.path)) : undefined;
@@ -129,7 +129,7 @@ function seconds(version: MementoRow): number {
 }
 
 function mementoUrl(context: MementoContext, version: MementoRow): string {
-  return `${context.base}/memento/${version.bagPath.split('/').slice(1).join('/')}/${version.record}`;
+  return `${context.base}/memento/${bagFolders(version.bagPath).join('/')}/${version.record}`;
 }
 
 function timeMapUrl(context: MementoContext, original: string): string {

@@ -4,7 +4,7 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { entityTag, type HeaderField, type SendableFile } from '@oaibag/oai-pmh';
-import { AIPS_DIRECTORY } from '../archive/storage-path.js';
+import { BAG_DEPTH, bagFolders, bagPathOfFolders } from '../aip/layout-names.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ServedPayload } from '../catalog/catalog-schema.js';
 
@@ -31,9 +31,6 @@ export const ARCHIVED_CONTENT_HEADERS: readonly HeaderField[] = [
 export interface OpenedPayload extends SendableFile {
   payload: ServedPayload;
 }
-
-/** Bag folders under aips/ are two levels deep: `harvest-NNNNNN/batch-NNNNN`. */
-const BAG_SEGMENTS = 2;
 
 /**
  * The catalogued payload a `/files/…` URL path names, opened and checked against the
@@ -86,15 +83,14 @@ export function payloadLocationOf(urlPath: string): { bagPath: string; path: str
     if (segment === '' || segment === '.' || segment === '..' || /[/\\\0]/.test(segment)) return undefined;
     segments.push(segment);
   }
-  if (segments.length < BAG_SEGMENTS + 2 || segments[BAG_SEGMENTS] !== 'data') return undefined;
+  if (segments.length < BAG_DEPTH + 2 || segments[BAG_DEPTH] !== 'data') return undefined;
   return {
-    bagPath: [AIPS_DIRECTORY, ...segments.slice(0, BAG_SEGMENTS)].join('/'),
-    path: segments.slice(BAG_SEGMENTS).join('/'),
+    bagPath: bagPathOfFolders(segments[0]!, segments[1]!),
+    path: segments.slice(BAG_DEPTH).join('/'),
   };
 }
 
 /** The `/files/…` URL path of a payload (each segment percent-encoded). */
 export function payloadUrlPath(bagPath: string, path: string): string {
-  const bag = bagPath.split('/').slice(1); // without aips/
-  return FILES_PREFIX + [...bag, ...path.split('/')].map(encodeURIComponent).join('/');
+  return FILES_PREFIX + [...bagFolders(bagPath), ...path.split('/')].map(encodeURIComponent).join('/');
 }

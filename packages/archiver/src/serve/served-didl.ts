@@ -6,7 +6,7 @@
 // the By-Value limit and the client may read it (it is dropped otherwise). Digest Descriptors
 // stay as they were.
 import { escapeAttribute, NS } from '@oaibag/didl';
-import { AIP_NAMESPACE } from '../bag/aip-metadata.js';
+import { AIP_NAMESPACE } from '../aip/aip-metadata.js';
 import type { PayloadLocation } from '../catalog/catalog-schema.js';
 import { ArchiverError } from '../core/errors.js';
 import { scanXmlSpans } from '../core/xml-spans.js';

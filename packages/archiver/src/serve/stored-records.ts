@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { NS } from '@oaibag/didl';
-import { AIP_NAMESPACE } from '../bag/aip-metadata.js';
-import { RECORDS_FILE } from '../bag/batch-bag.js';
+import { AIP_NAMESPACE } from '../aip/aip-metadata.js';
+import { RECORDS_FILE } from '../aip/batch-bag.js';
 import { ArchiverError } from '../core/errors.js';
 import { scanXmlSpans } from '../core/xml-spans.js';
 

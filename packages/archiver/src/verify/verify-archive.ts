@@ -16,9 +16,10 @@ import { lstat, readdir, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
+import { AIPS_DIRECTORY, parseBatchFolder, parseHarvestFolder } from '../aip/layout-names.js';
 import type { ArchiveLock } from '../archive/archive-lock.js';
 import { lockArchiveForWriting, lockArchiveIfWritable } from '../archive/read-only-archive.js';
-import { AIPS_DIRECTORY, resolveArchivePath, TEMP_DIRECTORY } from '../archive/storage-path.js';
+import { resolveArchivePath, TEMP_DIRECTORY } from '../archive/storage-path.js';
 import type { BagProblem, BagProblemKind } from '../bag/bag-verifier.js';
 import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
 import type { CatalogVerification, NewEvent } from '../catalog/catalog-schema.js';
@@ -494,10 +495,6 @@ function catalogueBags(catalog: Catalog): Map<string, Known> {
   return known;
 }
 
-/** The folders of the layout: `aips/harvest-<n>/batch-<n>` (docs/aip-profile.md). */
-const HARVEST_FOLDER = /^harvest-\d{6,}$/;
-const BATCH_FOLDER = /^batch-\d{5,}$/;
-
 /**
  * The bags on disk: directories at aips/harvest-<n>/batch-<n>/ holding bagit.txt, and any
  * catalogued bag path that exists as a directory (wherever it is). Anything else in aips/ — a
@@ -515,13 +512,13 @@ async function findBags(archiveDir: string, known: Map<string, Known>, complain:
   };
   for (const harvest of await listFolder(archiveDir, AIPS_DIRECTORY, complain)) {
     const folder = `${AIPS_DIRECTORY}/${harvest.name}`;
-    if (!harvest.isDirectory() || !HARVEST_FOLDER.test(harvest.name)) {
+    if (!harvest.isDirectory() || parseHarvestFolder(harvest.name) === undefined) {
       stray(folder, harvest);
       continue;
     }
     for (const batch of await listFolder(archiveDir, folder, complain)) {
       const path = `${folder}/${batch.name}`;
-      if (!batch.isDirectory() || !BATCH_FOLDER.test(batch.name)) stray(path, batch);
+      if (!batch.isDirectory() || parseBatchFolder(batch.name) === undefined) stray(path, batch);
       else if (known.has(path) || (await exists(join(archiveDir, ...path.split('/'), 'bagit.txt')))) bags.add(path);
       else stray(path, batch, 'a batch folder without bagit.txt that the catalog does not list');
     }

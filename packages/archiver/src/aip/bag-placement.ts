@@ -1,5 +1,6 @@
-// Puts sealed bags (complete, but still in tmp/) into their places in the archive, several at a
-// time, with two flushes in all instead of fsyncs per bag:
+// Puts sealed bags (complete, but still in tmp/) into their places in the archive's folder,
+// several at a time, with two flushes in all instead of fsyncs per bag: the placement of the
+// folder storage (folder-storage.ts), what AipStorage.placeBags promises.
 //
 //   1. flush every sealed bag's tree (its files and folders reach the disk);
 //   2. `beforeRename`: the caller notes the bags as pending in the catalog (durably);
@@ -14,9 +15,9 @@
 import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { type DiskFlusher, oneShotFlusher } from '../archive/flush-to-disk.js';
+import { verifyBag } from '../bag/bag-verifier.js';
+import type { FinishedBag, SealedBag } from '../bag/sealed-bag.js';
 import { ArchiverError, archiveIoError } from '../core/errors.js';
-import { verifyBag } from './bag-verifier.js';
-import type { FinishedBag, SealedBag } from './sealed-bag.js';
 
 /** The outcome for one bag: placed (or found already there), or refused with the reason. */
 export type Placement = { bag: FinishedBag; error?: undefined } | { bag?: undefined; error: ArchiverError };

@@ -1,15 +1,17 @@
-// Reads a batch bag back (docs/aip-profile.md, format 2): its bag-info.txt labels and the
+// Reads a batch bag back (docs/aip-profile.md, format 2): its bag-info.txt (bag-info.ts) and the
 // index facts of metadata/records.xml.gz (each record's identifier, datestamp, digests and
 // where its bytes are held), streamed, without the records' DIDL. What `oaibag reindex` and the
-// adoption of a bag placed just before a crash rebuild the catalog from.
-import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+// adoption of a bag placed just before a crash rebuild the catalog from. Read through the AIP
+// storage (aip-storage.ts), from the archive or from any folder holding a bag.
+import { pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import sax from 'sax';
 import { ArchiverError } from '../core/errors.js';
 import { AIP_NAMESPACE, type Delivery, type RecordPayload } from './aip-metadata.js';
+import type { StoredBag } from './aip-storage.js';
+import { checkBatchBagFormat, type ReadBagInfo, readBatchBagInfo } from './bag-info.js';
 import { RECORDS_FILE } from './batch-bag.js';
+import { bagInFolder, folderStorage } from './folder-storage.js';
 
 /**
  * A datastream of a record read back, in the shape it was written (RecordPayload): bytes in
@@ -31,28 +33,34 @@ export type ReadRecordEntry =
     }
   | { kind: 'deletion'; n: number; identifier: string; datestamp: string };
 
-/** bag-info.txt as label → value (the first value of a repeated label). */
-export async function readBagInfo(bagDir: string): Promise<Map<string, string>> {
-  const text = await readFile(join(bagDir, 'bag-info.txt'), 'utf8').catch((error: unknown) => {
-    throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${join(bagDir, 'bag-info.txt')} cannot be read: ${(error as Error).message}`, { path: bagDir });
-  });
-  const labels = new Map<string, string>();
-  for (const line of text.split(/\r?\n/)) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) continue;
-    const label = line.slice(0, colon).trim();
-    if (!labels.has(label)) labels.set(label, line.slice(colon + 1).trim());
-  }
-  return labels;
+/** A batch bag read back, ready to be recorded in a catalog. */
+export interface ReadBatchBag {
+  bagPath: string;
+  info: ReadBagInfo & { baseUrl: string };
+  records: ReadRecordEntry[];
 }
 
 /**
- * The records of a batch bag in order, from metadata/records.xml.gz. A file that is missing,
- * not gzip, not well-formed, or whose records lack a fact the catalog needs is damage
- * (ERR_ARCHIVE_DAMAGED naming the bag).
+ * Reads the batch bag at `bagPath` of the archive: its bag-info.txt and records. Refuses a bag
+ * of another format (ERR_ARCHIVE_FORMAT), and one that names no source or whose files cannot
+ * be read (ERR_ARCHIVE_DAMAGED).
  */
-export async function readBatchRecords(bagDir: string): Promise<ReadRecordEntry[]> {
-  const file = join(bagDir, ...RECORDS_FILE.split('/'));
+export async function readBatchBag(archiveDir: string, bagPath: string): Promise<ReadBatchBag> {
+  const bag = { storage: folderStorage(archiveDir), bagPath };
+  const info = await readBatchBagInfo(bag);
+  checkBatchBagFormat(info, bag.storage.where(bagPath));
+  return { bagPath, info, records: await readBatchRecords(bag) };
+}
+
+/**
+ * The records of a batch bag (a folder on disk, or a bag of a store) in order, from
+ * metadata/records.xml.gz. A file that is missing, not gzip, not well-formed, or whose records
+ * lack a fact the catalog needs is damage (ERR_ARCHIVE_DAMAGED naming the bag).
+ */
+export async function readBatchRecords(bag: string | StoredBag): Promise<ReadRecordEntry[]> {
+  const { storage, bagPath } = typeof bag === 'string' ? bagInFolder(bag) : bag;
+  const file = storage.where(`${bagPath}/${RECORDS_FILE}`);
+  const bagDir = storage.where(bagPath);
   const entries: ReadRecordEntry[] = [];
   const damaged = (why: string): ArchiverError => new ArchiverError('ERR_ARCHIVE_DAMAGED', `${file}: ${why}`, { path: bagDir });
   let current: (ReadRecordEntry & { kind: 'version' }) | undefined;
@@ -120,7 +128,9 @@ export async function readBatchRecords(bagDir: string): Promise<ReadRecordEntry[
     problem ??= damaged(`not well-formed XML: ${error.message.split('\n')[0]}`);
   };
   try {
-    const source = createReadStream(file).pipe(createGunzip());
+    // pipeline, not pipe: an error of the file (a missing one) reaches the loop below, and
+    // leaving the loop early closes the file.
+    const source = pipeline(storage.read(`${bagPath}/${RECORDS_FILE}`), createGunzip(), () => undefined);
     source.setEncoding('utf8'); // characters split between chunks are joined
     for await (const chunk of source as AsyncIterable<string>) {
       parser.write(chunk);

@@ -1,7 +1,8 @@
 // One batch bag under construction (docs/aip-profile.md, format 2): the payload files whose
 // bytes the archive does not hold yet, under paths derived from their URLs, and the batch's
 // records and PREMIS events, appended page by page as gzip members. Sealed as one BagIt bag by
-// the bag writer and placed by `placeSealedBags`, like any other bag.
+// the bag writer, with the bag-info.txt of the profile (bag-info.ts), and placed through the
+// archive's AIP storage (aip-storage.ts).
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { type FileHandle, open, readFile } from 'node:fs/promises';
@@ -9,6 +10,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback, gzipSync as gzipSyncDefault, constants as zlibConstants } from 'node:zlib';
 import { TEMP_DIRECTORY } from '../archive/storage-path.js';
+import { normalizePayloadPath, utf8Length } from '../bag/bag-paths.js';
+import { type BagBuilder, createBagBuilder, type KnownDigests, type TagFileWriter } from '../bag/bag-writer.js';
+import type { SealedBag } from '../bag/sealed-bag.js';
 import { archiveIoError } from '../core/errors.js';
 import { writeFully } from '../core/write-fully.js';
 import {
@@ -24,9 +28,11 @@ import {
   recordsHead,
   recordXml,
 } from './aip-metadata.js';
-import { MAX_PAYLOAD_PATH_BYTES, normalizePayloadPath, safeFileName, utf8Length } from './bag-paths.js';
-import { type BagBuilder, createBagBuilder, type KnownDigests, type TagFileWriter } from './bag-writer.js';
-import type { SealedBag } from './sealed-bag.js';
+import type { AipStorage } from './aip-storage.js';
+import { type BatchBagInfo, batchBagInfoLabels } from './bag-info.js';
+import type { Placement, PlaceOptions } from './bag-placement.js';
+import { folderStorage } from './folder-storage.js';
+import { MAX_PAYLOAD_PATH_BYTES, safeFileName } from './payload-names.js';
 
 /**
  * The metadata files at zlib's best compression: on the benchmark's records (2.6 MB of
@@ -90,12 +96,16 @@ export class BatchBag {
   private writing: Promise<void> = Promise.resolve();
   /** Why writing the appended pages failed, once it has. */
   private writeFailure: unknown;
+  /** Where the bag is placed once sealed: the archive's folder. */
+  private readonly storage: AipStorage;
   private constructor(
     private readonly setup: BatchBagSetup,
     private readonly builder: BagBuilder,
     private readonly records: TagFileWriter,
     private readonly events: { path: string; handle: FileHandle },
-  ) {}
+  ) {
+    this.storage = folderStorage(setup.archiveDir);
+  }
 
   static async start(setup: BatchBagSetup): Promise<BatchBag> {
     const builder = await createBagBuilder(setup.archiveDir, setup.now ? { now: setup.now } : {});
@@ -200,9 +210,10 @@ export class BatchBag {
 
   /**
    * Ends records.xml, writes premis.xml (objects, the events, the agent) and the BagIt tag
-   * files: the bag is complete in tmp/, ready for `placeSealedBags`. On failure nothing stays.
+   * files, bag-info.txt from `info` and the batch's counts: the bag is complete in tmp/, ready
+   * for {@link place}. On failure nothing stays.
    */
-  async seal(bagInfo: ReadonlyArray<readonly [string, string]>): Promise<SealedBag> {
+  async seal(info: Omit<BatchBagInfo, 'records' | 'newPayloads' | 'revisits' | 'deletions'>): Promise<SealedBag> {
     try {
       await this.writing;
       await this.records.write(gzipSync(RECORDS_TAIL));
@@ -219,7 +230,14 @@ export class BatchBag {
       await this.abort();
       throw archiveIoError(error, `cannot finish the metadata of ${this.setup.destination}`);
     }
-    return this.builder.seal({ destination: this.setup.destination, bagInfo });
+    const { records, newPayloads, revisits, deletions } = this.counts;
+    return this.builder.seal({ destination: this.setup.destination, bagInfo: batchBagInfoLabels({ ...info, records, newPayloads, revisits, deletions }) });
+  }
+
+  /** Places the sealed bag at its destination in the archive (see AipStorage.placeBags). */
+  async place(sealed: SealedBag, options: PlaceOptions = {}): Promise<Placement> {
+    const [placement] = await this.storage.placeBags([sealed], options);
+    return placement!;
   }
 
   /** Removes everything written so far. */
