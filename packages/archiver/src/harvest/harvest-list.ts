@@ -8,14 +8,14 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { HarvestCounts, ResumeState } from '../catalog/catalog-schema.js';
 import { ArchiverError } from '../core/errors.js';
 import { shown } from '../core/remote-text.js';
+import { type BatchBounds, type BatchTally, HarvestBatch, type PageEntry } from '../ingest/ingest-batch.js';
+import { PageRecords } from '../ingest/page-records.js';
+import type { StoreContext } from '../ingest/store-record.js';
 import { type ListPage, readListPage } from '../oai/list-page.js';
 import { walkList } from '../oai/list-walk.js';
 import type { OaiClient, OaiHttpResponse } from '../oai/oai-client.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from '../oai/retry-policy.js';
-import { type BatchBounds, type BatchTally, HarvestBatch, type PageEntry } from './harvest-batch.js';
 import type { HarvestPlan } from './harvest-plan.js';
-import { PageRecords } from './page-records.js';
-import type { StoreContext } from './store-record.js';
 import { receivedWhole } from './whole-page.js';
 
 /** How many times one harvest starts its list again (badResumptionToken, a token loop). */

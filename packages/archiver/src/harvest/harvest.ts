@@ -4,17 +4,17 @@ import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js'
 import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { checkHttpUrl } from '../core/http-url.js';
+import { harvestMemoryBudget } from '../ingest/incoming-file.js';
+import type { BatchBounds } from '../ingest/ingest-batch.js';
+import { openIngestSession } from '../ingest/ingest-session.js';
 import type { Politeness } from '../oai/host-politeness.js';
 import { identifyRepository } from '../oai/identify.js';
 import { type Compression, type Credentials, OaiClient } from '../oai/oai-client.js';
 import type { ResolveHost } from '../oai/origin-pools.js';
 import type { RetryPolicy } from '../oai/retry-policy.js';
 import type { SourceLimits } from '../oai/source-limits.js';
-import type { BatchBounds } from './harvest-batch.js';
 import { HarvestList, HarvestStopped } from './harvest-list.js';
 import { planHarvest } from './harvest-plan.js';
-import { harvestMemoryBudget } from './incoming-file.js';
-import { openIngestSession } from './ingest-session.js';
 
 export interface HarvestOptions {
   /** The repository's OAI-PMH base URL. */

@@ -17,7 +17,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import { harvestOfBag, indexBags } from '../catalog/index-bags.js';
 import { ArchiverError, archiveIoError } from '../core/errors.js';
 import { writeFully } from '../core/write-fully.js';
-import type { IngestSession } from '../harvest/ingest-session.js';
+import type { IngestSession } from '../ingest/ingest-session.js';
 import { verifyZipBag } from '../verify/verify-zip-bag.js';
 import { type Delivery, openDelivery } from './delivery.js';
 import { SERIALIZED_BAG_NAME } from './delivery-kind.js';

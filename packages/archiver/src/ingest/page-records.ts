@@ -2,7 +2,7 @@
 // one way a harvest takes them: By-Value datastreams received as the DIDL reader decodes them
 // (bytes the archive holds declined), each record verified and stored (store-record.ts) up to
 // `concurrency` at a time while the page is read on, and handed back in page order as batch
-// entries (harvest-batch.ts). `oaibag harvest` and `oaibag import` both read through it.
+// entries (ingest-batch.ts). `oaibag harvest` and `oaibag import` both read through it.
 import type { IncomingDatastream, OaiHeader, ReadDidlOptions, ReadRecord } from '@oaibag/didl';
 import { compactDatestamp } from '../archive/storage-path.js';
 import { oaiHeaderXml } from '../bag/aip-metadata.js';
@@ -10,8 +10,8 @@ import type { HarvestCounts, NewFailure } from '../catalog/catalog-schema.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { shown } from '../core/remote-text.js';
 import { limitError } from '../oai/source-limits.js';
-import type { HarvestBatch, PageEntry } from './harvest-batch.js';
 import { declinedAsHeld, discardIncoming, type IncomingFile, receiveIncoming } from './incoming-file.js';
+import type { HarvestBatch, PageEntry } from './ingest-batch.js';
 import { RecordRefused, recordParts, type StoreContext, storeRecord } from './store-record.js';
 
 export interface PageRecordsSetup {

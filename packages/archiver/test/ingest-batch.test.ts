@@ -1,5 +1,5 @@
 /**
- * The harvest's ingest batch (harvest/harvest-batch.ts) with a real catalog in a temporary
+ * The ingest batch (ingest/ingest-batch.ts) with a real catalog in a temporary
  * archive and real flushers: a commit places one valid batch bag and records, in one
  * transaction, its bag, versions, deletions, failures and the list's resumption token; a record
  * state taken twice is known; bytes the archive holds already become revisits, not files.
@@ -18,8 +18,8 @@ import { verifyBag } from '../src/bag/bag-verifier.ts';
 import { PREMIS_FILE } from '../src/bag/batch-bag.ts';
 import { readBagInfo, readBatchRecords } from '../src/bag/batch-bag-reader.ts';
 import { Catalog } from '../src/catalog/catalog.ts';
-import { adoptPendingBags } from '../src/harvest/adopt-pending-bags.ts';
-import { type BatchBounds, HarvestBatch, type PageEntry } from '../src/harvest/harvest-batch.ts';
+import { adoptPendingBags } from '../src/ingest/adopt-pending-bags.ts';
+import { type BatchBounds, HarvestBatch, type PageEntry } from '../src/ingest/ingest-batch.ts';
 
 const BASE = 'https://example.org/oai';
 const OAI = 'http://www.openarchives.org/OAI/2.0/';

@@ -21,8 +21,8 @@ import { ArchiverError, type ArchiverErrorCode } from '../core/errors.js';
 import { shown } from '../core/remote-text.js';
 import type { OaiClient } from '../oai/oai-client.js';
 import { limitError } from '../oai/source-limits.js';
-import type { HarvestBatch } from './harvest-batch.js';
 import { discardIncoming, type IncomingFile, type MemoryBudget, receiveIncoming } from './incoming-file.js';
+import type { HarvestBatch } from './ingest-batch.js';
 
 /** Where a record is going: the source, the harvest, and the labels every bag carries. */
 export interface StoreContext {
