@@ -31,7 +31,7 @@ async function harvesting(t: TestContext, flusher?: (dir: string) => Promise<Dis
   t.after(() => catalog.close());
   const source = catalog.upsertSource(BASE, { repositoryName: 'Example' });
   const open = async (bounds?: BatchBounds) => {
-    const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    const harvestId = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     const disk = await (flusher ?? ((d: string) => oneShotFlusher(d, 'files')))(dir);
     t.after(() => disk.close());
     const batch = new HarvestBatch({

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { type ReadRecordEntry, readBagInfo, readBatchRecords } from '../bag/batch-bag-reader.js';
 import { ArchiverError } from '../core/errors.js';
 import type { Catalog } from './catalog.js';
-import { ARCHIVE_FORMAT, type HarvestCounts, type VersionChange } from './catalog-schema.js';
+import { ARCHIVE_FORMAT, countedAs, type HarvestCounts } from './catalog-schema.js';
 
 /** A batch bag read back, ready to be recorded. */
 export interface ReadBatchBag {
@@ -114,8 +114,4 @@ export function indexBatchBag(catalog: Catalog, bag: ReadBatchBag): IndexTally {
 function wholeOrNull(value: string | undefined): number | null {
   const n = Number(value);
   return value !== undefined && Number.isSafeInteger(n) && n > 0 ? n : null;
-}
-
-function countedAs(change: VersionChange): 'added' | 'modified' | 'touched' {
-  return change === 'restored' ? 'added' : change;
 }

@@ -236,7 +236,7 @@ export class HarvestList {
     await this.batch.commit({ listResponseDate: this.listResponseDate, ...(listEnd ? { listEnd } : {}) }, state, (tally) => {
       after = { ...this.counts, requests: client.requests };
       addTally(after, tally);
-      catalog.updateHarvestCounts(harvestId, after);
+      catalog.updateRunCounts(harvestId, after);
     });
     if (after) Object.assign(this.counts, { ...after, requests: this.counts.requests });
     this.reportProgress();

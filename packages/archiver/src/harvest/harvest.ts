@@ -115,7 +115,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     const known = catalog.source(options.baseUrl) ?? catalog.ensureSource(options.baseUrl, null);
     // The politeness it keeps, as `oaibag status` shows it: the repository host's figures.
     const polite = { delayMs: client.politeness.delayMs, maxConnections: client.repositoryConnections };
-    const harvestId = catalog.startHarvest(known.id, { from: userFrom ?? null, until: userUntil ?? null, set: options.set ?? null, prefix, ...polite });
+    const harvestId = catalog.startRun(known.id, 'harvest', { from: userFrom ?? null, until: userUntil ?? null, set: options.set ?? null, prefix, ...polite });
     let facts: Awaited<ReturnType<typeof identifyRepository>>;
     try {
       facts = await identifyRepository(client, prefix);
@@ -133,7 +133,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       resume: source.resume,
       granularity: facts.granularity,
     });
-    catalog.setHarvestArguments(harvestId, { from: plan.from, until: plan.until, set: options.set ?? null, prefix, ...polite });
+    catalog.setRunArguments(harvestId, { from: plan.from, until: plan.until, set: options.set ?? null, prefix, ...polite });
     const list = new HarvestList({
       signal: options.signal,
       set: options.set,
@@ -185,7 +185,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       if (error instanceof HarvestStopped && settled === undefined) {
         // Stopped on request: what was stored is committed, the last page's token saved.
         log('stopped on request; the next harvest resumes from the last complete page');
-        catalog.finishHarvest(harvestId, 'interrupted', list.counts, STOPPED_REASON);
+        catalog.finishRun(harvestId, 'interrupted', list.counts, STOPPED_REASON);
         return summaryOf('interrupted', source.watermark);
       }
       throw recordHarvestFailure(catalog, options.archiveDir, source.id, harvestId, list.counts, error instanceof HarvestStopped ? settled : error);
@@ -199,12 +199,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
       if (status === 'complete' && list.listResponseDate) catalog.setWatermark(source.id, list.listResponseDate);
     }
     const open = status === 'partial' ? catalog.openRecordFailuresSince(source.id, source.resume?.harvestId ?? harvestId) : 0;
-    catalog.finishHarvest(
-      harvestId,
-      status,
-      list.counts,
-      status === 'partial' ? `${open} record failure(s) of the list still open, retried next time` : undefined,
-    );
+    catalog.finishRun(harvestId, status, list.counts, status === 'partial' ? `${open} record failure(s) of the list still open, retried next time` : undefined);
     return summaryOf(status, catalog.source(options.baseUrl)?.watermark ?? null);
   } catch (error) {
     // Before the list (adopting bags, starting the harvest) a full disk is the same story.
@@ -226,7 +221,7 @@ function recordHarvestFailure(catalog: Catalog, archiveDir: string, sourceId: nu
   if (!(stop instanceof ArchiverError)) return stop;
   try {
     catalog.recordFailure({ sourceId, harvestId, stage: stop.code === 'ERR_ARCHIVE_FULL' ? 'store' : 'list', code: stop.code, message: stop.message });
-    catalog.finishHarvest(harvestId, 'failed', counts, reasonOf(stop));
+    catalog.finishRun(harvestId, 'failed', counts, reasonOf(stop));
   } catch (bookkeeping) {
     // A full disk may refuse these rows too; the next harvest marks this one interrupted.
     if (!isStorageExhausted(bookkeeping)) throw bookkeeping;
@@ -252,7 +247,7 @@ function reasonOf(error: unknown): string {
 function recordAttemptEnd(catalog: Catalog, harvestId: number, error: unknown): void {
   const stopped = (error as Error | undefined)?.name === 'AbortError';
   try {
-    catalog.finishHarvest(harvestId, stopped ? 'interrupted' : 'failed', {}, reasonOf(error));
+    catalog.finishRun(harvestId, stopped ? 'interrupted' : 'failed', {}, reasonOf(error));
   } catch (bookkeeping) {
     if (!isStorageExhausted(bookkeeping)) throw bookkeeping;
   }

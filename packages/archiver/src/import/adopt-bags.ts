@@ -199,8 +199,8 @@ async function placeBag(catalog: Catalog, archiveDir: string, bag: UnpackedBag):
   }
   const { info } = bag;
   const source = catalog.ensureSource(info.get('OAI-Base-URL')!, info.get('Source-Repository-Name') ?? null);
-  const { harvestId, args, startedAt } = harvestOfBag({ bagPath: bag.destination, info });
-  catalog.ensureHarvest(harvestId, source.id, args, startedAt);
+  const { harvestId, kind, args, startedAt } = harvestOfBag({ bagPath: bag.destination, info });
+  catalog.ensureRun(harvestId, source.id, kind, args, startedAt);
   const target = join(archiveDir, ...bag.destination.split('/'));
   const aips = join(archiveDir, AIPS_DIRECTORY);
   const harvestFolder = dirname(target);

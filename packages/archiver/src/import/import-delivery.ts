@@ -144,7 +144,7 @@ async function ingestRecords(
   });
   try {
     const source = catalog.ensureSource(sourceUrl, options.sourceName ?? null);
-    const importId = catalog.startHarvest(source.id, { prefix: 'oai_didl', delivery: facts, ...(cutOff ? { until: cutOff.until } : {}) });
+    const importId = catalog.startRun(source.id, 'import', { prefix: 'oai_didl', delivery: facts, ...(cutOff ? { until: cutOff.until } : {}) });
     const counts: HarvestCounts = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
     const context: StoreContext = {
       archiveDir: options.archiveDir,
@@ -240,7 +240,7 @@ async function ingestRecords(
       const listEnd = stopped ? undefined : counts.failed > 0 ? 'partial' : 'complete';
       await run.commit(listEnd, listEnd === 'complete' ? watermarkToSet(catalog.source(sourceUrl)?.watermark ?? null, cutOff, log) : undefined);
       const status = stopped ? 'interrupted' : counts.failed > 0 ? 'partial' : 'complete';
-      catalog.finishHarvest(importId, status, counts);
+      catalog.finishRun(importId, status, counts);
       if (stopped) log('stopped on request; importing the same delivery again continues it');
       else if (cutOff && status === 'partial')
         log(`some records failed: the watermark is not set (--until ${cutOff.until}), so the next harvest lists everything`);
@@ -259,7 +259,7 @@ async function ingestRecords(
       const stop = isStorageExhausted(error) ? archiveFullError(options.archiveDir, error) : (settled ?? error);
       if (stop instanceof ArchiverError) {
         catalog.recordFailure({ sourceId: source.id, harvestId: importId, stage: 'store', code: stop.code, message: stop.message });
-        catalog.finishHarvest(importId, 'failed', counts);
+        catalog.finishRun(importId, 'failed', counts);
       }
       throw stop;
     }
@@ -324,7 +324,7 @@ class ImportRun {
     let committed = false;
     await this.batch.commit({ listResponseDate: watermark ?? null, ...(listEnd ? { listEnd } : {}) }, undefined, (tally: BatchTally) => {
       for (const key of Object.keys(tally) as Array<keyof BatchTally>) this.counts[key] += tally[key];
-      this.catalog.updateHarvestCounts(this.importId, this.counts);
+      this.catalog.updateRunCounts(this.importId, this.counts);
       if (watermark !== undefined) this.catalog.setWatermark(this.sourceId, watermark);
       committed = true;
     });

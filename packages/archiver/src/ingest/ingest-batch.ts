@@ -23,12 +23,12 @@ import { BatchBag, type ReceivedBytes } from '../bag/batch-bag.js';
 import type { Catalog } from '../catalog/catalog.js';
 import {
   ARCHIVE_FORMAT,
+  countedAs,
   type HarvestCounts,
   type NewFailure,
   type NewVersion,
   type PayloadLocation,
   type ResumeState,
-  type VersionChange,
   type VersionFetch,
 } from '../catalog/catalog-schema.js';
 import { ArchiverError } from '../core/errors.js';
@@ -418,9 +418,4 @@ export class HarvestBatch {
     );
     return labels;
   }
-}
-
-/** A resource that reappears after a deletion counts as added in a harvest's summary. */
-function countedAs(change: VersionChange): 'added' | 'modified' | 'touched' {
-  return change === 'restored' ? 'added' : change;
 }

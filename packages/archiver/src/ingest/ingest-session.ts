@@ -56,7 +56,7 @@ export async function openIngestSession(
     catalog = Catalog.open(archiveDir);
     // The flusher's self-check (one syncfs) runs while the run starts (Identify, the first pages).
     flusher = flusherWhenReady(openDiskFlusher(archiveDir));
-    catalog.interruptRunningHarvests();
+    catalog.interruptRunningRuns();
     const adopted = await adoptPendingBags(archiveDir, catalog);
     if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
     return { catalog, flusher, close };
