@@ -1,8 +1,8 @@
-// The records of one page (a ListRecords page, or a file of an out-of-band delivery), taken the
-// one way a harvest takes them: By-Value datastreams received as the DIDL reader decodes them
+// The records of one page (a ListRecords page, or files of an out-of-band delivery), taken the
+// one way a run takes them: By-Value datastreams received as the DIDL reader decodes them
 // (bytes the archive holds declined), each record verified and stored (store-record.ts) up to
-// `concurrency` at a time while the page is read on, and handed back in page order as batch
-// entries (ingest-batch.ts). `oaibag harvest` and `oaibag import` both read through it.
+// `concurrency` at a time while the page is read on, and taken into the run's batch in page
+// order (ingest-batch.ts). `oaibag harvest` and `oaibag import` both read through it.
 import type { IncomingDatastream, OaiHeader, ReadDidlOptions, ReadRecord } from '@oaibag/didl';
 import { compactDatestamp } from '../archive/storage-path.js';
 import { oaiHeaderXml } from '../bag/aip-metadata.js';
@@ -11,29 +11,26 @@ import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/err
 import { shown } from '../core/remote-text.js';
 import { limitError } from '../oai/source-limits.js';
 import { declinedAsHeld, discardIncoming, type IncomingFile, receiveIncoming } from './incoming-file.js';
-import type { HarvestBatch, PageEntry } from './ingest-batch.js';
-import { RecordRefused, recordParts, type StoreContext, storeRecord } from './store-record.js';
+import type { IngestBatch, PageEntry } from './ingest-batch.js';
+import type { IngestContext } from './ingest-context.js';
+import { RecordRefused, recordParts, storeRecord } from './store-record.js';
 
 export interface PageRecordsSetup {
-  context: StoreContext;
-  batch: HarvestBatch;
-  /** The harvest's counts: `records` and `failed` move as records are read. */
+  context: IngestContext;
+  batch: IngestBatch;
+  /** The run's counts: `records` and `failed` move as records are read. */
   counts: HarvestCounts;
-  log: (line: string) => void;
-  /** Records stored at once. */
-  concurrency: number;
-  /** After each record. */
-  progress?: () => void;
-  /**
-   * Takes the page's records into the batch while the page is still being read, in list order,
-   * as soon as {@link DELIVER_EVERY} in a row are done (a harvest; an import leaves it out and
-   * takes the records at the end of each file). Without it a page's records are held until the
-   * page ends: a page that never ends grew the harvester by some 20 KB a record.
-   */
-  deliver?: (entries: PageEntry[]) => Promise<void>;
+  /** The page's number in the run, from 1 (bag-info.txt's Batch-Pages). */
+  page: number;
+  /** After each record (a progress display). */
+  progress?: (() => void) | undefined;
 }
 
-/** Records handed to `deliver` at once: enough to write records.xml in runs, few enough to hold. */
+/**
+ * Records taken into the batch at once while the page is still being read, in list order, as
+ * soon as that many in a row are done: enough to write records.xml in runs, few enough to hold
+ * (held until the page ended, a page that never ends grew the harvester by some 20 KB a record).
+ */
 export const DELIVER_EVERY = 64;
 
 /** One record of the page: its entry once processed (undefined when it adds nothing). */
@@ -41,12 +38,6 @@ interface Slot {
   entry: PageEntry | undefined;
   done: boolean;
 }
-
-/**
- * The header of a record that came without one (a standalone DIDL document of a delivery);
- * without it such a record adds nothing.
- */
-export type HeaderFor = (record: ReadRecord) => OaiHeader | undefined;
 
 /** One page's records as they are read; a new one for every page (and every attempt at it). */
 export class PageRecords {
@@ -64,8 +55,12 @@ export class PageRecords {
 
   constructor(private readonly setup: PageRecordsSetup) {}
 
-  /** The DIDL reader's handlers for this page (with `keepReceivedXml` and `lenientIdentifier`). */
-  readOptions(headerFor?: HeaderFor): ReadDidlOptions {
+  /**
+   * The DIDL reader's handlers for this page (with `keepReceivedXml` and `lenientIdentifier`).
+   * `standaloneDatestamp` dates a record that comes without a header (a standalone DIDL document
+   * of a delivery: its identifier is the DIDL's); without it such a record adds nothing.
+   */
+  readOptions(standaloneDatestamp?: string): ReadDidlOptions {
     const { batch, context } = this.setup;
     return {
       keepReceivedXml: true,
@@ -84,7 +79,7 @@ export class PageRecords {
       onRecord: (record: ReadRecord) => {
         const received = this.pending;
         this.pending = [];
-        return this.take(record, received, headerFor);
+        return this.take(record, received, standaloneDatestamp);
       },
     };
   }
@@ -93,8 +88,8 @@ export class PageRecords {
    * Takes one record with the datastreams received for it (in the order of its By-Value parts),
    * stored while the caller reads on; waits only when `concurrency` records are in flight.
    */
-  async take(record: ReadRecord, received: IncomingFile[], headerFor?: HeaderFor): Promise<void> {
-    const { context, batch, counts, log } = this.setup;
+  async take(record: ReadRecord, received: IncomingFile[], standaloneDatestamp?: string): Promise<void> {
+    const { context, batch, counts } = this.setup;
     // A page is committed when it ends: one that never does must not grow the batch (nor, for
     // an import's file, the memory) without end.
     const limits = context.client.limits;
@@ -111,10 +106,10 @@ export class PageRecords {
     // Counted as the record arrives, before any of its datastreams is fetched.
     this.parts = parts;
     await this.deliverDone();
-    const header = record.header ?? (record.didl ? headerFor?.(record) : undefined);
+    const header = record.header ?? standaloneHeader(record, standaloneDatestamp);
     const slot: Slot = { entry: undefined, done: false };
     this.slots.push(slot);
-    const job = processRecord(context, batch, header ? { ...record, header } : record, received, counts, log)
+    const job = processRecord(context, batch, header ? { ...record, header } : record, received, counts)
       .then((entry) => {
         slot.entry = entry;
         this.heldXml += heldXmlOf(entry);
@@ -128,7 +123,7 @@ export class PageRecords {
         this.inFlight.delete(job);
       });
     this.inFlight.add(job);
-    if (this.inFlight.size >= this.setup.concurrency) await Promise.race(this.inFlight);
+    if (this.inFlight.size >= context.concurrency) await Promise.race(this.inFlight);
   }
 
   /** Waits for the records in flight; the page's entries in order, or the first error. */
@@ -156,10 +151,9 @@ export class PageRecords {
     return entries;
   }
 
-  /** Hands the records done at the head of the page to `deliver`, once there are DELIVER_EVERY of them. */
+  /** Takes the records done at the head of the page into the batch, once there are DELIVER_EVERY of them. */
   private async deliverDone(): Promise<void> {
-    const deliver = this.setup.deliver;
-    if (deliver === undefined || this.firstError !== undefined) return;
+    if (this.firstError !== undefined) return;
     let ready = 0;
     while (ready < this.slots.length && this.slots[ready]!.done) ready++;
     if (ready < DELIVER_EVERY) return;
@@ -168,8 +162,14 @@ export class PageRecords {
       .map((slot) => slot.entry)
       .filter((entry): entry is PageEntry => entry !== undefined);
     for (const entry of entries) this.heldXml -= heldXmlOf(entry);
-    await deliver(entries);
+    await this.setup.batch.addPage(this.setup.page, entries);
   }
+}
+
+/** The header of a standalone DIDL document's record: the DIDL's identifier, the datestamp given. */
+function standaloneHeader(record: ReadRecord, datestamp: string | undefined): OaiHeader | undefined {
+  if (!record.didl || datestamp === undefined) return undefined;
+  return { identifier: record.didl.identifier, datestamp, setSpecs: [], deleted: false };
 }
 
 /** The bytes of received XML an entry holds until its page is stored. */
@@ -184,13 +184,13 @@ function heldXmlOf(entry: PageEntry | undefined): number {
 
 /** One record of a page: its entry for the batch, or undefined when it adds nothing (known, no header). */
 async function processRecord(
-  context: StoreContext,
-  batch: HarvestBatch,
+  context: IngestContext,
+  batch: IngestBatch,
   record: ReadRecord,
   received: IncomingFile[],
   counts: HarvestCounts,
-  log: (line: string) => void,
 ): Promise<PageEntry | undefined> {
+  const { log } = context;
   const header = record.header;
   counts.records++;
   if (!header) {
@@ -266,7 +266,6 @@ async function processRecord(
   }
 }
 
-/** A failure of one record of the harvest, for the batch. */
 /** The error of a datestamp that is not an OAI-PMH one (`YYYY-MM-DD`, `YYYY-MM-DDThh:mm:ssZ`); undefined for a good one. */
 function datestampRefusal(datestamp: string): ArchiverError | undefined {
   try {
@@ -278,8 +277,9 @@ function datestampRefusal(datestamp: string): ArchiverError | undefined {
   }
 }
 
+/** A failure of one record of the run, for the batch. */
 function failureOf(
-  context: StoreContext,
+  context: IngestContext,
   header: { identifier: string; datestamp: string },
   reason: Pick<NewFailure, 'stage' | 'code' | 'message' | 'expected' | 'found'>,
 ): PageEntry {
