@@ -3,7 +3,7 @@
 // (bytes the archive holds declined), each record verified and stored (store-record.ts) up to
 // `concurrency` at a time while the page is read on, and taken into the run's batch in page
 // order (ingest-batch.ts). `oaibag harvest` and `oaibag import` both read through it.
-import type { IncomingDatastream, OaiHeader, ReadDidlOptions, ReadRecord } from '@oaibag/didl';
+import type { DidlDocument, IncomingDatastream, OaiHeader, ReadDidlOptions, ReadRecord } from '@oaibag/didl';
 import { compactDatestamp } from '../archive/storage-path.js';
 import { oaiHeaderXml } from '../bag/aip-metadata.js';
 import type { HarvestCounts, NewFailure } from '../catalog/catalog-schema.js';
@@ -190,21 +190,16 @@ async function processRecord(
   received: IncomingFile[],
   counts: HarvestCounts,
 ): Promise<PageEntry | undefined> {
-  const { log } = context;
   const header = record.header;
   counts.records++;
-  if (!header) {
-    for (const file of received) await discardIncoming(file);
-    return undefined;
-  }
+  const didl = record.error ? undefined : record.didl;
   // A datestamp that is not an OAI-PMH one is refused here, as docs/archiver.md says, rather
   // than stored for `oaibag restore` (which orders versions by it) to fail on.
-  const refusal = datestampRefusal(header.datestamp);
+  const refusal = header && datestampRefusal(header.datestamp);
+  if (!header || refusal || header.deleted || !didl) for (const file of received) await discardIncoming(file);
+  if (!header) return undefined;
   if (refusal) {
-    for (const file of received) await discardIncoming(file);
-    counts.failed++;
-    log(`failed: ${shown(header.identifier)}: ${refusal.message} [${refusal.code}]`);
-    return failureOf(context, header, {
+    return failed(context, counts, header, {
       stage: 'verify',
       code: refusal.code,
       message: refusal.message,
@@ -212,51 +207,59 @@ async function processRecord(
       found: shown(header.datestamp),
     });
   }
-  if (header.deleted) {
-    for (const file of received) await discardIncoming(file);
-    if (batch.knownDeletion(header.identifier, header.datestamp)) return undefined;
-    const headerXml = record.receivedHeader ?? Buffer.from(oaiHeaderXml(header), 'utf8');
-    return {
-      kind: 'deletion',
-      facts: {
-        kind: 'deletion',
-        identifier: header.identifier,
-        datestamp: header.datestamp,
-        headerXml,
-        ...(record.receivedAbout ? { aboutXml: record.receivedAbout } : {}),
-      },
-    };
-  }
-  if (record.error || !record.didl) {
-    for (const file of received) await discardIncoming(file);
-    counts.failed++;
+  if (header.deleted) return batch.knownDeletion(header.identifier, header.datestamp) ? undefined : deletionOf(record, header);
+  if (!didl) {
     const error = record.error;
-    log(`failed: ${shown(header.identifier)}: ${error?.message ?? 'no DIDL'} [${error?.code ?? 'ERR_HARVEST_FORMAT'}]`);
-    return failureOf(context, header, {
+    const reason = {
       stage: 'verify',
       code: error?.code ?? 'ERR_HARVEST_FORMAT',
       message: error?.message ?? 'the record carries no DIDL',
       expected: error?.expected === undefined ? null : String(error.expected),
       found: error?.found === undefined ? null : String(error.found),
-    });
+    } as const;
+    return failed(context, counts, header, reason, error?.message ?? 'no DIDL');
   }
+  return stored(context, batch, { ...record, header, didl }, received, counts);
+}
+
+/** A deletion the archive does not know yet, its header (and `about`s) as received. */
+function deletionOf(record: ReadRecord, header: OaiHeader): PageEntry {
+  const headerXml = record.receivedHeader ?? Buffer.from(oaiHeaderXml(header), 'utf8');
+  return {
+    kind: 'deletion',
+    facts: {
+      kind: 'deletion',
+      identifier: header.identifier,
+      datestamp: header.datestamp,
+      headerXml,
+      ...(record.receivedAbout ? { aboutXml: record.receivedAbout } : {}),
+    },
+  };
+}
+
+/** A record with its DIDL, verified and stored (storeRecord): its version, or its failure. */
+async function stored(
+  context: IngestContext,
+  batch: IngestBatch,
+  record: ReadRecord & { header: OaiHeader; didl: DidlDocument },
+  received: IncomingFile[],
+  counts: HarvestCounts,
+): Promise<PageEntry | undefined> {
   try {
     const asReceived = {
       ...(record.receivedHeader ? { header: record.receivedHeader } : {}),
       ...(record.receivedDidl ? { didl: record.receivedDidl } : {}),
       ...(record.receivedAbout ? { about: record.receivedAbout } : {}),
     };
-    const stored = await storeRecord(context, batch, header, record.didl, received, asReceived);
+    const stored = await storeRecord(context, batch, record.header, record.didl, received, asReceived);
     if (stored.known) return undefined;
     return { kind: 'version', facts: stored.facts, parts: stored.parts, fetches: stored.fetches };
   } catch (error) {
-    // No room left is the archive's problem, not this record's: the whole harvest stops.
+    // No room left is the archive's problem, not this record's: the whole run stops.
     if (isStorageExhausted(error)) throw archiveFullError(context.archiveDir, error);
     if (!(error instanceof ArchiverError)) throw error;
-    counts.failed++;
     const refused = error instanceof RecordRefused ? error : undefined;
-    log(`failed: ${shown(header.identifier)}: ${error.message} [${error.code}]`);
-    return failureOf(context, header, {
+    return failed(context, counts, record.header, {
       stage: refused?.stage ?? 'store',
       code: error.code,
       message: error.message,
@@ -277,12 +280,16 @@ function datestampRefusal(datestamp: string): ArchiverError | undefined {
   }
 }
 
-/** A failure of one record of the run, for the batch. */
-function failureOf(
+/** A failure of one record of the run, counted and logged, for the batch. */
+function failed(
   context: IngestContext,
+  counts: HarvestCounts,
   header: { identifier: string; datestamp: string },
   reason: Pick<NewFailure, 'stage' | 'code' | 'message' | 'expected' | 'found'>,
+  logged = reason.message,
 ): PageEntry {
+  counts.failed++;
+  context.log(`failed: ${shown(header.identifier)}: ${logged} [${reason.code}]`);
   return {
     kind: 'failure',
     failure: { sourceId: context.sourceId, harvestId: context.harvestId, identifier: header.identifier, datestamp: header.datestamp, ...reason },
