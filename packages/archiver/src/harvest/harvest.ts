@@ -113,7 +113,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
 }
 
 /** The harvest's options as harvestSource takes them: with their defaults. */
-type Settled = HarvestOptions & { prefix: string; log: (line: string) => void; concurrency: number };
+type HarvestSetup = HarvestOptions & { prefix: string; log: (line: string) => void; concurrency: number };
 
 /** The OAI-PMH client of a harvest: the user's options, its retries logged. */
 function clientOptions(options: HarvestOptions, catalog: Catalog, log: (line: string) => void): OaiClientOptions {
@@ -135,7 +135,7 @@ function clientOptions(options: HarvestOptions, catalog: Catalog, log: (line: st
 async function harvestSource(
   session: IngestSession,
   client: OaiClient,
-  options: Settled,
+  options: HarvestSetup,
   window: { from: string | undefined; until: string | undefined },
 ): Promise<HarvestSummary> {
   const { catalog } = session;
