@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Audit benchmark: `oaibag audit` over a catalog of 100,000 resources and three harvests,
-// built directly through the Catalog API (startHarvest, recordVersion, recordDeletion; the
+// built directly through the Catalog API (startRun, recordVersion, recordDeletion; the
 // audit reads only the catalog, so no bags are written). Times the audit in each format for the
 // latest harvest and for all three (every resource is a row), writing to a file as --out does.
 // Target: under 5 s for the audit of 100,000 resources. Run with
@@ -85,11 +85,11 @@ function buildCatalog(dir) {
   const n50 = Math.floor(RESOURCES / 50);
   const n100 = Math.floor(RESOURCES / 100);
 
-  const h1 = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+  const h1 = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
   inBatches(0, RESOURCES, (n) => version(h1, n, '2024-01-01T00:00:00Z', 0));
-  catalog.finishHarvest(h1, 'complete');
+  catalog.finishRun(h1, 'complete');
 
-  const h2 = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+  const h2 = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
   inBatches(0, n10, (n) => version(h2, n, '2024-02-01T00:00:00Z', 1)); // modified
   inBatches(
     n10,
@@ -100,9 +100,9 @@ function buildCatalog(dir) {
   ); // touched
   inBatches(2 * n10, 2 * n10 + n20, (n) => deletion(h2, n, '2024-02-01T00:00:00Z'));
   inBatches(RESOURCES, RESOURCES + n20, (n) => version(h2, n, '2024-02-01T00:00:00Z', 0)); // added
-  catalog.finishHarvest(h2, 'complete');
+  catalog.finishRun(h2, 'complete');
 
-  const h3 = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+  const h3 = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
   inBatches(2 * n10, 2 * n10 + n50, (n) => version(h3, n, '2024-03-01T00:00:00Z', 0)); // restored
   inBatches(3 * n10, 3 * n10 + n20, (n) => version(h3, n, '2024-03-01T00:00:00Z', 2)); // modified
   inBatches(
@@ -117,7 +117,7 @@ function buildCatalog(dir) {
         harvestId: h3,
       }) && counts.versions++,
   );
-  catalog.finishHarvest(h3, 'complete');
+  catalog.finishRun(h3, 'complete');
   catalog.close();
   return counts;
 }

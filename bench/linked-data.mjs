@@ -46,7 +46,7 @@ function buildCatalog(dir) {
     [1, '2026-01-01T00:00:00Z'],
     [2, '2026-02-01T00:00:00Z'],
   ]) {
-    const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    const harvestId = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     for (let start = 0; start < RESOURCES; start += 1000) {
       const end = Math.min(RESOURCES, start + 1000);
       const bagPath = `aips/harvest-${String(harvestId).padStart(6, '0')}/batch-${String(start / 1000 + 1).padStart(5, '0')}`;
@@ -87,7 +87,7 @@ function buildCatalog(dir) {
         for (let n = 0; n < RESOURCES; n += 20) catalog.recordDeletion(source.id, identifier(n), '2026-02-15T00:00:00Z', harvestId);
       });
     }
-    catalog.finishHarvest(harvestId, 'complete');
+    catalog.finishRun(harvestId, 'complete');
   }
   return catalog;
 }

@@ -41,7 +41,7 @@ function buildCatalog(dir, resources) {
   const catalog = Catalog.open(dir);
   const baseUrl = 'https://www.example.org/oai';
   const source = catalog.upsertSource(baseUrl, { repositoryName: 'status bench', granularity: 'YYYY-MM-DDThh:mm:ssZ' });
-  const first = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+  const first = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
   const sha = (n) => n.toString(16).padStart(64, '0');
   const size = (n) => 1000 + (n % 5000);
   for (let start = 0; start < resources; start += 1000) {
@@ -76,12 +76,12 @@ function buildCatalog(dir, resources) {
       );
     });
   }
-  catalog.finishHarvest(first, 'complete', { records: resources });
+  catalog.finishRun(first, 'complete', { records: resources });
   catalog.transaction(() => {
     for (let night = 0; night < NIGHTS; night++) {
-      const id = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
-      if (night % 10 === 3) catalog.finishHarvest(id, 'failed', {}, 'connect ECONNREFUSED [ERR_HARVEST_UNREACHABLE]');
-      else catalog.finishHarvest(id, 'complete', { records: 100 });
+      const id = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
+      if (night % 10 === 3) catalog.finishRun(id, 'failed', {}, 'connect ECONNREFUSED [ERR_HARVEST_UNREACHABLE]');
+      else catalog.finishRun(id, 'complete', { records: 100 });
     }
     for (let n = 0; n < 50; n++) {
       catalog.recordFailure({

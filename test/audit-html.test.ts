@@ -40,20 +40,20 @@ before(async () => {
         mimeType,
         harvestId,
       });
-    const one = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    const one = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     for (const [n, name] of ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot'].entries()) put(one, name, '2024-01-01T00:00:00Z', 'abcdef'[n]!, 100 + n);
-    catalog.finishHarvest(one, 'complete');
-    const two = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    catalog.finishRun(one, 'complete');
+    const two = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     put(two, 'alpha', '2024-02-01T00:00:00Z', '1', 500); // modified
     catalog.recordDeletion(source.id, 'https://example.org/bravo', '2024-02-01T00:00:00Z', two);
     catalog.recordDeletion(source.id, 'https://example.org/charlie', '2024-02-01T00:00:00Z', two);
     put(two, 'delta', '2024-02-01T00:00:00Z', 'd', 103, 'text/plain'); // touched, MIME changed
-    catalog.finishHarvest(two, 'complete');
-    const three = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    catalog.finishRun(two, 'complete');
+    const three = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     put(three, 'charlie', '2024-03-01T00:00:00Z', 'c', 102); // back
     put(three, HOSTILE, '2024-03-01T00:00:00Z', '2', 7); // added
     catalog.recordDeletion(source.id, 'https://example.org/echo', '2024-03-01T00:00:00Z', three);
-    catalog.finishHarvest(three, 'complete');
+    catalog.finishRun(three, 'complete');
     // Harvest 1 is the period's start: its additions are before it; 2 and 3 are the period.
     const since = catalog.harvest(two)!.startedAt;
     report = audit(catalog, { since });
@@ -196,7 +196,7 @@ test('a large audit is drawn 1,000 rows a page; control characters show as escap
   const catalog = Catalog.open(dir);
   try {
     const source = catalog.upsertSource(BASE, {});
-    const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    const harvestId = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     catalog.transaction(() => {
       for (let n = 0; n < 2500; n++) {
         const identifier = n === 7 ? 'https://example.org/\x1b[2Jbell\x07' : `https://example.org/file-${String(n).padStart(4, '0')}`;
@@ -210,7 +210,7 @@ test('a large audit is drawn 1,000 rows a page; control characters show as escap
         });
       }
     });
-    catalog.finishHarvest(harvestId, 'complete');
+    catalog.finishRun(harvestId, 'complete');
     await writeAuditOutput(formatAudit(openAudit(catalog), 'html'), join(dir, 'audit.html'));
   } finally {
     catalog.close();

@@ -281,7 +281,7 @@ test('a MIME type change of the same identifier is flagged (hand-made catalog: t
   const catalog = Catalog.open(dir);
   try {
     const source = catalog.upsertSource('http://mime.example/oai', {});
-    const one = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    const one = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     storeVersion(catalog, {
       sourceId: source.id,
       identifier: 'x',
@@ -300,8 +300,8 @@ test('a MIME type change of the same identifier is flagged (hand-made catalog: t
       mimeType: 'text/plain',
       harvestId: one,
     });
-    catalog.finishHarvest(one, 'complete');
-    const two = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    catalog.finishRun(one, 'complete');
+    const two = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     storeVersion(catalog, {
       sourceId: source.id,
       identifier: 'x',
@@ -320,7 +320,7 @@ test('a MIME type change of the same identifier is flagged (hand-made catalog: t
       mimeType: 'text/plain',
       harvestId: two,
     });
-    catalog.finishHarvest(two, 'complete');
+    catalog.finishRun(two, 'complete');
     const report = audit(catalog);
     assert.deepEqual(
       report.rows.map((r) => [r.identifier, r.change, r.mimeChanged, r.before?.mimeType, r.after.mimeType]),
@@ -385,7 +385,7 @@ test('a version and a deletion of one resource in one harvest are ordered by dat
   const catalog = Catalog.open(dir);
   try {
     const source = catalog.upsertSource('http://order.example/oai', {});
-    const one = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    const one = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     storeVersion(catalog, {
       sourceId: source.id,
       identifier: 'late-deletion',
@@ -402,8 +402,8 @@ test('a version and a deletion of one resource in one harvest are ordered by dat
       sha256: 'b'.repeat(64),
       harvestId: one,
     });
-    catalog.finishHarvest(one, 'complete');
-    const two = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    catalog.finishRun(one, 'complete');
+    const two = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     // Recorded out of order (a concurrent harvest stores records as they complete).
     catalog.recordDeletion(source.id, 'late-deletion', '2024-02-02T00:00:00Z', two);
     storeVersion(catalog, {
@@ -423,7 +423,7 @@ test('a version and a deletion of one resource in one harvest are ordered by dat
       harvestId: two,
     });
     catalog.recordDeletion(source.id, 'early-deletion', '2024-02-01T00:00:00Z', two);
-    catalog.finishHarvest(two, 'complete');
+    catalog.finishRun(two, 'complete');
     assert.deepEqual(
       audit(catalog).rows.map((r) => [r.identifier, r.change, r.after.datestamp]),
       [

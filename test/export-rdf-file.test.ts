@@ -28,7 +28,7 @@ before(() => {
   const catalog = Catalog.open(archive);
   try {
     const source = catalog.upsertSource('http://rdf.example/oai', {});
-    const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    const harvestId = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     for (let i = 0; i < VERSIONS; i++) {
       const sha256 = i.toString(16).padStart(64, '0');
       storeVersion(catalog, {
@@ -41,7 +41,7 @@ before(() => {
         harvestId,
       });
     }
-    catalog.finishHarvest(harvestId, 'complete');
+    catalog.finishRun(harvestId, 'complete');
   } finally {
     catalog.close();
   }

@@ -431,7 +431,7 @@ test('killed at moments spread over a whole harvest: every trial ends complete, 
 /**
  * Kills a harvest at the one moment a timed kill rarely hits: bags renamed into place, their
  * catalog rows not yet written. A page's bags are noted as pending, renamed, flushed, and only
- * then recorded (HarvestBatch). The test watches for pending notes and then holds the catalog's
+ * then recorded (IngestBatch). The test watches for pending notes and then holds the catalog's
  * write lock (BEGIN IMMEDIATE), so the child's page commit waits (busy_timeout) while its
  * renames go on; once a bag is on disk without its row, SIGKILL. A page whose commit came
  * before the lock is let go, and the next page is tried. With `afterBags`, the hunt starts

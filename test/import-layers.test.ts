@@ -18,6 +18,7 @@ const ARCHIVER_LAYERS: Record<string, number> = {
   bag: 2,
   aip: 2.5, // oaibag's AIP profile and layout on top of generic BagIt; read by catalog and everything above
   catalog: 3,
+  ingest: 3.7, // one run that harvest and import feed: above catalog, oai and bag, below both sources
   harvest: 4,
   urls: 4,
   restore: 4,
@@ -27,7 +28,7 @@ const ARCHIVER_LAYERS: Record<string, number> = {
   reindex: 4,
   serve: 4,
   export: 4,
-  import: 5, // above harvest and export, whose bags and catalog an import writes
+  import: 5, // above verify, whose bag check it runs on serialized bags
   mirror: 5,
   repair: 5, // above verify, whose fixity check it runs first
   commands: 6,

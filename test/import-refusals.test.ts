@@ -1,7 +1,8 @@
 // `oaibag import` of hostile deliveries (issue 16): each refused with one coded line naming the
 // entry, exit 1, and nothing stored: not a bag, not a catalog row, not even the archive folder
 // (the delivery is screened whole before the archive is opened). The screening itself is tested
-// case by case in import-delivery.test.ts; here the command's end of it.
+// case by case in import-delivery.test.ts; here the command's end of it, and a delivery damaged
+// past the screening, which fails its import run as a failed harvest fails.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { deflateRawSync } from 'node:zlib';
+import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
 import { importDelivery } from '../packages/archiver/src/import/import-delivery.ts';
 import { rawZip } from './raw-zip.ts';
 
@@ -84,4 +86,31 @@ test("a site's files without --base-url are refused after the screening, and the
     (error: NodeJS.ErrnoException) => error.code === 'ERR_IMPORT_KIND' && /--base-url/.test(error.message),
   );
   assert.equal(existsSync(archive), false);
+});
+
+test('a delivery damaged past the screening fails its import run: the row is failed with its reason, as a failed harvest is, and status says why', async () => {
+  const folder = join(work, 'error-response');
+  mkdirSync(folder);
+  writeFileSync(
+    join(folder, 'page.xml'),
+    '<?xml version="1.0" encoding="UTF-8"?>\n<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><responseDate>2024-01-01T00:00:00Z</responseDate>' +
+      '<request verb="ListRecords">http://repo.example/oai</request><error code="badArgument">no such argument</error></OAI-PMH>\n',
+  );
+  const archive = join(work, 'archive-error-response');
+  await assert.rejects(importDelivery({ archiveDir: archive, delivery: folder }), (error: NodeJS.ErrnoException) => error.code === 'ERR_IMPORT_DAMAGED');
+  const catalog = Catalog.open(archive, { create: false });
+  try {
+    const source = catalog.source('http://repo.example/oai')!;
+    const run = catalog.lastHarvest(source.id)!;
+    assert.deepEqual([run.kind, run.status], ['import', 'failed']);
+    assert.match(run.reason ?? '', /page\.xml is an OAI-PMH error response \(badArgument: no such argument\) \[ERR_IMPORT_DAMAGED\]$/);
+    assert.deepEqual(
+      catalog.openFailures(source.id).map((failure) => [failure.stage, failure.code]),
+      [['store', 'ERR_IMPORT_DAMAGED']],
+    );
+  } finally {
+    catalog.close();
+  }
+  const status = spawnSync(process.execPath, [BIN, 'status', '--archive', archive], { encoding: 'utf8' });
+  assert.match(status.stdout, /last attempt: #1 failed, [^\n]+ \[ERR_IMPORT_DAMAGED\] \(import of error-response\)\n/);
 });

@@ -19,6 +19,7 @@ import { restoreSite } from '../packages/archiver/src/restore/restore.ts';
 import { verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
 import { writeDidl } from '../packages/didl/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { oaibag } from './oaibag-process.ts';
 
 let work: string;
 let site: string;
@@ -103,6 +104,7 @@ test("a web site's files as a ZIP: imported as the repository's records; a harve
     assert.equal(source.watermark, null, 'an import never moves the watermark');
     const harvestRow = catalog.harvest(imported.importId!)!;
     assert.deepEqual(harvestRow.arguments.delivery, imported.delivery);
+    assert.equal(harvestRow.kind, 'import', 'the run is an import, not a harvest');
     assert.equal(catalog.resource(source.id, `${repository.baseUrl}/papers/a%20b.txt`)?.deletedAt ?? null, null);
     assert.ok(catalog.resource(source.id, `${repository.baseUrl}/papers/%C3%A9t%C3%A9.txt`));
     assert.equal(catalog.resource(source.id, `${repository.baseUrl}/index.php`), undefined);
@@ -125,9 +127,16 @@ test("a web site's files as a ZIP: imported as the repository's records; a harve
     const row = rebuilt.harvest(imported.importId!)!;
     assert.equal(row.status, 'complete');
     assert.deepEqual(row.arguments.delivery, imported.delivery);
+    assert.equal(row.kind, 'import');
   } finally {
     rebuilt.close();
   }
+  // `oaibag status` names the import after the last attempt; --json gives the run's kind.
+  const shown = oaibag('status', '--archive', archive);
+  assert.equal(shown.status, 0, shown.stderr);
+  assert.match(shown.stdout, new RegExp(`last attempt: #${imported.importId} complete, [^\\n]+ \\(import of site\\.zip\\)\\n`));
+  const asJson = JSON.parse(oaibag('status', '--archive', archive, '--json').stdout) as { sources: Array<{ lastHarvest: { kind: string } }> };
+  assert.equal(asJson.sources[0]?.lastHarvest.kind, 'import');
 
   // The APS case: the harvest recognises every imported record (same identifier, datestamp, bytes).
   const first = await harvest({ baseUrl: oai, archiveDir: archive });
@@ -142,6 +151,20 @@ test("a web site's files as a ZIP: imported as the repository's records; a harve
   const second = await harvest({ baseUrl: oai, archiveDir: archive });
   assert.equal(second.modified, 1);
   assert.deepEqual((await verifyArchive({ archiveDir: archive })).problems, []);
+  // The harvests are runs of kind harvest, also in a catalog rebuilt from the bags; status says no import.
+  const afterHarvest = oaibag('status', '--archive', archive);
+  assert.match(afterHarvest.stdout, new RegExp(`last attempt: #${second.harvestId} complete, [^\\n]+ ago\\)\\n`));
+  assert.doesNotMatch(afterHarvest.stdout, /import of/);
+  await reindexArchive({ archiveDir: archive, force: true });
+  const kinds = Catalog.open(archive, { create: false });
+  try {
+    assert.deepEqual(
+      [imported.importId, second.harvestId].map((id) => kinds.harvest(id!)?.kind),
+      ['import', 'harvest'],
+    );
+  } finally {
+    kinds.close();
+  }
 });
 
 test('DIDL records: saved ListRecords responses and a standalone DIDL document, read as a harvest reads them', async () => {

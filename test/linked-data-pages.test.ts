@@ -123,7 +123,7 @@ test('a hostile identifier from a source is shown as text on its page, never run
   const catalog = Catalog.open(dir);
   try {
     const source = catalog.upsertSource('https://example.org/oai', { repositoryName: '<script>document.title="pwned"</script>' });
-    const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    const harvestId = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     storeVersion(catalog, {
       sourceId: source.id,
       identifier: hostile,
@@ -133,7 +133,7 @@ test('a hostile identifier from a source is shown as text on its page, never run
       mimeType: 'text/html',
       harvestId,
     });
-    catalog.finishHarvest(harvestId, 'complete');
+    catalog.finishRun(harvestId, 'complete');
   } finally {
     catalog.close();
   }

@@ -37,18 +37,18 @@ async function hostileCatalog(t: TestContext): Promise<Catalog> {
   let n = 0;
   const put = (harvestId: number, identifier: string, datestamp: string, sha: string, mimeType = 'text/plain') =>
     storeVersion(catalog, { sourceId: source.id, identifier, datestamp, size: 10 + n++, sha256: sha.repeat(64), mimeType, harvestId });
-  const one = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+  const one = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
   put(one, HOSTILE.quotes, '2024-01-01T00:00:00Z', 'a');
   put(one, HOSTILE.lines, '2024-01-01T00:00:00Z', 'b');
   put(one, HOSTILE.markup, '2024-01-01T00:00:00Z', 'c');
   put(one, 'https://example.org/plain', '2024-01-01T00:00:00Z', 'd');
-  catalog.finishHarvest(one, 'complete');
-  const two = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+  catalog.finishRun(one, 'complete');
+  const two = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
   put(two, HOSTILE.quotes, '2024-02-01T00:00:00Z', 'e'); // modified
   catalog.recordDeletion(source.id, HOSTILE.lines, '2024-02-01T00:00:00Z', two); // deleted
   put(two, HOSTILE.markup, '2024-02-01T00:00:00Z', 'c', 'text/html'); // touched, MIME changed
   put(two, HOSTILE.terminal, '2024-02-01T00:00:00Z', 'f'); // added
-  catalog.finishHarvest(two, 'complete');
+  catalog.finishRun(two, 'complete');
   return catalog;
 }
 
@@ -189,7 +189,7 @@ test('the formats stream: a large audit comes in many chunks', async (t) => {
   const catalog = Catalog.open(await folder(t));
   t.after(() => catalog.close());
   const source = catalog.upsertSource(BASE, {});
-  const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+  const harvestId = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
   catalog.transaction(() => {
     for (let n = 0; n < 3000; n++) {
       storeVersion(catalog, {

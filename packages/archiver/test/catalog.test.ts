@@ -27,7 +27,7 @@ async function harvesting(t: TestContext) {
   const catalog = Catalog.open(dir);
   t.after(() => catalog.close());
   const source = catalog.upsertSource(BASE, { repositoryName: 'Example', granularity: 'YYYY-MM-DDThh:mm:ssZ' });
-  const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+  const harvestId = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
   const version = (identifier: string, datestamp: string, sha256: string): HandMadeVersion => ({
     sourceId: source.id,
     identifier,
@@ -129,7 +129,7 @@ test('reopening keeps sources, harvests, versions, watermark and resume state', 
     deletedRecord: 'persistent',
     compression: ['gzip', 'deflate'],
   });
-  const harvestId = first.startHarvest(source.id, { from: '2024-01-01', set: 'mime:image', prefix: 'oai_didl' });
+  const harvestId = first.startRun(source.id, 'harvest', { from: '2024-01-01', set: 'mime:image', prefix: 'oai_didl' });
   first.setListResponseDate(harvestId, '2024-02-01T10:00:00Z');
   const stored = storeVersion(first, { sourceId: source.id, identifier: 'oai:x:1', datestamp: '2024-01-02', size: 3, sha256: SHA_A, harvestId });
   first.setWatermark(source.id, '2024-02-01');
@@ -142,7 +142,7 @@ test('reopening keeps sources, harvests, versions, watermark and resume state', 
     listResponseDate: '2024-02-01T10:00:00Z',
     harvestId,
   });
-  first.finishHarvest(harvestId, 'partial', { records: 1, added: 1, bytes: 3, requests: 2 });
+  first.finishRun(harvestId, 'partial', { records: 1, added: 1, bytes: 3, requests: 2 });
   first.close();
 
   const again = Catalog.open(dir);
@@ -165,6 +165,33 @@ test('reopening keeps sources, harvests, versions, watermark and resume state', 
   assert.deepEqual(again.latestVersion(source.id, 'oai:x:1'), stored.version);
   assert.equal(stored.version.bagPath, 'aips/harvest-000001/batch-00001');
   assert.deepEqual(again.payload(SHA_A), { sha256: SHA_A, size: 3, bagPath: 'aips/harvest-000001/batch-00001', path: byDigestPath(SHA_A) });
+});
+
+test('a run has a kind: rows of a catalog before schema 8 are imports when their arguments name a delivery', async (t) => {
+  const dir = await archive(t);
+  const db = new Database(join(dir, CATALOG_FILE_NAME));
+  migrateCatalog(
+    db,
+    'catalog',
+    CATALOG_MIGRATIONS.filter((migration) => migration.version < 8),
+  );
+  db.prepare("INSERT INTO sources (id, base_url, created_at) VALUES (1, ?, '2024-01-01T00:00:00.000Z')").run(BASE);
+  const row = db.prepare("INSERT INTO harvests (id, source_id, started_at, status, arguments) VALUES (?, 1, '2024-01-01T00:00:00.000Z', 'complete', ?)");
+  row.run(1, JSON.stringify({ from: null, until: null, set: null, prefix: 'oai_didl' }));
+  const delivery = { name: 'site.zip', size: 10, sha256: SHA_A, kind: 'site' };
+  row.run(2, JSON.stringify({ from: null, until: null, set: null, prefix: 'oai_didl', delivery }));
+  db.close();
+
+  const catalog = Catalog.open(dir);
+  t.after(() => catalog.close());
+  assert.equal(catalog.schemaVersion(), CATALOG_SCHEMA_VERSION);
+  assert.equal(catalog.harvest(1)?.kind, 'harvest');
+  assert.equal(catalog.harvest(2)?.kind, 'import');
+  assert.deepEqual(catalog.harvest(2)?.arguments.delivery, delivery);
+  const source = catalog.source(BASE)!;
+  assert.equal(catalog.harvest(catalog.startRun(source.id, 'import', { prefix: 'oai_didl' }))?.kind, 'import');
+  assert.equal(catalog.harvest(catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' }))?.kind, 'harvest');
+  assert.throws(() => catalog.startRun(source.id, 'mirror' as 'harvest', { prefix: 'oai_didl' }), /CHECK constraint/);
 });
 
 test('upsertSource refreshes the Identify facts of a known base URL', async (t) => {
@@ -304,12 +331,12 @@ test('watermark and resume state round-trip, and clearing the resume state remov
 
 test('harvests left running by a killed process are marked interrupted', async (t) => {
   const { catalog, source, harvestId } = await harvesting(t);
-  catalog.updateHarvestCounts(harvestId, { records: 5, bytes: 50 });
-  assert.equal(catalog.interruptRunningHarvests(), 1);
+  catalog.updateRunCounts(harvestId, { records: 5, bytes: 50 });
+  assert.equal(catalog.interruptRunningRuns(), 1);
   const harvest = catalog.harvest(harvestId)!;
   assert.equal(harvest.status, 'interrupted');
   assert.equal(harvest.counts.records, 5);
-  const next = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+  const next = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
   assert.equal(catalog.lastHarvest(source.id)?.id, next);
   assert.equal(catalog.lastHarvest(source.id)?.status, 'running');
 });
@@ -337,7 +364,7 @@ test('status counts sources, last harvest, live and deleted resources, versions,
   storeVersion(catalog, version('oai:x:3', '2024-01-01T00:00:00Z', SHA_C));
   catalog.recordDeletion(source.id, 'oai:x:3', '2024-01-03T00:00:00Z', harvestId);
   catalog.recordFailure({ sourceId: source.id, harvestId, identifier: 'oai:x:4', stage: 'verify', code: 'ERR_HARVEST_VERIFY', message: 'digest mismatch' });
-  catalog.finishHarvest(harvestId, 'partial', { records: 5, added: 3, modified: 1, deleted: 1, failed: 1, bytes: 62, requests: 1 });
+  catalog.finishRun(harvestId, 'partial', { records: 5, added: 3, modified: 1, deleted: 1, failed: 1, bytes: 62, requests: 1 });
   const other = catalog.upsertSource('https://other.example/oai', {});
 
   const status = catalog.status();

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { discardIncoming, MemoryBudget, receiveIncoming } from '../src/harvest/incoming-file.ts';
+import { discardIncoming, MemoryBudget, receiveIncoming } from '../src/ingest/incoming-file.ts';
 
 async function archive(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'oaibag-incoming-'));

@@ -2,7 +2,8 @@
 // `<archive>/tmp/bag-<random>` (the same file system as the destination, so the final step is
 // one atomic rename). `seal` writes the tag files and manifests; the sealed bag is then made
 // durable and renamed into place by the archive's AIP storage (aip/bag-placement.ts), once per
-// batch of records, so the cost of durability is paid per batch, not per file. A crash at any moment leaves either no bag or a complete one; the temporary
+// batch of records (ingest/ingest-batch.ts), so the cost of durability is paid per batch, not
+// per file. A crash at any moment leaves either no bag or a complete one; the temporary
 // directory left behind is removed by `cleanupLeftovers` at the next start (under the archive
 // lock, so no running build is touched).
 //

@@ -331,6 +331,19 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
       `);
     },
   },
+  {
+    version: 8,
+    name: 'run kinds',
+    up(db) {
+      // A row of `harvests` is one run that added to the archive: a harvest over OAI-PMH or an
+      // import of a delivery. Imports were told apart only by the delivery in their arguments;
+      // that is how the rows written before this step get their kind.
+      db.exec(`
+        ALTER TABLE harvests ADD COLUMN kind TEXT NOT NULL DEFAULT 'harvest' CHECK (kind IN ('harvest', 'import'));
+        UPDATE harvests SET kind = 'import' WHERE json_extract(arguments, '$.delivery') IS NOT NULL;
+      `);
+    },
+  },
 ];
 
 /** A catalog of a format-1 archive: refused with both formats named. */
@@ -436,6 +449,9 @@ export interface HarvestArguments {
   maxConnections?: number;
 }
 
+/** What a run (a row of `harvests`) added to the archive from: a harvest over OAI-PMH, or an import of a delivery. */
+export type RunKind = 'harvest' | 'import';
+
 /** `running` until it ends; `interrupted` when found running after a crash. */
 export type HarvestStatus = 'running' | 'complete' | 'partial' | 'failed' | 'interrupted';
 
@@ -451,8 +467,15 @@ export interface HarvestCounts {
   requests: number;
 }
 
+/** Counts of a run that has done nothing yet. */
+export function zeroCounts(): HarvestCounts {
+  return { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
+}
+
+/** A run of the archive (its row in `harvests`): a harvest or an import. */
 export interface CatalogHarvest {
   id: number;
+  kind: RunKind;
   sourceId: number;
   startedAt: string;
   endedAt: string | null;
@@ -493,6 +516,11 @@ export interface CatalogResource {
 
 /** How a version differs from the resource's state before it. */
 export type VersionChange = 'added' | 'modified' | 'touched' | 'restored';
+
+/** The count a version adds to: a resource that reappears after a deletion counts as added. */
+export function countedAs(change: VersionChange): 'added' | 'modified' | 'touched' {
+  return change === 'restored' ? 'added' : change;
+}
 
 /** One stored state of a resource (identifier + datestamp + content), recorded in a batch bag. */
 export interface CatalogVersion {
@@ -718,6 +746,7 @@ export function toSource(row: Row): CatalogSource {
 export function toHarvest(row: Row): CatalogHarvest {
   return {
     id: Number(row.id),
+    kind: String(row.kind) as RunKind,
     sourceId: Number(row.source_id),
     startedAt: String(row.started_at),
     endedAt: text(row.ended_at),

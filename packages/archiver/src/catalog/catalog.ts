@@ -28,6 +28,7 @@ import {
   type RecordedVersion,
   type ResumeState,
   type Row,
+  type RunKind,
   type ServedPayload,
   type SourceStatus,
   toBag,
@@ -356,29 +357,24 @@ export class Catalog {
   }
 
   /**
-   * A harvest row with this id, created when absent (reindex brings back the harvests that wrote
-   * bags, with their ids, so bag names and catalog agree); closed by `closeRebuiltHarvest`.
+   * A run row with this id, created when absent (reindex brings back the runs that wrote bags,
+   * with their ids, so bag names and catalog agree); closed by `closeRebuiltRun`.
    */
-  ensureHarvest(id: number, sourceId: number, args: HarvestArguments, startedAt: string): void {
-    this.sql(`INSERT OR IGNORE INTO harvests (id, source_id, started_at, status, arguments) VALUES (?, ?, ?, 'interrupted', ?)`).run(
+  ensureRun(id: number, sourceId: number, kind: RunKind, args: HarvestArguments, startedAt: string): void {
+    this.sql(`INSERT OR IGNORE INTO harvests (id, kind, source_id, started_at, status, arguments) VALUES (?, ?, ?, ?, 'interrupted', ?)`).run(
       id,
+      kind,
       sourceId,
       startedAt,
       argumentsJson(args),
     );
   }
 
-  /** Closes a harvest row rebuilt by reindex: its status, counts and end (its last bag's time). */
-  closeRebuiltHarvest(
-    harvestId: number,
-    status: Exclude<HarvestStatus, 'running'>,
-    counts: HarvestCounts,
-    endedAt: string,
-    listResponseDate: string | null,
-  ): void {
+  /** Closes a run row rebuilt by reindex: its status, counts and end (its last bag's time). */
+  closeRebuiltRun(harvestId: number, status: Exclude<HarvestStatus, 'running'>, counts: HarvestCounts, endedAt: string, listResponseDate: string | null): void {
     this.durably(() => {
       this.sql('UPDATE harvests SET status = ?, ended_at = ?, list_response_date = ? WHERE id = ?').run(status, endedAt, listResponseDate, harvestId);
-      this.updateHarvestCounts(harvestId, counts);
+      this.updateRunCounts(harvestId, counts);
     });
   }
 
@@ -416,9 +412,10 @@ export class Catalog {
     });
   }
 
-  /** Opens a harvest row in status 'running'; returns its id. */
-  startHarvest(sourceId: number, args: HarvestArguments): number {
-    const result = this.sql("INSERT INTO harvests (source_id, started_at, status, arguments) VALUES (?, ?, 'running', ?)").run(
+  /** Opens a run row (a harvest or an import of the source) in status 'running'; returns its id. */
+  startRun(sourceId: number, kind: RunKind, args: HarvestArguments): number {
+    const result = this.sql("INSERT INTO harvests (kind, source_id, started_at, status, arguments) VALUES (?, ?, ?, 'running', ?)").run(
+      kind,
       sourceId,
       stamp(),
       argumentsJson(args),
@@ -431,8 +428,8 @@ export class Catalog {
     this.sql('UPDATE harvests SET list_response_date = ? WHERE id = ?').run(responseDate, harvestId);
   }
 
-  /** Saves the counts so far (harvest does, with each batch), so a killed harvest's row still tells what it did. */
-  updateHarvestCounts(harvestId: number, counts: Partial<HarvestCounts>): void {
+  /** Saves the counts so far (a run does, with each batch), so a killed run's row still tells what it did. */
+  updateRunCounts(harvestId: number, counts: Partial<HarvestCounts>): void {
     this.writeCounts(harvestId, counts, 'UPDATE harvests SET %COUNTS% WHERE id = @id');
   }
 
@@ -445,10 +442,10 @@ export class Catalog {
   }
 
   /**
-   * Closes a harvest with its final status and counts (its end: when its list ended, else now)
+   * Closes a run with its final status and counts (its end: when its list ended, else now)
    * and, for a failed or interrupted one, why (one line ending with the error's code).
    */
-  finishHarvest(harvestId: number, status: Exclude<HarvestStatus, 'running'>, counts: Partial<HarvestCounts> = {}, reason?: string): void {
+  finishRun(harvestId: number, status: Exclude<HarvestStatus, 'running'>, counts: Partial<HarvestCounts> = {}, reason?: string): void {
     this.durably(() => {
       this.sql('UPDATE harvests SET status = ?, ended_at = COALESCE(ended_at, ?), reason = COALESCE(?, reason) WHERE id = ?').run(
         status,
@@ -456,12 +453,12 @@ export class Catalog {
         reason ?? null,
         harvestId,
       );
-      this.updateHarvestCounts(harvestId, counts);
+      this.updateRunCounts(harvestId, counts);
     });
   }
 
-  /** Replaces the arguments a harvest was started with (once Identify has told how to ask). */
-  setHarvestArguments(harvestId: number, args: HarvestArguments): void {
+  /** Replaces the arguments a run was started with (a harvest's, once Identify has told how to ask). */
+  setRunArguments(harvestId: number, args: HarvestArguments): void {
     this.sql('UPDATE harvests SET arguments = ? WHERE id = ?').run(argumentsJson(args), harvestId);
   }
 
@@ -495,10 +492,10 @@ export class Catalog {
   }
 
   /**
-   * Marks harvests left 'running' by a killed process as 'interrupted'; returns how many.
+   * Marks runs left 'running' by a killed process as 'interrupted'; returns how many.
    * Call only while holding the archive lock: then nothing else can be running.
    */
-  interruptRunningHarvests(): number {
+  interruptRunningRuns(): number {
     return this.sql("UPDATE harvests SET status = 'interrupted', ended_at = ? WHERE status = 'running'").run(stamp()).changes;
   }
 

@@ -7,7 +7,15 @@ import type { ReadBagInfo } from '../aip/bag-info.js';
 import { readBatchBag } from '../aip/batch-bag-reader.js';
 import { ArchiverError } from '../core/errors.js';
 import type { Catalog } from './catalog.js';
-import type { CatalogSource, HarvestArguments, HarvestCounts, HarvestStatus, ResumeState } from './catalog-schema.js';
+import {
+  type CatalogSource,
+  type HarvestArguments,
+  type HarvestCounts,
+  type HarvestStatus,
+  type ResumeState,
+  type RunKind,
+  zeroCounts,
+} from './catalog-schema.js';
 import { indexBatchBag } from './index-bag.js';
 
 export interface IndexBagsOptions {
@@ -36,8 +44,17 @@ interface HarvestFacts {
   listResponseDate: string | null;
 }
 
-/** The harvest a batch bag says it was written by: its id and arguments, from bag-info.txt. */
-export function harvestOfBag(bag: { bagPath: string; info: ReadBagInfo }): { harvestId: number; args: HarvestArguments; startedAt: string; baggedAt: string } {
+/**
+ * The run a batch bag says it was written by: its id, kind and arguments, from bag-info.txt (an
+ * import's bags name its delivery).
+ */
+export function harvestOfBag(bag: { bagPath: string; info: ReadBagInfo }): {
+  harvestId: number;
+  kind: RunKind;
+  args: HarvestArguments;
+  startedAt: string;
+  baggedAt: string;
+} {
   const { info, bagPath } = bag;
   const { harvestId, delivery } = info;
   if (harvestId === null) {
@@ -51,7 +68,7 @@ export function harvestOfBag(bag: { bagPath: string; info: ReadBagInfo }): { har
     ...(delivery ? { delivery } : {}),
   };
   const baggedAt = info.baggedAt ?? `${info.baggingDate ?? '1970-01-01'}T00:00:00.000Z`;
-  return { harvestId, args, startedAt: info.harvestStarted ?? baggedAt, baggedAt };
+  return { harvestId, kind: delivery ? 'import' : 'harvest', args, startedAt: info.harvestStarted ?? baggedAt, baggedAt };
 }
 
 /** Records `bags` (archive-relative paths, in the order written) in the catalog; see the file comment. */
@@ -65,14 +82,14 @@ export async function indexBags(catalog: Catalog, archiveDir: string, bags: read
     const bag = await readBatchBag(archiveDir, bagPath);
     const info = bag.info;
     const source = catalog.ensureSource(info.baseUrl, info.repositoryName);
-    const { harvestId, args, startedAt, baggedAt } = harvestOfBag(bag);
+    const { harvestId, kind, args, startedAt, baggedAt } = harvestOfBag(bag);
     const { listEnd, listResponseDate } = info;
     const status: Exclude<HarvestStatus, 'running'> = listEnd ?? 'interrupted';
-    catalog.ensureHarvest(harvestId, source.id, args, startedAt);
+    catalog.ensureRun(harvestId, source.id, kind, args, startedAt);
     const tally = indexBatchBag(catalog, bag);
     const facts = harvests.get(harvestId) ?? {
       sourceId: source.id,
-      counts: { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 },
+      counts: zeroCounts(),
       status,
       endedAt: baggedAt,
       listResponseDate,
@@ -99,7 +116,7 @@ export async function indexBags(catalog: Catalog, archiveDir: string, bags: read
     options.progress?.(index + 1, bags.length);
   }
   catalog.transaction(() => {
-    for (const [id, facts] of harvests) catalog.closeRebuiltHarvest(id, facts.status, facts.counts, facts.endedAt, facts.listResponseDate);
+    for (const [id, facts] of harvests) catalog.closeRebuiltRun(id, facts.status, facts.counts, facts.endedAt, facts.listResponseDate);
     for (const [sourceId, list] of sources) {
       // Adopting: what the source had before these bags came (a later watermark, a list under way) stays.
       const had = options.adopting ? list.before : undefined;

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { type HarvestSummary, harvest } from '../harvest/harvest.js';
-import { DEFAULT_BATCH_BOUNDS } from '../harvest/harvest-batch.js';
+import { DEFAULT_BATCH_BOUNDS } from '../ingest/batch-bounds.js';
 import type { Compression } from '../oai/oai-client.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_SOURCE } from './exit-codes.js';

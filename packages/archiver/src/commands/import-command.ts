@@ -1,9 +1,9 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { DEFAULT_BATCH_BOUNDS } from '../harvest/harvest-batch.js';
 import { DEFAULT_DELIVERY_LIMITS, type DeliveryLimits } from '../import/delivery.js';
 import { DELIVERY_KINDS, type DeliveryKind } from '../import/delivery-kind.js';
 import { importDelivery } from '../import/import-delivery.js';
 import type { ImportSummary } from '../import/import-options.js';
+import { DEFAULT_BATCH_BOUNDS } from '../ingest/batch-bounds.js';
 import { EXIT_INTERRUPTED, EXIT_PARTIAL } from './exit-codes.js';
 import { byteSize, httpUrl, wholeNumber } from './option-parsers.js';
 import { stopSignal } from './stop-signal.js';

@@ -121,7 +121,9 @@ function formatStatus(archiveDir: string, status: CatalogStatus, health: Archive
   let text = `archive ${archiveDir} (catalog schema ${status.schemaVersion})\n`;
   for (const source of status.sources) {
     const h = health.sources.find((entry) => entry.baseUrl === source.source.baseUrl);
-    const delivery = source.lastHarvest?.arguments.delivery;
+    // An import run is told apart in the line, as `(import of <delivery>)`.
+    const last = source.lastHarvest;
+    const delivery = last?.kind === 'import' ? last.arguments.delivery : undefined;
     text +=
       `\n${source.source.baseUrl}\n` +
       `  last attempt: ${attempt(h?.lastAttempt)}${delivery ? ` (import of ${delivery.name})` : ''}\n` +

@@ -1,20 +1,25 @@
+// `oaibag harvest`: one harvest of a repository over OAI-PMH, a run of kind harvest (ingest/):
+// Identify, the plan (harvest-plan.ts), then the list page by page (harvest-list.ts).
 import { defaultFlushMode } from '../archive/flush-to-disk.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js';
+import type { CatalogSource, HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js';
 import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
-import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
+import { archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { checkHttpUrl } from '../core/http-url.js';
+import type { BatchBounds } from '../ingest/batch-bounds.js';
+import { harvestMemoryBudget } from '../ingest/incoming-file.js';
+import { ingestConcurrency } from '../ingest/ingest-context.js';
+import { IngestRun } from '../ingest/ingest-run.js';
+import { type IngestSession, lockForIngest, openIngestSession } from '../ingest/ingest-session.js';
+import { RunRow, STOPPED_REASON } from '../ingest/run-row.js';
 import type { Politeness } from '../oai/host-politeness.js';
 import { identifyRepository } from '../oai/identify.js';
-import { type Compression, type Credentials, OaiClient } from '../oai/oai-client.js';
+import { type Compression, type Credentials, OaiClient, type OaiClientOptions } from '../oai/oai-client.js';
 import type { ResolveHost } from '../oai/origin-pools.js';
 import type { RetryPolicy } from '../oai/retry-policy.js';
 import type { SourceLimits } from '../oai/source-limits.js';
-import type { BatchBounds } from './harvest-batch.js';
 import { HarvestList, HarvestStopped } from './harvest-list.js';
-import { planHarvest } from './harvest-plan.js';
-import { harvestMemoryBudget } from './incoming-file.js';
-import { openIngestSession } from './ingest-session.js';
+import { type HarvestPlan, planHarvest } from './harvest-plan.js';
 
 export interface HarvestOptions {
   /** The repository's OAI-PMH base URL. */
@@ -85,19 +90,34 @@ export interface HarvestSummary extends HarvestCounts {
  * so nothing that was not stored is ever skipped by the next harvest.
  */
 export async function harvest(options: HarvestOptions): Promise<HarvestSummary> {
-  const prefix = options.prefix ?? 'oai_didl';
   const log = options.log ?? (() => undefined);
-  const concurrency = options.concurrency ?? 4;
-  if (!Number.isSafeInteger(concurrency) || concurrency < 1)
-    throw new ArchiverError('ERR_ARCHIVE_USAGE', `concurrency must be a whole number of at least 1, not ${concurrency}`);
+  const concurrency = ingestConcurrency(options.concurrency);
   defaultFlushMode(); // refuses a bad OAIBAG_SYNC before anything is written
   checkHttpUrl(options.baseUrl, 'the base URL'); // before the archive is opened, not by the client
   // The user's dates in the one command-line grammar, sent as OAI-PMH's UTC forms.
-  const userFrom = options.from === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.from, '--from'));
-  const userUntil = options.until === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.until, '--until'));
-  const session = await openIngestSession(options.archiveDir, `harvest ${options.baseUrl}`, log);
-  const { catalog, flusher } = session;
-  const client = new OaiClient(options.baseUrl, {
+  const window = {
+    from: options.from === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.from, '--from')),
+    until: options.until === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.until, '--until')),
+  };
+  const session = await openIngestSession(await lockForIngest(options.archiveDir, `harvest ${options.baseUrl}`), log);
+  const client = new OaiClient(options.baseUrl, clientOptions(options, session.catalog, log));
+  try {
+    return await harvestSource(session, client, { ...options, prefix: options.prefix ?? 'oai_didl', log, concurrency }, window);
+  } catch (error) {
+    // Before the list (adopting bags, starting the harvest) a full disk is the same story.
+    throw isStorageExhausted(error) ? archiveFullError(options.archiveDir, error) : error;
+  } finally {
+    await client.close();
+    await session.close();
+  }
+}
+
+/** The harvest's options as harvestSource takes them: with their defaults. */
+type HarvestSetup = HarvestOptions & { prefix: string; log: (line: string) => void; concurrency: number };
+
+/** The OAI-PMH client of a harvest: the user's options, its retries logged. */
+function clientOptions(options: HarvestOptions, catalog: Catalog, log: (line: string) => void): OaiClientOptions {
+  return {
     answeredBefore: (catalog.source(options.baseUrl)?.identifyCheckedAt ?? null) !== null,
     ...(options.credentials ? { credentials: options.credentials } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
@@ -108,152 +128,91 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     limits: options.limits,
     politeness: options.politeness,
     onRetry: ({ attempt, delayMs, reason }) => log(`retry ${attempt} in ${Math.round(delayMs / 1000)} s: ${reason}`),
+  };
+}
+
+/** The run of the harvest: its row opened, Identify, the plan, then the list to its end. */
+async function harvestSource(
+  session: IngestSession,
+  client: OaiClient,
+  options: HarvestSetup,
+  window: { from: string | undefined; until: string | undefined },
+): Promise<HarvestSummary> {
+  const { catalog } = session;
+  const { baseUrl, prefix } = options;
+  const set = options.set ?? null;
+  // The attempt is recorded before the first request, so that a night whose source cannot be
+  // reached (or refuses the format, or is stopped) leaves its trace for `oaibag status`.
+  const known = catalog.source(baseUrl) ?? catalog.ensureSource(baseUrl, null);
+  // The politeness it keeps, as `oaibag status` shows it: the repository host's figures.
+  const polite = { delayMs: client.politeness.delayMs, maxConnections: client.repositoryConnections };
+  const row = RunRow.open(catalog, known.id, 'harvest', { from: window.from ?? null, until: window.until ?? null, set, prefix, ...polite });
+  const facts = await identifyRepository(client, prefix).catch((error: unknown) => {
+    row.endAttempt(error);
+    throw error;
   });
-  try {
-    // The attempt is recorded before the first request, so that a night whose source cannot be
-    // reached (or refuses the format, or is stopped) leaves its trace for `oaibag status`.
-    const known = catalog.source(options.baseUrl) ?? catalog.ensureSource(options.baseUrl, null);
-    // The politeness it keeps, as `oaibag status` shows it: the repository host's figures.
-    const polite = { delayMs: client.politeness.delayMs, maxConnections: client.repositoryConnections };
-    const harvestId = catalog.startHarvest(known.id, { from: userFrom ?? null, until: userUntil ?? null, set: options.set ?? null, prefix, ...polite });
-    let facts: Awaited<ReturnType<typeof identifyRepository>>;
-    try {
-      facts = await identifyRepository(client, prefix);
-    } catch (error) {
-      recordAttemptEnd(catalog, harvestId, error);
-      throw error;
-    }
-    const source = catalog.upsertSource(options.baseUrl, facts);
-    const plan = planHarvest({
-      prefix,
-      set: options.set,
-      from: userFrom,
-      until: userUntil,
-      watermark: source.watermark,
-      resume: source.resume,
-      granularity: facts.granularity,
-    });
-    catalog.setHarvestArguments(harvestId, { from: plan.from, until: plan.until, set: options.set ?? null, prefix, ...polite });
-    const list = new HarvestList({
-      signal: options.signal,
-      set: options.set,
-      retry: options.retry,
-      progress: options.progress,
-      catalog,
-      client,
-      plan,
-      sourceId: source.id,
-      harvestId,
-      prefix,
-      log,
-      concurrency,
-      batchBounds: options.batchBounds,
-      context: {
-        archiveDir: options.archiveDir,
-        catalog,
-        client,
-        sourceId: source.id,
-        harvestId,
-        baseUrl: options.baseUrl,
-        repositoryName: facts.repositoryName ?? options.baseUrl,
-        ...(facts.rightsManifest ? { rightsManifest: facts.rightsManifest } : {}),
-        flusher,
-        budget: harvestMemoryBudget(),
-        ...(options.signal ? { signal: options.signal } : {}),
-      },
-    });
-    const summaryOf = (status: Exclude<HarvestStatus, 'running'>, watermark: string | null): HarvestSummary => ({
-      harvestId,
-      from: plan.from,
-      until: plan.until,
-      status,
-      watermark,
-      ...list.counts,
-      ...(status === 'failed' && list.failure !== undefined ? { reason: list.failure } : {}),
-    });
-    let status: Exclude<HarvestStatus, 'running'>;
-    try {
-      status = await list.run();
-    } catch (error) {
-      list.releasePrefetched();
-      // What the batch holds is committed with the list state of its last complete page.
-      const settled = await list.settle().then(
-        () => undefined,
-        (failure: unknown) => failure,
-      );
-      list.counts.requests = client.requests;
-      if (error instanceof HarvestStopped && settled === undefined) {
-        // Stopped on request: what was stored is committed, the last page's token saved.
-        log('stopped on request; the next harvest resumes from the last complete page');
-        catalog.finishHarvest(harvestId, 'interrupted', list.counts, STOPPED_REASON);
-        return summaryOf('interrupted', source.watermark);
-      }
-      throw recordHarvestFailure(catalog, options.archiveDir, source.id, harvestId, list.counts, error instanceof HarvestStopped ? settled : error);
-    }
+  const source = catalog.upsertSource(baseUrl, facts);
+  const plan = planHarvest({ prefix, set: options.set, ...window, watermark: source.watermark, resume: source.resume, granularity: facts.granularity });
+  row.setArguments({ from: plan.from, until: plan.until, set, prefix, ...polite });
+  const run = new IngestRun(session, row, {
+    client,
+    baseUrl,
+    repositoryName: facts.repositoryName ?? baseUrl,
+    ...(facts.rightsManifest ? { rightsManifest: facts.rightsManifest } : {}),
+    prefix,
+    from: plan.from,
+    until: plan.until,
+    set,
+    ...(options.batchBounds ? { bounds: options.batchBounds } : {}),
+    concurrency: options.concurrency,
+    budget: harvestMemoryBudget(),
+    ...(options.signal ? { signal: options.signal } : {}),
+    log: options.log,
+  });
+  const list = new HarvestList(run, plan, { retry: options.retry, progress: options.progress });
+  return runList(run, list, source, plan);
+}
 
-    list.counts.requests = client.requests;
-    if (status !== 'failed') {
-      // The list itself ended; the watermark moves only when no record failure of the list (of
-      // any run that took part in it) is still open (docs/archiver.md, "No silent loss").
-      catalog.resolveListFailures(source.id);
-      if (status === 'complete' && list.listResponseDate) catalog.setWatermark(source.id, list.listResponseDate);
-    }
-    const open = status === 'partial' ? catalog.openRecordFailuresSince(source.id, source.resume?.harvestId ?? harvestId) : 0;
-    catalog.finishHarvest(
-      harvestId,
-      status,
-      list.counts,
-      status === 'partial' ? `${open} record failure(s) of the list still open, retried next time` : undefined,
-    );
-    return summaryOf(status, catalog.source(options.baseUrl)?.watermark ?? null);
+/**
+ * The list walked to its end, and the run closed with its outcome: the list's failures resolved
+ * and the watermark moved when it ended, the run `interrupted` when stopped on request (what the
+ * batch held committed), `failed` when a page kept failing (or no room was left).
+ */
+async function runList(run: IngestRun, list: HarvestList, source: CatalogSource, plan: HarvestPlan): Promise<HarvestSummary> {
+  const { catalog, client, log } = run.context;
+  const summaryOf = (status: Exclude<HarvestStatus, 'running'>, watermark: string | null): HarvestSummary => ({
+    harvestId: run.id,
+    from: plan.from,
+    until: plan.until,
+    status,
+    watermark,
+    ...run.counts,
+    ...(status === 'failed' && list.failure !== undefined ? { reason: list.failure } : {}),
+  });
+  let status: Exclude<HarvestStatus, 'running'>;
+  try {
+    status = await list.walk();
   } catch (error) {
-    // Before the list (adopting bags, starting the harvest) a full disk is the same story.
-    throw isStorageExhausted(error) ? archiveFullError(options.archiveDir, error) : error;
-  } finally {
-    await client.close();
-    await session.close();
+    // What the batch holds is committed with the list state of its last complete page.
+    const settled = await list.settle();
+    run.counts.requests = client.requests;
+    if (error instanceof HarvestStopped && settled === undefined) {
+      // Stopped on request: what was stored is committed, the last page's token saved.
+      log('stopped on request; the next harvest resumes from the last complete page');
+      run.finish('interrupted', STOPPED_REASON);
+      return summaryOf('interrupted', source.watermark);
+    }
+    // A page that kept failing (or no room left): the saved token and the watermark stay.
+    throw run.fail(error instanceof HarvestStopped ? settled : error, 'list');
   }
-}
-
-/**
- * A page that kept failing (or no room left): the harvest ends failed, with its reason in the
- * catalog; the saved token and the watermark stay, so the next harvest resumes. Returns the
- * error to throw (ERR_ARCHIVE_FULL for a full disk); one that is not an ArchiverError (a bug) is
- * returned as it is, unrecorded.
- */
-function recordHarvestFailure(catalog: Catalog, archiveDir: string, sourceId: number, harvestId: number, counts: HarvestCounts, error: unknown): unknown {
-  const stop = isStorageExhausted(error) ? archiveFullError(archiveDir, error) : error;
-  if (!(stop instanceof ArchiverError)) return stop;
-  try {
-    catalog.recordFailure({ sourceId, harvestId, stage: stop.code === 'ERR_ARCHIVE_FULL' ? 'store' : 'list', code: stop.code, message: stop.message });
-    catalog.finishHarvest(harvestId, 'failed', counts, reasonOf(stop));
-  } catch (bookkeeping) {
-    // A full disk may refuse these rows too; the next harvest marks this one interrupted.
-    if (!isStorageExhausted(bookkeeping)) throw bookkeeping;
+  run.counts.requests = client.requests;
+  if (status !== 'failed') {
+    // The list itself ended; the watermark moves only when no record failure of the list (of
+    // any run that took part in it) is still open (docs/archiver.md, "No silent loss").
+    catalog.resolveListFailures(source.id);
+    if (status === 'complete' && list.listResponseDate) catalog.setWatermark(source.id, list.listResponseDate);
   }
-  return stop;
-}
-
-/** Why a harvest stopped on request (SIGINT, SIGTERM, a mirror stopping). */
-const STOPPED_REASON = 'stopped on request; the next harvest resumes';
-
-/** One line for the catalog: the error's message and code. */
-function reasonOf(error: unknown): string {
-  if (error instanceof ArchiverError) return `${error.message} [${error.code}]`;
-  if ((error as Error | undefined)?.name === 'AbortError') return STOPPED_REASON;
-  return `${(error as Error | undefined)?.message ?? String(error)} [ERR_ARCHIVE_INTERNAL]`;
-}
-
-/**
- * Closes an attempt that never reached its list (Identify failed, the format was refused, the
- * harvest was stopped): `interrupted` when stopped, else `failed`, with its reason. A full disk
- * may refuse the row; the next harvest then marks the attempt interrupted.
- */
-function recordAttemptEnd(catalog: Catalog, harvestId: number, error: unknown): void {
-  const stopped = (error as Error | undefined)?.name === 'AbortError';
-  try {
-    catalog.finishHarvest(harvestId, stopped ? 'interrupted' : 'failed', {}, reasonOf(error));
-  } catch (bookkeeping) {
-    if (!isStorageExhausted(bookkeeping)) throw bookkeeping;
-  }
+  const open = status === 'partial' ? catalog.openRecordFailuresSince(source.id, source.resume?.harvestId ?? run.id) : 0;
+  run.finish(status, status === 'partial' ? `${open} record failure(s) of the list still open, retried next time` : undefined);
+  return summaryOf(status, catalog.source(source.baseUrl)?.watermark ?? null);
 }

@@ -20,7 +20,7 @@ import type { ZipContainerProblem } from '../bag/zip-bag-source.js';
 import type { Catalog } from '../catalog/catalog.js';
 import { harvestOfBag, indexBags } from '../catalog/index-bags.js';
 import { ArchiverError, archiveIoError } from '../core/errors.js';
-import type { IngestSession } from '../harvest/ingest-session.js';
+import type { IngestSession } from '../ingest/ingest-session.js';
 import { zipBagLines } from '../verify/zip-bag-lines.js';
 import { BagZipUnpacking, type UnpackedBagZip } from './bag-zip-unpacking.js';
 import { type Delivery, type DeliveryListing, openDelivery } from './delivery.js';
@@ -237,8 +237,8 @@ async function placeBag(catalog: Catalog, archiveDir: string, bag: UnpackedBag):
   }
   const { info } = bag;
   const source = catalog.ensureSource(info.baseUrl!, info.repositoryName);
-  const { harvestId, args, startedAt } = harvestOfBag({ bagPath: bag.destination, info });
-  catalog.ensureHarvest(harvestId, source.id, args, startedAt);
+  const { harvestId, kind, args, startedAt } = harvestOfBag({ bagPath: bag.destination, info });
+  catalog.ensureRun(harvestId, source.id, kind, args, startedAt);
   const target = join(archiveDir, ...bag.destination.split('/'));
   const aips = join(archiveDir, AIPS_DIRECTORY);
   const harvestFolder = dirname(target);

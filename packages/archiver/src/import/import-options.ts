@@ -2,7 +2,7 @@
 // answers, for import-delivery.ts and adopt-bags.ts alike.
 import type { DeliveryFacts } from '../aip/aip-metadata.js';
 import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js';
-import type { BatchBounds } from '../harvest/harvest-batch.js';
+import type { BatchBounds } from '../ingest/batch-bounds.js';
 import type { DeliveryLimits } from './delivery.js';
 import type { DeliveryKind } from './delivery-kind.js';
 

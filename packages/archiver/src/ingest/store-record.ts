@@ -14,34 +14,13 @@ import {
 import { didlRecordXml, oaiHeaderXml, type RecordPayload, receivedDidlXml, type StoredPayload, type StoredRecordFacts } from '../aip/aip-metadata.js';
 import { payloadBaseName } from '../aip/payload-names.js';
 import { restorePathFor } from '../aip/restore-path.js';
-import type { DiskFlusher } from '../archive/flush-to-disk.js';
-import type { Catalog } from '../catalog/catalog.js';
 import type { VersionFetch } from '../catalog/catalog-schema.js';
 import { ArchiverError, type ArchiverErrorCode } from '../core/errors.js';
 import { shown } from '../core/remote-text.js';
-import type { OaiClient } from '../oai/oai-client.js';
 import { limitError } from '../oai/source-limits.js';
-import type { HarvestBatch } from './harvest-batch.js';
-import { discardIncoming, type IncomingFile, type MemoryBudget, receiveIncoming } from './incoming-file.js';
-
-/** Where a record is going: the source, the harvest, and the labels every bag carries. */
-export interface StoreContext {
-  archiveDir: string;
-  catalog: Catalog;
-  client: OaiClient;
-  sourceId: number;
-  harvestId: number;
-  baseUrl: string;
-  repositoryName: string;
-  /** The source's OAI-rights rightsManifest (XML as received), kept in each batch bag. */
-  rightsManifest?: string;
-  /** Makes each batch bag durable (see HarvestBatch). */
-  flusher: DiskFlusher;
-  /** Memory for small datastreams not yet in a bag (see `receiveIncoming`); none: always files. */
-  budget?: MemoryBudget;
-  /** Aborts By-Reference fetches; an aborted record is abandoned, not recorded as failed. */
-  signal?: AbortSignal;
-}
+import { discardIncoming, type IncomingFile, receiveIncoming } from './incoming-file.js';
+import type { IngestBatch } from './ingest-batch.js';
+import type { IngestContext } from './ingest-context.js';
 
 /** One datastream of the record, in document order, with the facts it promised. */
 interface Part {
@@ -111,7 +90,7 @@ export type StoredRecord =
   | { known: true };
 
 /**
- * Verifies one record's datastreams and takes them into the harvest's current batch: bytes the
+ * Verifies one record's datastreams and takes them into the run's current batch: bytes the
  * archive does not hold yet go into the batch bag's data/, bytes it holds (a touch, a revert,
  * the same file at another URL) become revisits of the bag that holds them. `received` holds
  * the By-Value datastreams already received, in the order of the record's parts that have one.
@@ -120,8 +99,8 @@ export type StoredRecord =
  * is made before anything is taken: a refused record leaves nothing behind.
  */
 export async function storeRecord(
-  context: StoreContext,
-  batch: HarvestBatch,
+  context: IngestContext,
+  batch: IngestBatch,
   header: OaiHeader,
   document: DidlDocument,
   received: IncomingFile[],
@@ -168,7 +147,7 @@ export async function storeRecord(
  * the claim back, so the record can come again.
  */
 async function takeRecord(
-  batch: HarvestBatch,
+  batch: IngestBatch,
   header: OaiHeader,
   document: DidlDocument,
   parts: Part[],
@@ -269,7 +248,7 @@ async function didlOf(document: DidlDocument, receivedDidl: ReceivedDidl | undef
   const payloadOf = (resource: DidlResource): StoredPayload | undefined => stored.get(resource);
   return receivedDidl ? receivedDidlXml(receivedDidl, payloadOf) : didlRecordXml(document, payloadOf);
 }
-async function fetchPart(context: StoreContext, identifier: string, part: Part): Promise<ReceivedPart> {
+async function fetchPart(context: IngestContext, identifier: string, part: Part): Promise<ReceivedPart> {
   const ref = new URL(part.ref!);
   const response = await context.client.getDatastream(ref, `the datastream of ${identifier}`).catch((error: Error) => {
     context.signal?.throwIfAborted();

@@ -1,54 +1,43 @@
-// The harvest's current ingest batch (docs/aip-profile.md, format 2): the records of one or
-// more consecutive ListRecords pages, kept as one batch bag, and committed to the catalog
-// together with the resumption token that follows its last page.
+// A run's current ingest batch (docs/aip-profile.md, format 2): the records of one or more
+// consecutive pages (a harvest's ListRecords pages, an import's files), kept as one batch bag,
+// and committed to the catalog together with the resumption token that follows its last page.
 //
 // Commit order, so that a crash at any moment loses nothing and duplicates nothing:
 //   1. seal the bag in tmp/ (records, PREMIS, manifests) and flush it to disk;
 //   2. note it as pending in the catalog (durably);
 //   3. rename it into aips/ and flush the folder;
-//   4. in one durable transaction: the bag and its payload files, the versions, deletions and
-//      failures of its records, the list's new resumption token and the harvest's counts.
+//   4. in one durable transaction (the run's, ingest-run.ts): the bag and its payload files, the
+//      versions, deletions and failures of its records, the list's new resumption token, and
+//      the run's counts.
 // A crash before 3 leaves tmp/ content (removed at the next start) and the previous token: the
 // pages come again. A crash between 3 and 4 leaves a placed, pending bag: the next start
 // indexes it from its own files (adoptPendingBags), and the pages that come again find every
 // record of it known.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type BatchRecordFacts, type DeliveryFacts, describeDelivery } from '../aip/aip-metadata.js';
+import { type BatchRecordFacts, describeDelivery } from '../aip/aip-metadata.js';
 import type { BatchBagInfo } from '../aip/bag-info.js';
 import { BatchBag, type ReceivedBytes } from '../aip/batch-bag.js';
 import { bagPathFor } from '../aip/layout-names.js';
-import type { DiskFlusher } from '../archive/flush-to-disk.js';
-import type { Catalog } from '../catalog/catalog.js';
-import type { HarvestCounts, NewFailure, NewVersion, PayloadLocation, ResumeState, VersionChange, VersionFetch } from '../catalog/catalog-schema.js';
+import {
+  countedAs,
+  type HarvestCounts,
+  type NewBag,
+  type NewFailure,
+  type NewVersion,
+  type PayloadLocation,
+  type ResumeState,
+  type VersionFetch,
+} from '../catalog/catalog-schema.js';
 import { ArchiverError } from '../core/errors.js';
 import { ARCHIVER_VERSION } from '../core/version.js';
+import { DEFAULT_BATCH_BOUNDS, DEFAULT_BATCH_PARTS } from './batch-bounds.js';
+import type { IngestContext } from './ingest-context.js';
 
 /** Names the software in PREMIS events. */
 export const AGENT = `oaibag archiver ${ARCHIVER_VERSION}`;
 
-/** When a batch is sealed: after the page that brings it to this many records or new payload bytes. */
-export interface BatchBounds {
-  records: number;
-  bytes: number;
-  /**
-   * Payload parts (new files and revisits): a batch's records.xml, PREMIS events, manifests and
-   * catalog rows grow with its parts, not its records (default DEFAULT_BATCH_PARTS).
-   */
-  parts?: number;
-}
-
-/** 1,000 records of 5 parts each: a batch of records with thousands of parts is sealed at a page end all the same. */
-export const DEFAULT_BATCH_PARTS = 5_000;
-
-/**
- * 1,000 records keeps a bag's metadata small enough to read whole and a crash's re-fetch short
- * (at most one batch of pages); 256 MiB of new payload keeps one bag a size that copies and
- * verifies in seconds. See docs/aip-profile.md for the measurements behind them.
- */
-export const DEFAULT_BATCH_BOUNDS: BatchBounds = { records: 1000, bytes: 256 * 1024 * 1024 };
-
-/** What one commit changed, added to the harvest's counts. */
+/** What one commit changed, added to the run's counts. */
 export type BatchTally = Omit<HarvestCounts, 'records' | 'requests'>;
 
 /** One record of a page, in the list's order, as the batch takes it. */
@@ -57,25 +46,24 @@ export type PageEntry =
   | { kind: 'deletion'; facts: BatchRecordFacts & { kind: 'deletion' } }
   | { kind: 'failure'; failure: NewFailure };
 
-/** The harvest facts every batch bag of it carries in bag-info.txt. */
-export interface BatchHarvest {
-  archiveDir: string;
-  catalog: Catalog;
-  flusher: DiskFlusher;
-  sourceId: number;
-  harvestId: number;
-  baseUrl: string;
-  repositoryName: string;
-  /** The source's rightsManifest, written at the head of each bag's records.xml. */
-  rightsManifest?: string;
-  prefix: string;
-  from: string | null;
-  until: string | null;
-  set: string | null;
-  bounds?: BatchBounds;
-  /** Set for an import (`oaibag import`): the delivery the records came in, named in bag-info.txt and PREMIS. */
-  delivery?: DeliveryFacts;
-}
+/** What a batch reads of its run's context: where its bags go, and the facts each carries in bag-info.txt. */
+type BatchFacts = Pick<
+  IngestContext,
+  | 'archiveDir'
+  | 'catalog'
+  | 'flusher'
+  | 'sourceId'
+  | 'harvestId'
+  | 'baseUrl'
+  | 'repositoryName'
+  | 'rightsManifest'
+  | 'prefix'
+  | 'from'
+  | 'until'
+  | 'set'
+  | 'bounds'
+  | 'delivery'
+>;
 
 /** What the list says when a batch is committed (bag-info.txt). */
 export interface ListFacts {
@@ -90,7 +78,7 @@ export interface ListFacts {
 
 type Staged = { kind: 'version'; version: NewVersion } | { kind: 'deletion'; identifier: string; datestamp: string } | { kind: 'failure'; failure: NewFailure };
 
-export class HarvestBatch {
+export class IngestBatch {
   private bag: BatchBag | undefined;
   private starting: Promise<BatchBag> | undefined;
   private staged: Staged[] = [];
@@ -102,7 +90,8 @@ export class HarvestBatch {
   private lastPage: number | undefined;
   private sequence = 0;
 
-  constructor(private readonly harvest: BatchHarvest) {}
+  /** `harvest`: the run, as its bags' Harvest-* labels name it. */
+  constructor(private readonly harvest: BatchFacts) {}
 
   /** True once the batch holds enough to be committed (see BatchBounds). */
   get full(): boolean {
@@ -112,11 +101,6 @@ export class HarvestBatch {
       counts !== undefined &&
       (counts.records >= bounds.records || counts.payloadBytes >= bounds.bytes || counts.newPayloads + counts.revisits >= (bounds.parts ?? DEFAULT_BATCH_PARTS))
     );
-  }
-
-  /** True when the batch has a bag under way (its next commit places one). */
-  get hasBag(): boolean {
-    return this.starting !== undefined;
   }
 
   /**
@@ -183,7 +167,7 @@ export class HarvestBatch {
     return held;
   }
 
-  /** Appends one page's records (in list order) to the batch; `page` counts from 1 in this harvest. */
+  /** Appends one page's records (in list order) to the batch; `page` counts from 1 in this run. */
   async addPage(page: number, entries: readonly PageEntry[]): Promise<void> {
     const kept = entries.filter((entry) => entry.kind !== 'failure') as Array<Exclude<PageEntry, { kind: 'failure' }>>;
     if (kept.length > 0) {
@@ -227,24 +211,23 @@ export class HarvestBatch {
   }
 
   /**
-   * Seals and places the batch bag (when it holds any record), then records everything staged,
-   * with the list state when given (a token, or null when the list ended), in one durable
-   * transaction; the batch starts empty again. `inTransaction` runs inside that transaction with
-   * the tally (the harvest's counts commit with the batch or not at all). When the bag cannot
-   * be made durable or placed, nothing of the batch is recorded and the error is thrown: its
-   * records come again with their pages.
+   * Seals and places the batch bag (when it holds any record) and hands back what is left to
+   * record: everything staged, with the list state when given (a token, or null when the list
+   * ended), for `PlacedBatch.record` in the run's transaction; undefined when the batch holds
+   * nothing at all. The batch starts empty again. When the bag cannot be made durable or
+   * placed, nothing of the batch is recorded and the error is thrown: its records come again
+   * with their pages.
    */
-  async commit(list: ListFacts, state: ResumeState | null | undefined, inTransaction?: (tally: BatchTally) => void): Promise<BatchTally> {
-    const tally: BatchTally = { added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0 };
-    const { catalog, sourceId, harvestId } = this.harvest;
+  async place(list: ListFacts, state: ResumeState | null | undefined): Promise<PlacedBatch | undefined> {
+    const { catalog, harvestId } = this.harvest;
     const bag = this.starting ? await this.starting : undefined;
     const staged = this.staged;
     const pages = [this.firstPage, this.lastPage];
     this.reset();
-    if (bag === undefined && staged.length === 0 && state === undefined) return tally;
-    let recordBag: (() => void) | undefined;
+    if (bag === undefined && staged.length === 0 && state === undefined) return undefined;
     // The instant the batch's versions are stored at, in its bag-info.txt and in the catalog alike.
     const baggedAt = new Date().toISOString();
+    let placed: NewBag | undefined;
     if (bag !== undefined) {
       const sealed = await bag.seal(this.bagInfo(pages, list, state, baggedAt));
       const placement = await bag.place(sealed, {
@@ -257,39 +240,20 @@ export class HarvestBatch {
         catalog.removePendingBag(bag.destination);
         throw placement.error;
       }
-      recordBag = () =>
-        catalog.recordBag({
-          bagPath: bag.destination,
-          sourceId,
-          harvestId,
-          ...bag.counts,
-          payloads: sealed.files.map((file) => ({ sha256: file.sha256, size: file.size, path: file.path })),
-        });
+      placed = {
+        bagPath: bag.destination,
+        sourceId: this.harvest.sourceId,
+        harvestId,
+        ...bag.counts,
+        payloads: sealed.files.map((file) => ({ sha256: file.sha256, size: file.size, path: file.path })),
+      };
     }
-    catalog.transaction(() => {
-      recordBag?.();
-      for (const entry of staged) {
-        if (entry.kind === 'version') {
-          const recorded = catalog.recordVersion({ ...entry.version, storedAt: baggedAt });
-          if (recorded.known) continue;
-          tally[countedAs(recorded.change)]++;
-          tally.bytes += recorded.version.size;
-        } else if (entry.kind === 'deletion') {
-          if (catalog.recordDeletion(sourceId, entry.identifier, entry.datestamp, harvestId, bag?.destination, baggedAt)) tally.deleted++;
-        } else {
-          catalog.recordFailure(entry.failure);
-        }
-      }
-      if (state !== undefined) catalog.saveResumeState(sourceId, state);
-      if (bag !== undefined && list.listEnd !== undefined) catalog.setListEnded(harvestId, baggedAt);
-      inTransaction?.(tally);
-    });
-    return tally;
+    return new PlacedBatch(this.harvest, { bag: placed, staged, state, listEnded: list.listEnd !== undefined, baggedAt });
   }
 
   /**
    * Whether a record failure of the list stays open once this batch commits: one staged here, or
-   * one recorded since harvest `sinceHarvestId` (the list's first run) that no record of this
+   * one recorded since run `sinceHarvestId` (the list's first run) that no record of this
    * batch resolves. Decides the List-End of the list's last batch (docs/archiver.md, "No silent
    * loss"). Costs one query per record of the batch, never a scan of the failures.
    */
@@ -310,7 +274,7 @@ export class HarvestBatch {
     return catalog.openRecordFailuresSince(sourceId, sinceHarvestId) > resolvedHere;
   }
 
-  /** Removes the batch bag being built (the harvest is failing and nothing more is committed). */
+  /** Removes the batch bag being built (the run is failing and nothing more is committed). */
   async abort(): Promise<void> {
     const bag = this.starting ? await this.starting.catch(() => undefined) : undefined;
     this.reset();
@@ -392,7 +356,50 @@ export class HarvestBatch {
   }
 }
 
-/** A resource that reappears after a deletion counts as added in a harvest's summary. */
-function countedAs(change: VersionChange): 'added' | 'modified' | 'touched' {
-  return change === 'restored' ? 'added' : change;
+/** A batch whose bag is in place (or that has no bag), to be recorded (see IngestBatch.place). */
+export class PlacedBatch {
+  constructor(
+    private readonly harvest: Pick<BatchFacts, 'catalog' | 'sourceId' | 'harvestId'>,
+    private readonly batch: {
+      bag: NewBag | undefined;
+      staged: Staged[];
+      state: ResumeState | null | undefined;
+      listEnded: boolean;
+      baggedAt: string;
+    },
+  ) {}
+
+  /** The bag placed, if any (`aips/harvest-…/batch-…`). */
+  get bagPath(): string | undefined {
+    return this.batch.bag?.bagPath;
+  }
+
+  /**
+   * Records the bag and its payload files, then each staged version, deletion and failure, the
+   * list state and the list's end, in one durable transaction (joined when the caller has one
+   * open: the run's counts commit with it). Returns what it changed.
+   */
+  record(): BatchTally {
+    const { catalog, sourceId, harvestId } = this.harvest;
+    const { bag, staged, state, listEnded, baggedAt } = this.batch;
+    const tally: BatchTally = { added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0 };
+    return catalog.transaction(() => {
+      if (bag !== undefined) catalog.recordBag(bag);
+      for (const entry of staged) {
+        if (entry.kind === 'version') {
+          const recorded = catalog.recordVersion({ ...entry.version, storedAt: baggedAt });
+          if (recorded.known) continue;
+          tally[countedAs(recorded.change)]++;
+          tally.bytes += recorded.version.size;
+        } else if (entry.kind === 'deletion') {
+          if (catalog.recordDeletion(sourceId, entry.identifier, entry.datestamp, harvestId, bag?.bagPath, baggedAt)) tally.deleted++;
+        } else {
+          catalog.recordFailure(entry.failure);
+        }
+      }
+      if (state !== undefined) catalog.saveResumeState(sourceId, state);
+      if (bag !== undefined && listEnded) catalog.setListEnded(harvestId, baggedAt);
+      return tally;
+    });
+  }
 }

@@ -1,39 +1,36 @@
-// The records of one page (a ListRecords page, or a file of an out-of-band delivery), taken the
-// one way a harvest takes them: By-Value datastreams received as the DIDL reader decodes them
+// The records of one page (a ListRecords page, or files of an out-of-band delivery), taken the
+// one way a run takes them: By-Value datastreams received as the DIDL reader decodes them
 // (bytes the archive holds declined), each record verified and stored (store-record.ts) up to
-// `concurrency` at a time while the page is read on, and handed back in page order as batch
-// entries (harvest-batch.ts). `oaibag harvest` and `oaibag import` both read through it.
-import type { IncomingDatastream, OaiHeader, ReadDidlOptions, ReadRecord } from '@oaibag/didl';
+// `concurrency` at a time while the page is read on, and taken into the run's batch in page
+// order (ingest-batch.ts). `oaibag harvest` and `oaibag import` both read through it.
+import type { DidlDocument, IncomingDatastream, OaiHeader, ReadDidlOptions, ReadRecord } from '@oaibag/didl';
 import { oaiHeaderXml } from '../aip/aip-metadata.js';
 import { compactDatestamp } from '../archive/storage-path.js';
 import type { HarvestCounts, NewFailure } from '../catalog/catalog-schema.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { shown } from '../core/remote-text.js';
 import { limitError } from '../oai/source-limits.js';
-import type { HarvestBatch, PageEntry } from './harvest-batch.js';
 import { declinedAsHeld, discardIncoming, type IncomingFile, receiveIncoming } from './incoming-file.js';
-import { RecordRefused, recordParts, type StoreContext, storeRecord } from './store-record.js';
+import type { IngestBatch, PageEntry } from './ingest-batch.js';
+import type { IngestContext } from './ingest-context.js';
+import { RecordRefused, recordParts, storeRecord } from './store-record.js';
 
 export interface PageRecordsSetup {
-  context: StoreContext;
-  batch: HarvestBatch;
-  /** The harvest's counts: `records` and `failed` move as records are read. */
+  context: IngestContext;
+  batch: IngestBatch;
+  /** The run's counts: `records` and `failed` move as records are read. */
   counts: HarvestCounts;
-  log: (line: string) => void;
-  /** Records stored at once. */
-  concurrency: number;
-  /** After each record. */
-  progress?: () => void;
-  /**
-   * Takes the page's records into the batch while the page is still being read, in list order,
-   * as soon as {@link DELIVER_EVERY} in a row are done (a harvest; an import leaves it out and
-   * takes the records at the end of each file). Without it a page's records are held until the
-   * page ends: a page that never ends grew the harvester by some 20 KB a record.
-   */
-  deliver?: (entries: PageEntry[]) => Promise<void>;
+  /** The page's number in the run, from 1 (bag-info.txt's Batch-Pages). */
+  page: number;
+  /** After each record (a progress display). */
+  progress?: (() => void) | undefined;
 }
 
-/** Records handed to `deliver` at once: enough to write records.xml in runs, few enough to hold. */
+/**
+ * Records taken into the batch at once while the page is still being read, in list order, as
+ * soon as that many in a row are done: enough to write records.xml in runs, few enough to hold
+ * (held until the page ended, a page that never ends grew the harvester by some 20 KB a record).
+ */
 export const DELIVER_EVERY = 64;
 
 /** One record of the page: its entry once processed (undefined when it adds nothing). */
@@ -41,12 +38,6 @@ interface Slot {
   entry: PageEntry | undefined;
   done: boolean;
 }
-
-/**
- * The header of a record that came without one (a standalone DIDL document of a delivery);
- * without it such a record adds nothing.
- */
-export type HeaderFor = (record: ReadRecord) => OaiHeader | undefined;
 
 /** One page's records as they are read; a new one for every page (and every attempt at it). */
 export class PageRecords {
@@ -64,8 +55,12 @@ export class PageRecords {
 
   constructor(private readonly setup: PageRecordsSetup) {}
 
-  /** The DIDL reader's handlers for this page (with `keepReceivedXml` and `lenientIdentifier`). */
-  readOptions(headerFor?: HeaderFor): ReadDidlOptions {
+  /**
+   * The DIDL reader's handlers for this page (with `keepReceivedXml` and `lenientIdentifier`).
+   * `standaloneDatestamp` dates a record that comes without a header (a standalone DIDL document
+   * of a delivery: its identifier is the DIDL's); without it such a record adds nothing.
+   */
+  readOptions(standaloneDatestamp?: string): ReadDidlOptions {
     const { batch, context } = this.setup;
     return {
       keepReceivedXml: true,
@@ -84,7 +79,7 @@ export class PageRecords {
       onRecord: (record: ReadRecord) => {
         const received = this.pending;
         this.pending = [];
-        return this.take(record, received, headerFor);
+        return this.take(record, received, standaloneDatestamp);
       },
     };
   }
@@ -93,8 +88,8 @@ export class PageRecords {
    * Takes one record with the datastreams received for it (in the order of its By-Value parts),
    * stored while the caller reads on; waits only when `concurrency` records are in flight.
    */
-  async take(record: ReadRecord, received: IncomingFile[], headerFor?: HeaderFor): Promise<void> {
-    const { context, batch, counts, log } = this.setup;
+  async take(record: ReadRecord, received: IncomingFile[], standaloneDatestamp?: string): Promise<void> {
+    const { context, batch, counts } = this.setup;
     // A page is committed when it ends: one that never does must not grow the batch (nor, for
     // an import's file, the memory) without end.
     const limits = context.client.limits;
@@ -111,10 +106,10 @@ export class PageRecords {
     // Counted as the record arrives, before any of its datastreams is fetched.
     this.parts = parts;
     await this.deliverDone();
-    const header = record.header ?? (record.didl ? headerFor?.(record) : undefined);
+    const header = record.header ?? standaloneHeader(record, standaloneDatestamp);
     const slot: Slot = { entry: undefined, done: false };
     this.slots.push(slot);
-    const job = processRecord(context, batch, header ? { ...record, header } : record, received, counts, log)
+    const job = processRecord(context, batch, header ? { ...record, header } : record, received, counts)
       .then((entry) => {
         slot.entry = entry;
         this.heldXml += heldXmlOf(entry);
@@ -128,7 +123,7 @@ export class PageRecords {
         this.inFlight.delete(job);
       });
     this.inFlight.add(job);
-    if (this.inFlight.size >= this.setup.concurrency) await Promise.race(this.inFlight);
+    if (this.inFlight.size >= context.concurrency) await Promise.race(this.inFlight);
   }
 
   /** Waits for the records in flight; the page's entries in order, or the first error. */
@@ -156,10 +151,9 @@ export class PageRecords {
     return entries;
   }
 
-  /** Hands the records done at the head of the page to `deliver`, once there are DELIVER_EVERY of them. */
+  /** Takes the records done at the head of the page into the batch, once there are DELIVER_EVERY of them. */
   private async deliverDone(): Promise<void> {
-    const deliver = this.setup.deliver;
-    if (deliver === undefined || this.firstError !== undefined) return;
+    if (this.firstError !== undefined) return;
     let ready = 0;
     while (ready < this.slots.length && this.slots[ready]!.done) ready++;
     if (ready < DELIVER_EVERY) return;
@@ -168,8 +162,14 @@ export class PageRecords {
       .map((slot) => slot.entry)
       .filter((entry): entry is PageEntry => entry !== undefined);
     for (const entry of entries) this.heldXml -= heldXmlOf(entry);
-    await deliver(entries);
+    await this.setup.batch.addPage(this.setup.page, entries);
   }
+}
+
+/** The header of a standalone DIDL document's record: the DIDL's identifier, the datestamp given. */
+function standaloneHeader(record: ReadRecord, datestamp: string | undefined): OaiHeader | undefined {
+  if (!record.didl || datestamp === undefined) return undefined;
+  return { identifier: record.didl.identifier, datestamp, setSpecs: [], deleted: false };
 }
 
 /** The bytes of received XML an entry holds until its page is stored. */
@@ -184,27 +184,22 @@ function heldXmlOf(entry: PageEntry | undefined): number {
 
 /** One record of a page: its entry for the batch, or undefined when it adds nothing (known, no header). */
 async function processRecord(
-  context: StoreContext,
-  batch: HarvestBatch,
+  context: IngestContext,
+  batch: IngestBatch,
   record: ReadRecord,
   received: IncomingFile[],
   counts: HarvestCounts,
-  log: (line: string) => void,
 ): Promise<PageEntry | undefined> {
   const header = record.header;
   counts.records++;
-  if (!header) {
-    for (const file of received) await discardIncoming(file);
-    return undefined;
-  }
+  const didl = record.error ? undefined : record.didl;
   // A datestamp that is not an OAI-PMH one is refused here, as docs/archiver.md says, rather
   // than stored for `oaibag restore` (which orders versions by it) to fail on.
-  const refusal = datestampRefusal(header.datestamp);
+  const refusal = header && datestampRefusal(header.datestamp);
+  if (!header || refusal || header.deleted || !didl) for (const file of received) await discardIncoming(file);
+  if (!header) return undefined;
   if (refusal) {
-    for (const file of received) await discardIncoming(file);
-    counts.failed++;
-    log(`failed: ${shown(header.identifier)}: ${refusal.message} [${refusal.code}]`);
-    return failureOf(context, header, {
+    return failed(context, counts, header, {
       stage: 'verify',
       code: refusal.code,
       message: refusal.message,
@@ -212,51 +207,59 @@ async function processRecord(
       found: shown(header.datestamp),
     });
   }
-  if (header.deleted) {
-    for (const file of received) await discardIncoming(file);
-    if (batch.knownDeletion(header.identifier, header.datestamp)) return undefined;
-    const headerXml = record.receivedHeader ?? Buffer.from(oaiHeaderXml(header), 'utf8');
-    return {
-      kind: 'deletion',
-      facts: {
-        kind: 'deletion',
-        identifier: header.identifier,
-        datestamp: header.datestamp,
-        headerXml,
-        ...(record.receivedAbout ? { aboutXml: record.receivedAbout } : {}),
-      },
-    };
-  }
-  if (record.error || !record.didl) {
-    for (const file of received) await discardIncoming(file);
-    counts.failed++;
+  if (header.deleted) return batch.knownDeletion(header.identifier, header.datestamp) ? undefined : deletionOf(record, header);
+  if (!didl) {
     const error = record.error;
-    log(`failed: ${shown(header.identifier)}: ${error?.message ?? 'no DIDL'} [${error?.code ?? 'ERR_HARVEST_FORMAT'}]`);
-    return failureOf(context, header, {
+    const reason = {
       stage: 'verify',
       code: error?.code ?? 'ERR_HARVEST_FORMAT',
       message: error?.message ?? 'the record carries no DIDL',
       expected: error?.expected === undefined ? null : String(error.expected),
       found: error?.found === undefined ? null : String(error.found),
-    });
+    } as const;
+    return failed(context, counts, header, reason, error?.message ?? 'no DIDL');
   }
+  return stored(context, batch, { ...record, header, didl }, received, counts);
+}
+
+/** A deletion the archive does not know yet, its header (and `about`s) as received. */
+function deletionOf(record: ReadRecord, header: OaiHeader): PageEntry {
+  const headerXml = record.receivedHeader ?? Buffer.from(oaiHeaderXml(header), 'utf8');
+  return {
+    kind: 'deletion',
+    facts: {
+      kind: 'deletion',
+      identifier: header.identifier,
+      datestamp: header.datestamp,
+      headerXml,
+      ...(record.receivedAbout ? { aboutXml: record.receivedAbout } : {}),
+    },
+  };
+}
+
+/** A record with its DIDL, verified and stored (storeRecord): its version, or its failure. */
+async function stored(
+  context: IngestContext,
+  batch: IngestBatch,
+  record: ReadRecord & { header: OaiHeader; didl: DidlDocument },
+  received: IncomingFile[],
+  counts: HarvestCounts,
+): Promise<PageEntry | undefined> {
   try {
     const asReceived = {
       ...(record.receivedHeader ? { header: record.receivedHeader } : {}),
       ...(record.receivedDidl ? { didl: record.receivedDidl } : {}),
       ...(record.receivedAbout ? { about: record.receivedAbout } : {}),
     };
-    const stored = await storeRecord(context, batch, header, record.didl, received, asReceived);
+    const stored = await storeRecord(context, batch, record.header, record.didl, received, asReceived);
     if (stored.known) return undefined;
     return { kind: 'version', facts: stored.facts, parts: stored.parts, fetches: stored.fetches };
   } catch (error) {
-    // No room left is the archive's problem, not this record's: the whole harvest stops.
+    // No room left is the archive's problem, not this record's: the whole run stops.
     if (isStorageExhausted(error)) throw archiveFullError(context.archiveDir, error);
     if (!(error instanceof ArchiverError)) throw error;
-    counts.failed++;
     const refused = error instanceof RecordRefused ? error : undefined;
-    log(`failed: ${shown(header.identifier)}: ${error.message} [${error.code}]`);
-    return failureOf(context, header, {
+    return failed(context, counts, record.header, {
       stage: refused?.stage ?? 'store',
       code: error.code,
       message: error.message,
@@ -266,7 +269,6 @@ async function processRecord(
   }
 }
 
-/** A failure of one record of the harvest, for the batch. */
 /** The error of a datestamp that is not an OAI-PMH one (`YYYY-MM-DD`, `YYYY-MM-DDThh:mm:ssZ`); undefined for a good one. */
 function datestampRefusal(datestamp: string): ArchiverError | undefined {
   try {
@@ -278,11 +280,16 @@ function datestampRefusal(datestamp: string): ArchiverError | undefined {
   }
 }
 
-function failureOf(
-  context: StoreContext,
+/** A failure of one record of the run, counted and logged, for the batch. */
+function failed(
+  context: IngestContext,
+  counts: HarvestCounts,
   header: { identifier: string; datestamp: string },
   reason: Pick<NewFailure, 'stage' | 'code' | 'message' | 'expected' | 'found'>,
+  logged = reason.message,
 ): PageEntry {
+  counts.failed++;
+  context.log(`failed: ${shown(header.identifier)}: ${logged} [${reason.code}]`);
   return {
     kind: 'failure',
     failure: { sourceId: context.sourceId, harvestId: context.harvestId, identifier: header.identifier, datestamp: header.datestamp, ...reason },

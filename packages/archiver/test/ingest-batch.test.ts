@@ -1,5 +1,5 @@
 /**
- * The harvest's ingest batch (harvest/harvest-batch.ts) with a real catalog in a temporary
+ * The ingest batch (ingest/ingest-batch.ts) with a real catalog in a temporary
  * archive and real flushers: a commit places one valid batch bag and records, in one
  * transaction, its bag, versions, deletions, failures and the list's resumption token; a record
  * state taken twice is known; bytes the archive holds already become revisits, not files.
@@ -19,8 +19,10 @@ import { readBatchRecords } from '../src/aip/batch-bag-reader.ts';
 import { type DiskFlusher, type FlushMode, oneShotFlusher, openDiskFlusher } from '../src/archive/flush-to-disk.ts';
 import { verifyBag } from '../src/bag/bag-verifier.ts';
 import { Catalog } from '../src/catalog/catalog.ts';
-import { adoptPendingBags } from '../src/harvest/adopt-pending-bags.ts';
-import { type BatchBounds, HarvestBatch, type PageEntry } from '../src/harvest/harvest-batch.ts';
+import type { ResumeState } from '../src/catalog/catalog-schema.ts';
+import { adoptPendingBags } from '../src/ingest/adopt-pending-bags.ts';
+import type { BatchBounds } from '../src/ingest/batch-bounds.ts';
+import { type BatchTally, IngestBatch, type ListFacts, type PageEntry } from '../src/ingest/ingest-batch.ts';
 
 const BASE = 'https://example.org/oai';
 const OAI = 'http://www.openarchives.org/OAI/2.0/';
@@ -32,10 +34,10 @@ async function harvesting(t: TestContext, flusher?: (dir: string) => Promise<Dis
   t.after(() => catalog.close());
   const source = catalog.upsertSource(BASE, { repositoryName: 'Example' });
   const open = async (bounds?: BatchBounds) => {
-    const harvestId = catalog.startHarvest(source.id, { prefix: 'oai_didl' });
+    const harvestId = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
     const disk = await (flusher ?? ((d: string) => oneShotFlusher(d, 'files')))(dir);
     t.after(() => disk.close());
-    const batch = new HarvestBatch({
+    const batch = new IngestBatch({
       archiveDir: dir,
       catalog,
       flusher: disk,
@@ -49,7 +51,20 @@ async function harvesting(t: TestContext, flusher?: (dir: string) => Promise<Dis
       set: null,
       ...(bounds ? { bounds } : {}),
     });
-    return { harvestId, batch };
+    /**
+     * Places the batch and records it in one transaction, as a run commits it; `inside` runs in
+     * that transaction after the records.
+     */
+    const commit = async (list: ListFacts, state: ResumeState | null | undefined, inside?: (tally: BatchTally) => void): Promise<BatchTally> => {
+      const placed = await batch.place(list, state);
+      if (placed === undefined) return { added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0 };
+      return catalog.transaction(() => {
+        const tally = placed.record();
+        inside?.(tally);
+        return tally;
+      });
+    };
+    return { harvestId, batch, commit };
   };
   const resume = (token: string, harvestId: number) => ({
     token,
@@ -72,7 +87,7 @@ const header = (identifier: string, datestamp: string, deleted = false) =>
  * A record of one By-Value datastream taken into the batch as the harvester takes it: its state
  * claimed (undefined when known), its bytes placed (a new file at the URL's path, or a revisit).
  */
-async function take(batch: HarvestBatch, path: string, datestamp: string, text: string): Promise<PageEntry | undefined> {
+async function take(batch: IngestBatch, path: string, datestamp: string, text: string): Promise<PageEntry | undefined> {
   const bytes = Buffer.from(text);
   const identifier = `https://example.org/${path}`;
   const digest = sha256(bytes);
@@ -118,7 +133,7 @@ const entries = (...list: Array<PageEntry | undefined>): PageEntry[] => list.fil
 for (const mode of ['filesystem', 'files'] as FlushMode[]) {
   test(`a commit places one valid bag of its pages and records its versions, deletions, failures and token together (flush mode ${mode})`, async (t) => {
     const { dir, catalog, source, open, resume } = await harvesting(t, (d) => openDiskFlusher(d, mode));
-    const { harvestId, batch } = await open();
+    const { harvestId, batch, commit } = await open();
     await batch.addPage(
       1,
       entries(await take(batch, 'a.txt', '2024-01-01T00:00:00Z', 'alpha'), await take(batch, 'docs/b.txt', '2024-01-01T00:00:00Z', 'bravo!'), {
@@ -138,7 +153,7 @@ for (const mode of ['filesystem', 'files'] as FlushMode[]) {
     assert.deepEqual(catalog.bags(), [], 'nothing is recorded before the commit');
 
     let inside: unknown;
-    const tally = await batch.commit({ listResponseDate: '2024-05-01T00:00:00Z' }, resume('t2', harvestId), (counts) => {
+    const tally = await commit({ listResponseDate: '2024-05-01T00:00:00Z' }, resume('t2', harvestId), (counts) => {
       inside = { ...counts, token: catalog.source(BASE)?.resume?.token };
     });
     assert.deepEqual(tally, { added: 2, modified: 0, touched: 0, deleted: 1, failed: 0, bytes: 11 });
@@ -195,7 +210,7 @@ for (const mode of ['filesystem', 'files'] as FlushMode[]) {
 
 test('a record state taken twice is known: in the same batch, and once committed, in the next', async (t) => {
   const { catalog, source, open, resume } = await harvesting(t);
-  const { harvestId, batch } = await open();
+  const { harvestId, batch, commit } = await open();
   const first = await take(batch, 'a.txt', '2024-01-01T00:00:00Z', 'alpha');
   assert.ok(first);
   assert.equal(await take(batch, 'a.txt', '2024-01-01T00:00:00Z', 'alpha'), undefined, 'delivered twice in one batch');
@@ -204,7 +219,7 @@ test('a record state taken twice is known: in the same batch, and once committed
   batch.releaseState('https://example.org/c.txt', '2024-01-01T00:00:00Z', 'c'.repeat(64));
   assert.equal(batch.claimState('https://example.org/c.txt', '2024-01-01T00:00:00Z', 'c'.repeat(64)), true);
   await batch.addPage(1, [first, deletion('gone.txt', '2024-01-02T00:00:00Z')]);
-  await batch.commit({ listResponseDate: null }, resume('t1', harvestId));
+  await commit({ listResponseDate: null }, resume('t1', harvestId));
 
   // The list starts again (a crash, overlapping windows): the same states cost nothing.
   assert.equal(batch.knownDeletion('https://example.org/gone.txt', '2024-01-02T00:00:00Z'), true);
@@ -213,7 +228,7 @@ test('a record state taken twice is known: in the same batch, and once committed
   const touched = await take(batch, 'a.txt', '2024-02-01T00:00:00Z', 'alpha');
   assert.ok(touched, 'a new datestamp is a new state');
   await batch.addPage(2, [touched, deletion('gone.txt', '2024-01-02T00:00:00Z')]);
-  const tally = await batch.commit({ listResponseDate: null, listEnd: 'complete' }, null);
+  const tally = await commit({ listResponseDate: null, listEnd: 'complete' }, null);
   assert.deepEqual(tally, { added: 0, modified: 0, touched: 1, deleted: 0, failed: 0, bytes: 5 }, 'the deletion known already is not counted');
   assert.deepEqual(
     catalog.versions(source.id, 'https://example.org/a.txt').map((version) => version.change),
@@ -226,7 +241,7 @@ test('bytes already held become revisits: no new file, a pointer to the bag that
   const { dir, catalog, source, open } = await harvesting(t);
   const one = await open();
   await one.batch.addPage(1, entries(await take(one.batch, 'a.txt', '2024-01-01T00:00:00Z', 'alpha')));
-  await one.batch.commit({ listResponseDate: null, listEnd: 'complete' }, null);
+  await one.commit({ listResponseDate: null, listEnd: 'complete' }, null);
   const held = `aips/harvest-${String(one.harvestId).padStart(6, '0')}/batch-00001`;
 
   const two = await open();
@@ -241,7 +256,7 @@ test('bytes already held become revisits: no new file, a pointer to the bag that
   assert.deepEqual([payload(fresh)?.revisitOf, payload(fresh)?.path], [undefined, 'data/example.org/new.txt']);
   assert.deepEqual([payload(again)?.revisitOf, payload(again)?.path], [here, 'data/example.org/new.txt']);
   await two.batch.addPage(1, entries(touched, copy, fresh, again));
-  assert.deepEqual(await two.batch.commit({ listResponseDate: null, listEnd: 'complete' }, null), {
+  assert.deepEqual(await two.commit({ listResponseDate: null, listEnd: 'complete' }, null), {
     added: 3,
     modified: 0,
     touched: 1,
@@ -317,12 +332,12 @@ test("payload paths: the URL's segments in NFC; a name bagit-python would misrea
 
 test('a batch with no record commits its failures and token without a bag', async (t) => {
   const { dir, catalog, source, open, resume } = await harvesting(t);
-  const { harvestId, batch } = await open();
-  assert.deepEqual(await batch.commit({ listResponseDate: null }, undefined), { added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0 });
+  const { harvestId, batch, commit } = await open();
+  assert.deepEqual(await commit({ listResponseDate: null }, undefined), { added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0 });
   await batch.addPage(1, [
     { kind: 'failure', failure: { sourceId: source.id, harvestId, stage: 'record', code: 'ERR_HARVEST_FORMAT', message: 'bad', identifier: 'x' } },
   ]);
-  await batch.commit({ listResponseDate: null }, resume('t1', harvestId));
+  await commit({ listResponseDate: null }, resume('t1', harvestId));
   assert.deepEqual(catalog.bags(), []);
   await assert.rejects(stat(join(dir, 'aips')), 'no bag was made');
   assert.equal(catalog.openFailures(source.id).length, 1);
@@ -331,7 +346,7 @@ test('a batch with no record commits its failures and token without a bag', asyn
 
 test('when the rows cannot be written, neither they nor the token are: the placed bag stays pending, and adopting it makes its records known', async (t) => {
   const { dir, catalog, source, open, resume } = await harvesting(t);
-  const { harvestId, batch } = await open();
+  const { harvestId, batch, commit } = await open();
   await batch.addPage(
     1,
     entries(await take(batch, 'a.txt', '2024-01-01T00:00:00Z', 'alpha'), {
@@ -339,7 +354,7 @@ test('when the rows cannot be written, neither they nor the token are: the place
       failure: { sourceId: 9999, harvestId, identifier: 'x', stage: 'verify', code: 'ERR_HARVEST_VERIFY', message: 'no such source' },
     }),
   );
-  await assert.rejects(batch.commit({ listResponseDate: null }, resume('t9', harvestId)));
+  await assert.rejects(commit({ listResponseDate: null }, resume('t9', harvestId)));
   assert.deepEqual(catalog.versions(source.id, 'https://example.org/a.txt'), [], 'the whole batch was rolled back');
   assert.deepEqual(catalog.bags(), []);
   assert.equal(catalog.source(BASE)?.resume, null, 'the token was not saved');

@@ -1,0 +1,87 @@
+// What every run that adds to an archive (a harvest, an import) opens first, in two steps: the
+// archive locked for writing (created when absent, tmp/ emptied), then, once the run may go on
+// (an import screens its delivery in between, keeping files in tmp/), its catalog and disk
+// flusher, with what an interrupted run left behind put right (a run row still running, bags
+// placed but not recorded).
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { type DiskFlusher, flusherWhenReady, openDiskFlusher } from '../archive/flush-to-disk.js';
+import { lockArchiveForWriting, READING_COMMANDS } from '../archive/read-only-archive.js';
+import { cleanupLeftovers } from '../bag/bag-writer.js';
+import { Catalog } from '../catalog/catalog.js';
+import { archiveFullError, isStorageExhausted } from '../core/errors.js';
+import { adoptPendingBags } from './adopt-pending-bags.js';
+
+/** The archive locked for one run, its catalog not opened yet. */
+export interface IngestLock {
+  archiveDir: string;
+  release(): Promise<void>;
+  /** Releases the lock and removes the archive folder if locking created it: a refused delivery leaves nothing. */
+  abandon(): Promise<void>;
+}
+
+export interface IngestSession {
+  archiveDir: string;
+  catalog: Catalog;
+  flusher: DiskFlusher;
+  /** Closes the flusher and the catalog and releases the lock (in a `finally`). */
+  close(): Promise<void>;
+}
+
+/**
+ * Locks `archiveDir` (created when absent) for a run named `purpose` in the lock file, and
+ * empties its tmp/ (what a killed run left there).
+ */
+export async function lockForIngest(archiveDir: string, purpose: string): Promise<IngestLock> {
+  const created = await stat(archiveDir).then(
+    () => false,
+    () => true,
+  );
+  await mkdir(archiveDir, { recursive: true });
+  const command = purpose.split(' ')[0];
+  const lock = await lockArchiveForWriting(archiveDir, purpose, {
+    writes: `${command} writes bags and the catalog into it`,
+    hint: `${command} into a writable archive (a copy of this one in a writable folder); ${READING_COMMANDS} read it as it is`,
+  });
+  try {
+    await cleanupLeftovers(archiveDir);
+  } catch (error) {
+    await lock.release();
+    throw isStorageExhausted(error) ? archiveFullError(archiveDir, error) : error;
+  }
+  return {
+    archiveDir,
+    release: () => lock.release(),
+    abandon: async () => {
+      await lock.release();
+      if (created) await rm(archiveDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Opens the catalog of the archive `lock` holds, and its disk flusher; runs left running are
+ * marked interrupted and bags placed but not recorded are recorded. On failure the lock is
+ * released.
+ */
+export async function openIngestSession(lock: IngestLock, log: (line: string) => void): Promise<IngestSession> {
+  const { archiveDir } = lock;
+  let catalog: Catalog | undefined;
+  let flusher: DiskFlusher | undefined;
+  const close = async () => {
+    await flusher?.close();
+    catalog?.close();
+    await lock.release();
+  };
+  try {
+    catalog = Catalog.open(archiveDir);
+    // The flusher's self-check (one syncfs) runs while the run starts (Identify, the first pages).
+    flusher = flusherWhenReady(openDiskFlusher(archiveDir));
+    catalog.interruptRunningRuns();
+    const adopted = await adoptPendingBags(archiveDir, catalog);
+    if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
+    return { archiveDir, catalog, flusher, close };
+  } catch (error) {
+    await close();
+    throw isStorageExhausted(error) ? archiveFullError(archiveDir, error) : error;
+  }
+}
