@@ -39,7 +39,7 @@ import {
   toVersion,
   type VersionChange,
   type VersionFetch,
-} from './catalog-schema.js';
+} from './catalog-migrations.js';
 import { openReadOnlyDatabase, type ReadOnlyDatabase } from './open-read-only.js';
 
 /** The catalog's file name inside an archive directory. */
@@ -193,7 +193,7 @@ export class Catalog {
     else this.db.close();
   }
 
-  /** The schema version of this catalog (see catalog-schema.ts). */
+  /** The schema version of this catalog (see catalog-migrations.ts). */
   schemaVersion(): number {
     return catalogSchemaVersion(this.db);
   }
