@@ -19,7 +19,7 @@ import { readBatchRecords } from '../src/aip/batch-bag-reader.ts';
 import { type DiskFlusher, type FlushMode, oneShotFlusher, openDiskFlusher } from '../src/archive/flush-to-disk.ts';
 import { verifyBag } from '../src/bag/bag-verifier.ts';
 import { Catalog } from '../src/catalog/catalog.ts';
-import type { ResumeState } from '../src/catalog/catalog-migrations.ts';
+import type { ResumeState } from '../src/catalog/catalog-types.ts';
 import { adoptPendingBags } from '../src/ingest/adopt-pending-bags.ts';
 import type { BatchBounds } from '../src/ingest/batch-bounds.ts';
 import { type BatchTally, IngestBatch, type ListFacts, type PageEntry } from '../src/ingest/ingest-batch.ts';

@@ -3,43 +3,48 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { READING_COMMANDS, readOnlyCodeOf } from '../archive/read-only-archive.js';
 import { ArchiverError } from '../core/errors.js';
+import type { IdentifyFacts } from '../oai/identify.js';
+import { CATALOG_SCHEMA_VERSION, catalogSchemaVersion, migrateCatalog } from './catalog-migrations.js';
 import {
-  CATALOG_SCHEMA_VERSION,
-  type CatalogBag,
-  type CatalogFailure,
-  type CatalogHarvest,
-  type CatalogResource,
-  type CatalogSource,
-  type CatalogStatus,
-  type CatalogVerification,
-  type CatalogVersion,
-  catalogSchemaVersion,
-  type HarvestArguments,
-  type HarvestCounts,
-  type HarvestStatus,
-  type IdentifyFacts,
-  migrateCatalog,
-  type NewBag,
-  type NewEvent,
-  type NewFailure,
-  type NewVersion,
-  type PayloadLocation,
-  type PendingBag,
-  type RecordedVersion,
-  type ResumeState,
   type Row,
-  type RunKind,
-  type ServedPayload,
-  type SourceStatus,
   toBag,
   toFailure,
+  toFetch,
   toHarvest,
+  toPayloadLocation,
+  toPendingBag,
   toResource,
+  toServedPayload,
   toSource,
+  toVerification,
   toVersion,
-  type VersionChange,
-  type VersionFetch,
-} from './catalog-migrations.js';
+} from './catalog-rows.js';
+import type {
+  CatalogBag,
+  CatalogFailure,
+  CatalogHarvest,
+  CatalogResource,
+  CatalogSource,
+  CatalogStatus,
+  CatalogVerification,
+  CatalogVersion,
+  HarvestArguments,
+  HarvestCounts,
+  HarvestStatus,
+  NewBag,
+  NewEvent,
+  NewFailure,
+  NewVersion,
+  PayloadLocation,
+  PendingBag,
+  RecordedVersion,
+  ResumeState,
+  RunKind,
+  ServedPayload,
+  SourceStatus,
+  VersionChange,
+  VersionFetch,
+} from './catalog-types.js';
 import { openReadOnlyDatabase, type ReadOnlyDatabase } from './open-read-only.js';
 
 /** The catalog's file name inside an archive directory. */
@@ -243,7 +248,7 @@ export class Catalog {
   /** Bags noted by `addPendingBag` that were never recorded (a crash in between). */
   pendingBags(): PendingBag[] {
     const rows = this.sql('SELECT bag_path, harvest_id FROM pending_bags ORDER BY created_at, bag_path').all() as Row[];
-    return rows.map((row) => ({ bagPath: String(row.bag_path), harvestId: row.harvest_id === null ? null : Number(row.harvest_id) }));
+    return rows.map(toPendingBag);
   }
 
   removePendingBag(bagPath: string): void {
@@ -296,7 +301,7 @@ export class Catalog {
     const row = this.sql('SELECT p.sha256, p.size, p.path, b.bag_path FROM payloads p JOIN bags b ON b.id = p.bag_id WHERE p.sha256 = ?').get(sha256) as
       | Row
       | undefined;
-    return row && { sha256: String(row.sha256), size: Number(row.size), bagPath: String(row.bag_path), path: String(row.path) };
+    return row && toPayloadLocation(row);
   }
 
   /**
@@ -311,22 +316,14 @@ export class Catalog {
         (SELECT v.last_modified FROM version_parts vp JOIN versions v ON v.id = vp.version_id
           WHERE vp.payload_id = p.id ORDER BY v.stored_at DESC, v.id DESC LIMIT 1) AS last_modified
       FROM payloads p JOIN bags b ON b.id = p.bag_id WHERE b.bag_path = ? AND p.path = ?`).get(bagPath, path) as Row | undefined;
-    if (!row) return undefined;
-    return {
-      sha256: String(row.sha256),
-      size: Number(row.size),
-      bagPath: String(row.bag_path),
-      path: String(row.path),
-      mimeType: row.mime_type === null ? null : String(row.mime_type),
-      lastModified: row.last_modified === null ? null : String(row.last_modified),
-    };
+    return row && toServedPayload(row);
   }
 
   /** The payload files of a version, in the record's order. */
   versionParts(versionId: number): PayloadLocation[] {
     const rows = this.sql(`SELECT p.sha256, p.size, p.path, b.bag_path FROM version_parts vp JOIN payloads p ON p.id = vp.payload_id
       JOIN bags b ON b.id = p.bag_id WHERE vp.version_id = ? ORDER BY vp.part`).all(versionId) as Row[];
-    return rows.map((row) => ({ sha256: String(row.sha256), size: Number(row.size), bagPath: String(row.bag_path), path: String(row.path) }));
+    return rows.map(toPayloadLocation);
   }
 
   /** Records or refreshes a source and what its Identify said; returns it. */
@@ -479,16 +476,7 @@ export class Catalog {
   /** The most recent fixity check of the archive, or undefined when it was never checked. */
   lastVerification(): CatalogVerification | undefined {
     const row = this.sql('SELECT * FROM verifications ORDER BY id DESC LIMIT 1').get() as Row | undefined;
-    return (
-      row && {
-        kind: String(row.kind) as CatalogVerification['kind'],
-        startedAt: String(row.started_at),
-        endedAt: String(row.ended_at),
-        bags: Number(row.bags),
-        bytes: Number(row.bytes),
-        damaged: Number(row.damaged),
-      }
-    );
+    return row && toVerification(row);
   }
 
   /**
@@ -551,12 +539,7 @@ export class Catalog {
   /** Where the By-Reference datastreams of a version came from, in payload order. */
   versionFetches(versionId: number): VersionFetch[] {
     const rows = this.sql('SELECT part, ref, url, redirects FROM fetches WHERE version_id = ? ORDER BY id').all(versionId) as Row[];
-    return rows.map((row) => ({
-      part: Number(row.part),
-      ref: String(row.ref),
-      url: String(row.url),
-      redirects: JSON.parse(String(row.redirects)) as string[],
-    }));
+    return rows.map(toFetch);
   }
 
   /** All versions of a resource, oldest first. */

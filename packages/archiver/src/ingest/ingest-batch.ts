@@ -28,7 +28,7 @@ import {
   type PayloadLocation,
   type ResumeState,
   type VersionFetch,
-} from '../catalog/catalog-migrations.js';
+} from '../catalog/catalog-types.js';
 import { ArchiverError } from '../core/errors.js';
 import { ARCHIVER_VERSION } from '../core/version.js';
 import { DEFAULT_BATCH_BOUNDS, DEFAULT_BATCH_PARTS } from './batch-bounds.js';
