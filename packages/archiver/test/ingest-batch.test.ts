@@ -344,6 +344,26 @@ test('a batch with no record commits its failures and token without a bag', asyn
   assert.equal(catalog.source(BASE)?.resume?.token, 't1');
 });
 
+test('a batch whose bag a datastream opened but that kept no record: its bag says no pages', async (t) => {
+  const { dir, catalog, source, open } = await harvesting(t);
+  const { harvestId, batch, commit } = await open();
+  // The record's bytes are placed before its record fails (a later datastream of it, say).
+  assert.ok(await take(batch, 'a.txt', '2024-01-01T00:00:00Z', 'alpha'));
+  await batch.addPage(1, [
+    {
+      kind: 'failure',
+      failure: { sourceId: source.id, harvestId, stage: 'fetch', code: 'HTTP 404', message: 'gone', identifier: 'https://example.org/a.txt' },
+    },
+  ]);
+  await commit({ listResponseDate: null }, null);
+  const [bag] = catalog.bags();
+  assert.equal(bag?.records, 0);
+  const info = await readBagInfo(join(dir, bag!.bagPath));
+  assert.equal(info.has('Batch-Pages'), false, 'no Batch-Pages label');
+  assert.equal(info.get('External-Description'), `Records harvested over OAI-PMH from ${BASE} by harvest ${harvestId}`);
+  assert.deepEqual(await verifyBag(join(dir, bag!.bagPath)), { valid: true, problems: [] });
+});
+
 test('when the rows cannot be written, neither they nor the token are: the placed bag stays pending, and adopting it makes its records known', async (t) => {
   const { dir, catalog, source, open, resume } = await harvesting(t);
   const { harvestId, batch, commit } = await open();
