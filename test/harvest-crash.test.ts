@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
 import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import type { CatalogHarvest } from '../packages/archiver/src/catalog/catalog-schema.ts';
+import type { CatalogHarvest } from '../packages/archiver/src/catalog/catalog-types.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { payloadOf, recordsXml } from './batch-bags.ts';
 

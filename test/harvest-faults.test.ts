@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
 import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import type { CatalogFailure } from '../packages/archiver/src/catalog/catalog-schema.ts';
+import type { CatalogFailure } from '../packages/archiver/src/catalog/catalog-types.ts';
 import { ArchiverError } from '../packages/archiver/src/core/errors.ts';
 import { type HarvestSummary, harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { reindexArchive } from '../packages/archiver/src/reindex/reindex.ts';

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { CATALOG_MIGRATIONS, CATALOG_SCHEMA_VERSION, migrateCatalog } from '../packages/archiver/src/catalog/catalog-schema.ts';
+import { CATALOG_MIGRATIONS, CATALOG_SCHEMA_VERSION, migrateCatalog } from '../packages/archiver/src/catalog/catalog-migrations.ts';
 import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
 import { formatVerifyReport, verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';

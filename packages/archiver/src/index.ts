@@ -34,28 +34,27 @@ export { type BagProblem, type BagProblemKind, type BagReport, type BagTally, ty
 export { type BagBuilder, cleanupLeftovers, createBagBuilder } from './bag/bag-writer.js';
 export type { FinishedBag, PayloadFile, SealedBag } from './bag/sealed-bag.js';
 export { CATALOG_FILE_NAME, Catalog, type CatalogOpenOptions } from './catalog/catalog.js';
-export {
-  CATALOG_SCHEMA_VERSION,
-  type CatalogFailure,
-  type CatalogHarvest,
-  type CatalogResource,
-  type CatalogSource,
-  type CatalogStatus,
-  type CatalogVersion,
-  type FailureStage,
-  type HarvestArguments,
-  type HarvestCounts,
-  type HarvestStatus,
-  type IdentifyFacts,
-  type NewEvent,
-  type NewFailure,
-  type NewVersion,
-  type RecordedVersion,
-  type ResumeState,
-  type SourceStatus,
-  type VersionChange,
-  type VersionFetch,
-} from './catalog/catalog-schema.js';
+export { CATALOG_SCHEMA_VERSION } from './catalog/catalog-migrations.js';
+export type {
+  CatalogFailure,
+  CatalogHarvest,
+  CatalogResource,
+  CatalogSource,
+  CatalogStatus,
+  CatalogVersion,
+  FailureStage,
+  HarvestArguments,
+  HarvestCounts,
+  HarvestStatus,
+  NewEvent,
+  NewFailure,
+  NewVersion,
+  RecordedVersion,
+  ResumeState,
+  SourceStatus,
+  VersionChange,
+  VersionFetch,
+} from './catalog/catalog-types.js';
 export { formatDuration, parseDuration } from './core/duration.js';
 export { ArchiverError, type ArchiverErrorCode, isArchiverError } from './core/errors.js';
 export { type HarvestOptions, type HarvestSummary, harvest } from './harvest/harvest.js';
@@ -63,6 +62,7 @@ export { type MirrorOptions, type MirrorRun, type MirrorSource, mirror } from '.
 export { type MirrorConfig, readMirrorConfig } from './mirror/mirror-config.js';
 export { type MirrorSchedule, type NextRun, nextRun } from './mirror/mirror-schedule.js';
 export { type AddressKind, type AddressPolicy, addressKind, onLocalNetwork, refusalOf } from './oai/address-policy.js';
+export type { IdentifyFacts } from './oai/identify.js';
 export { type Compression, type Credentials, type DatastreamResponse, MAX_REDIRECTS, OaiClient, type OaiClientOptions } from './oai/oai-client.js';
 export { OriginPools, type OriginPoolsOptions, type ResolveHost } from './oai/origin-pools.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './oai/retry-policy.js';

@@ -97,16 +97,25 @@ test('an import: the delivery and the end of its list round-trip', async () => {
     listResponseDate: null,
     resumptionToken: null,
     listEnd: 'partial',
-    pages: [undefined, undefined],
+    pages: null,
   };
   const { archive, bagPath } = await bagWith(imported);
   const read = await readBatchBagInfo({ storage: folderStorage(archive), bagPath });
   assert.deepEqual(read.delivery, imported.delivery);
   assert.equal(read.listEnd, 'partial');
-  assert.equal(read.pages, 'undefined-undefined', 'a batch that took no page says so as it always has');
+  assert.equal(read.pages, null, 'a batch that kept no record has no Batch-Pages');
+  assert.ok(!batchBagInfoLabels(imported).some(([label]) => label === 'Batch-Pages'), 'the label is left out');
   for (const absent of ['harvestStarted', 'harvestFrom', 'harvestUntil', 'harvestSet', 'listResponseDate', 'resumptionToken'] as const) {
     assert.equal(read[absent], null, absent);
   }
+});
+
+test('a bag that kept no record, written before Batch-Pages was left out for it, reads as one without pages', async () => {
+  const dir = await folder();
+  await writeFile(join(dir, 'bag-info.txt'), 'Oaibag-Format: 2\nOAI-Base-URL: https://x/oai\nHarvest-Id: 3\nBatch-Pages: undefined-undefined\nRecords: 0\n');
+  const read = await readBatchBagInfo(dir);
+  assert.equal(read.pages, null);
+  assert.equal(read.records, 0);
 });
 
 test('bag-info.txt as RFC 8493 writes it: continued values, repeated labels, blank lines', async () => {

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { byDigestPath, type HandMadeVersion, storeVersion } from '../../../test/catalog-fixture.ts';
 import { ARCHIVE_FORMAT } from '../src/aip/layout-names.ts';
 import { CATALOG_FILE_NAME, Catalog } from '../src/catalog/catalog.ts';
-import { CATALOG_MIGRATIONS, CATALOG_SCHEMA_VERSION, migrateCatalog } from '../src/catalog/catalog-schema.ts';
+import { CATALOG_MIGRATIONS, CATALOG_SCHEMA_VERSION, migrateCatalog } from '../src/catalog/catalog-migrations.ts';
 import { isArchiverError } from '../src/core/errors.ts';
 
 const BASE = 'https://example.org/oai';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ResumeState } from '../src/catalog/catalog-schema.ts';
+import type { ResumeState } from '../src/catalog/catalog-types.ts';
 import { type HarvestPlanInput, planHarvest } from '../src/harvest/harvest-plan.ts';
 
 const SAVED: ResumeState = {

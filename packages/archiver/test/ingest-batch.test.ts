@@ -19,7 +19,7 @@ import { readBatchRecords } from '../src/aip/batch-bag-reader.ts';
 import { type DiskFlusher, type FlushMode, oneShotFlusher, openDiskFlusher } from '../src/archive/flush-to-disk.ts';
 import { verifyBag } from '../src/bag/bag-verifier.ts';
 import { Catalog } from '../src/catalog/catalog.ts';
-import type { ResumeState } from '../src/catalog/catalog-schema.ts';
+import type { ResumeState } from '../src/catalog/catalog-types.ts';
 import { adoptPendingBags } from '../src/ingest/adopt-pending-bags.ts';
 import type { BatchBounds } from '../src/ingest/batch-bounds.ts';
 import { type BatchTally, IngestBatch, type ListFacts, type PageEntry } from '../src/ingest/ingest-batch.ts';
@@ -342,6 +342,26 @@ test('a batch with no record commits its failures and token without a bag', asyn
   await assert.rejects(stat(join(dir, 'aips')), 'no bag was made');
   assert.equal(catalog.openFailures(source.id).length, 1);
   assert.equal(catalog.source(BASE)?.resume?.token, 't1');
+});
+
+test('a batch whose bag a datastream opened but that kept no record: its bag says no pages', async (t) => {
+  const { dir, catalog, source, open } = await harvesting(t);
+  const { harvestId, batch, commit } = await open();
+  // The record's bytes are placed before its record fails (a later datastream of it, say).
+  assert.ok(await take(batch, 'a.txt', '2024-01-01T00:00:00Z', 'alpha'));
+  await batch.addPage(1, [
+    {
+      kind: 'failure',
+      failure: { sourceId: source.id, harvestId, stage: 'fetch', code: 'HTTP 404', message: 'gone', identifier: 'https://example.org/a.txt' },
+    },
+  ]);
+  await commit({ listResponseDate: null }, null);
+  const [bag] = catalog.bags();
+  assert.equal(bag?.records, 0);
+  const info = await readBagInfo(join(dir, bag!.bagPath));
+  assert.equal(info.has('Batch-Pages'), false, 'no Batch-Pages label');
+  assert.equal(info.get('External-Description'), `Records harvested over OAI-PMH from ${BASE} by harvest ${harvestId}`);
+  assert.deepEqual(await verifyBag(join(dir, bag!.bagPath)), { valid: true, problems: [] });
 });
 
 test('when the rows cannot be written, neither they nor the token are: the placed bag stays pending, and adopting it makes its records known', async (t) => {

@@ -43,8 +43,11 @@ export interface BatchBagInfo {
   harvestSet: string | null;
   /** List-Response-Date: the responseDate of the list's first page. */
   listResponseDate: string | null;
-  /** Batch-Pages: the first and last page (or file, for an import) of the batch, `first-last`. */
-  pages: readonly [first: number | undefined, last: number | undefined];
+  /**
+   * Batch-Pages: the first and last page (or file, for an import) of the batch, `first-last`;
+   * null for a batch that kept no record (its bag holds payload files only), written without it.
+   */
+  pages: readonly [first: number, last: number] | null;
   /** Resumption-Token: the token that follows the batch's last page (absent at the list's end). */
   resumptionToken: string | null;
   /** List-End: set on the batch that ends the list. */
@@ -62,7 +65,7 @@ export interface BatchBagInfo {
 export type ReadBagInfo = { [K in Exclude<keyof BatchBagInfo, 'pages'>]: BatchBagInfo[K] | null } & {
   /** Oaibag-Format as written (a bag of another format is reported with it: see checkBatchBagFormat). */
   format: string | null;
-  /** Batch-Pages as written. */
+  /** Batch-Pages as written; null too for `undefined-undefined`, what a batch that kept no record said before. */
   pages: string | null;
   /** BagIt's Bagging-Date (the day the bag was made), the time of a bag without Bagged-At. */
   baggingDate: string | null;
@@ -91,7 +94,7 @@ export function batchBagInfoLabels(info: BatchBagInfo): Array<[string, string]> 
   if (info.harvestUntil !== null) labels.push(['Harvest-Until', info.harvestUntil]);
   if (info.harvestSet !== null) labels.push(['Harvest-Set', cleanBagInfoValue(info.harvestSet)]);
   if (info.listResponseDate !== null) labels.push(['List-Response-Date', info.listResponseDate]);
-  labels.push(['Batch-Pages', `${info.pages[0]}-${info.pages[1]}`]);
+  if (info.pages !== null) labels.push(['Batch-Pages', `${info.pages[0]}-${info.pages[1]}`]);
   if (info.resumptionToken !== null) labels.push(['Resumption-Token', cleanBagInfoValue(info.resumptionToken)]);
   if (info.listEnd !== null) labels.push(['List-End', info.listEnd]);
   labels.push(
@@ -103,6 +106,9 @@ export function batchBagInfoLabels(info: BatchBagInfo): Array<[string, string]> 
   );
   return labels;
 }
+
+/** Batch-Pages of a batch that kept no record, as oaibag wrote it until it left the label out. */
+const NO_PAGES_OF_OLD = 'undefined-undefined';
 
 /** A label's value and the line (from 1) it was read from. */
 interface ReadLabel {
@@ -138,6 +144,7 @@ export async function readBatchBagInfo(bag: string | StoredBag): Promise<ReadBag
   const deliveryName = text('Delivery-Name');
   const deliveryKind = oneOf('Delivery-Kind', ['site', 'didl', 'bags'] as const);
   const deliverySha256 = text('Delivery-SHA-256');
+  const pages = text('Batch-Pages');
   return {
     format: text('Oaibag-Format'),
     description: text('External-Description'),
@@ -154,7 +161,7 @@ export async function readBatchBagInfo(bag: string | StoredBag): Promise<ReadBag
     harvestUntil: text('Harvest-Until'),
     harvestSet: text('Harvest-Set'),
     listResponseDate: text('List-Response-Date'),
-    pages: text('Batch-Pages'),
+    pages: pages === NO_PAGES_OF_OLD ? null : pages,
     resumptionToken: text('Resumption-Token'),
     listEnd: oneOf('List-End', ['complete', 'partial'] as const),
     baggedAt: text('Bagged-At'),

@@ -13,7 +13,7 @@ import {
   sourcesByBaseUrl,
 } from '../catalog/audit-queries.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { HarvestStatus } from '../catalog/catalog-schema.js';
+import type { HarvestStatus } from '../catalog/catalog-types.js';
 import { parseCommandLineDate } from '../core/command-line-date.js';
 import { ArchiverError } from '../core/errors.js';
 

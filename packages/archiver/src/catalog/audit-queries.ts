@@ -1,7 +1,7 @@
 // The catalog's queries for `oaibag audit` (audit/audit-query.ts turns their rows into the
 // report): set-based, never one query per resource, so 100,000 resources take about a second.
 import type { Catalog } from './catalog.js';
-import type { HarvestStatus, VersionChange } from './catalog-schema.js';
+import type { HarvestStatus, VersionChange } from './catalog-types.js';
 
 /** A source as the audit names it. */
 export interface SourceRecord {

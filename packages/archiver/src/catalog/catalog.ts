@@ -3,44 +3,39 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { READING_COMMANDS, readOnlyCodeOf } from '../archive/read-only-archive.js';
 import { ArchiverError } from '../core/errors.js';
-import {
-  CATALOG_SCHEMA_VERSION,
-  type CatalogBag,
-  type CatalogFailure,
-  type CatalogHarvest,
-  type CatalogResource,
-  type CatalogSource,
-  type CatalogStatus,
-  type CatalogVerification,
-  type CatalogVersion,
-  catalogSchemaVersion,
-  type HarvestArguments,
-  type HarvestCounts,
-  type HarvestStatus,
-  type IdentifyFacts,
-  migrateCatalog,
-  type NewBag,
-  type NewEvent,
-  type NewFailure,
-  type NewVersion,
-  type PayloadLocation,
-  type PendingBag,
-  type RecordedVersion,
-  type ResumeState,
-  type Row,
-  type RunKind,
-  type ServedPayload,
-  type SourceStatus,
-  toBag,
-  toFailure,
-  toHarvest,
-  toResource,
-  toSource,
-  toVersion,
-  type VersionChange,
-  type VersionFetch,
-} from './catalog-schema.js';
+import type { IdentifyFacts } from '../oai/identify.js';
+import { CATALOG_SCHEMA_VERSION, catalogSchemaVersion, migrateCatalog } from './catalog-migrations.js';
+import { type Row, toBag, toFetch, toPayloadLocation, toPendingBag, toResource, toServedPayload, toSource, toVerification, toVersion } from './catalog-rows.js';
+import type {
+  CatalogBag,
+  CatalogFailure,
+  CatalogHarvest,
+  CatalogResource,
+  CatalogSource,
+  CatalogStatus,
+  CatalogVerification,
+  CatalogVersion,
+  HarvestArguments,
+  HarvestCounts,
+  HarvestStatus,
+  NewBag,
+  NewEvent,
+  NewFailure,
+  NewVersion,
+  PayloadLocation,
+  PendingBag,
+  RecordedVersion,
+  ResumeState,
+  RunKind,
+  ServedPayload,
+  SourceStatus,
+  VersionChange,
+  VersionFetch,
+} from './catalog-types.js';
+import * as failures from './failure-queries.js';
 import { openReadOnlyDatabase, type ReadOnlyDatabase } from './open-read-only.js';
+import * as runs from './run-queries.js';
+import { stamp } from './statements.js';
 
 /** The catalog's file name inside an archive directory. */
 export const CATALOG_FILE_NAME = 'catalog.sqlite';
@@ -193,7 +188,7 @@ export class Catalog {
     else this.db.close();
   }
 
-  /** The schema version of this catalog (see catalog-schema.ts). */
+  /** The schema version of this catalog (see catalog-migrations.ts). */
   schemaVersion(): number {
     return catalogSchemaVersion(this.db);
   }
@@ -243,7 +238,7 @@ export class Catalog {
   /** Bags noted by `addPendingBag` that were never recorded (a crash in between). */
   pendingBags(): PendingBag[] {
     const rows = this.sql('SELECT bag_path, harvest_id FROM pending_bags ORDER BY created_at, bag_path').all() as Row[];
-    return rows.map((row) => ({ bagPath: String(row.bag_path), harvestId: row.harvest_id === null ? null : Number(row.harvest_id) }));
+    return rows.map(toPendingBag);
   }
 
   removePendingBag(bagPath: string): void {
@@ -296,7 +291,7 @@ export class Catalog {
     const row = this.sql('SELECT p.sha256, p.size, p.path, b.bag_path FROM payloads p JOIN bags b ON b.id = p.bag_id WHERE p.sha256 = ?').get(sha256) as
       | Row
       | undefined;
-    return row && { sha256: String(row.sha256), size: Number(row.size), bagPath: String(row.bag_path), path: String(row.path) };
+    return row && toPayloadLocation(row);
   }
 
   /**
@@ -311,22 +306,14 @@ export class Catalog {
         (SELECT v.last_modified FROM version_parts vp JOIN versions v ON v.id = vp.version_id
           WHERE vp.payload_id = p.id ORDER BY v.stored_at DESC, v.id DESC LIMIT 1) AS last_modified
       FROM payloads p JOIN bags b ON b.id = p.bag_id WHERE b.bag_path = ? AND p.path = ?`).get(bagPath, path) as Row | undefined;
-    if (!row) return undefined;
-    return {
-      sha256: String(row.sha256),
-      size: Number(row.size),
-      bagPath: String(row.bag_path),
-      path: String(row.path),
-      mimeType: row.mime_type === null ? null : String(row.mime_type),
-      lastModified: row.last_modified === null ? null : String(row.last_modified),
-    };
+    return row && toServedPayload(row);
   }
 
   /** The payload files of a version, in the record's order. */
   versionParts(versionId: number): PayloadLocation[] {
     const rows = this.sql(`SELECT p.sha256, p.size, p.path, b.bag_path FROM version_parts vp JOIN payloads p ON p.id = vp.payload_id
       JOIN bags b ON b.id = p.bag_id WHERE vp.version_id = ? ORDER BY vp.part`).all(versionId) as Row[];
-    return rows.map((row) => ({ sha256: String(row.sha256), size: Number(row.size), bagPath: String(row.bag_path), path: String(row.path) }));
+    return rows.map(toPayloadLocation);
   }
 
   /** Records or refreshes a source and what its Identify said; returns it. */
@@ -361,21 +348,12 @@ export class Catalog {
    * with their ids, so bag names and catalog agree); closed by `closeRebuiltRun`.
    */
   ensureRun(id: number, sourceId: number, kind: RunKind, args: HarvestArguments, startedAt: string): void {
-    this.sql(`INSERT OR IGNORE INTO harvests (id, kind, source_id, started_at, status, arguments) VALUES (?, ?, ?, ?, 'interrupted', ?)`).run(
-      id,
-      kind,
-      sourceId,
-      startedAt,
-      argumentsJson(args),
-    );
+    runs.ensureRun(this, id, sourceId, kind, args, startedAt);
   }
 
   /** Closes a run row rebuilt by reindex: its status, counts and end (its last bag's time). */
   closeRebuiltRun(harvestId: number, status: Exclude<HarvestStatus, 'running'>, counts: HarvestCounts, endedAt: string, listResponseDate: string | null): void {
-    this.durably(() => {
-      this.sql('UPDATE harvests SET status = ?, ended_at = ?, list_response_date = ? WHERE id = ?').run(status, endedAt, listResponseDate, harvestId);
-      this.updateRunCounts(harvestId, counts);
-    });
+    runs.closeRebuiltRun(this, harvestId, status, counts, endedAt, listResponseDate);
   }
 
   /** The source with this row id. */
@@ -414,23 +392,17 @@ export class Catalog {
 
   /** Opens a run row (a harvest or an import of the source) in status 'running'; returns its id. */
   startRun(sourceId: number, kind: RunKind, args: HarvestArguments): number {
-    const result = this.sql("INSERT INTO harvests (kind, source_id, started_at, status, arguments) VALUES (?, ?, ?, 'running', ?)").run(
-      kind,
-      sourceId,
-      stamp(),
-      argumentsJson(args),
-    );
-    return Number(result.lastInsertRowid);
+    return runs.startRun(this, sourceId, kind, args);
   }
 
   /** Records the responseDate of the first page of the harvest's list (of a resumed list: of its first harvest). */
   setListResponseDate(harvestId: number, responseDate: string): void {
-    this.sql('UPDATE harvests SET list_response_date = ? WHERE id = ?').run(responseDate, harvestId);
+    runs.setListResponseDate(this, harvestId, responseDate);
   }
 
   /** Saves the counts so far (a run does, with each batch), so a killed run's row still tells what it did. */
   updateRunCounts(harvestId: number, counts: Partial<HarvestCounts>): void {
-    this.writeCounts(harvestId, counts, 'UPDATE harvests SET %COUNTS% WHERE id = @id');
+    runs.updateRunCounts(this, harvestId, counts);
   }
 
   /**
@@ -438,7 +410,7 @@ export class Catalog {
    * Bagged-At), so that a catalog rebuilt from the bags says the same.
    */
   setListEnded(harvestId: number, at: string): void {
-    this.sql('UPDATE harvests SET ended_at = ? WHERE id = ?').run(at, harvestId);
+    runs.setListEnded(this, harvestId, at);
   }
 
   /**
@@ -446,20 +418,12 @@ export class Catalog {
    * and, for a failed or interrupted one, why (one line ending with the error's code).
    */
   finishRun(harvestId: number, status: Exclude<HarvestStatus, 'running'>, counts: Partial<HarvestCounts> = {}, reason?: string): void {
-    this.durably(() => {
-      this.sql('UPDATE harvests SET status = ?, ended_at = COALESCE(ended_at, ?), reason = COALESCE(?, reason) WHERE id = ?').run(
-        status,
-        stamp(),
-        reason ?? null,
-        harvestId,
-      );
-      this.updateRunCounts(harvestId, counts);
-    });
+    runs.finishRun(this, harvestId, status, counts, reason);
   }
 
   /** Replaces the arguments a run was started with (a harvest's, once Identify has told how to ask). */
   setRunArguments(harvestId: number, args: HarvestArguments): void {
-    this.sql('UPDATE harvests SET arguments = ? WHERE id = ?').run(argumentsJson(args), harvestId);
+    runs.setRunArguments(this, harvestId, args);
   }
 
   /** Records one fixity check of the archive (verify, repair), durably. */
@@ -479,16 +443,7 @@ export class Catalog {
   /** The most recent fixity check of the archive, or undefined when it was never checked. */
   lastVerification(): CatalogVerification | undefined {
     const row = this.sql('SELECT * FROM verifications ORDER BY id DESC LIMIT 1').get() as Row | undefined;
-    return (
-      row && {
-        kind: String(row.kind) as CatalogVerification['kind'],
-        startedAt: String(row.started_at),
-        endedAt: String(row.ended_at),
-        bags: Number(row.bags),
-        bytes: Number(row.bytes),
-        damaged: Number(row.damaged),
-      }
-    );
+    return row && toVerification(row);
   }
 
   /**
@@ -496,18 +451,16 @@ export class Catalog {
    * Call only while holding the archive lock: then nothing else can be running.
    */
   interruptRunningRuns(): number {
-    return this.sql("UPDATE harvests SET status = 'interrupted', ended_at = ? WHERE status = 'running'").run(stamp()).changes;
+    return runs.interruptRunningRuns(this);
   }
 
   harvest(harvestId: number): CatalogHarvest | undefined {
-    const row = this.sql('SELECT * FROM harvests WHERE id = ?').get(harvestId) as Row | undefined;
-    return row && toHarvest(row);
+    return runs.harvest(this, harvestId);
   }
 
   /** The most recent harvest of a source, whatever its status. */
   lastHarvest(sourceId: number): CatalogHarvest | undefined {
-    const row = this.sql('SELECT * FROM harvests WHERE source_id = ? ORDER BY id DESC LIMIT 1').get(sourceId) as Row | undefined;
-    return row && toHarvest(row);
+    return runs.lastHarvest(this, sourceId);
   }
 
   resource(sourceId: number, identifier: string): CatalogResource | undefined {
@@ -551,12 +504,7 @@ export class Catalog {
   /** Where the By-Reference datastreams of a version came from, in payload order. */
   versionFetches(versionId: number): VersionFetch[] {
     const rows = this.sql('SELECT part, ref, url, redirects FROM fetches WHERE version_id = ? ORDER BY id').all(versionId) as Row[];
-    return rows.map((row) => ({
-      part: Number(row.part),
-      ref: String(row.ref),
-      url: String(row.url),
-      redirects: JSON.parse(String(row.redirects)) as string[],
-    }));
+    return rows.map(toFetch);
   }
 
   /** All versions of a resource, oldest first. */
@@ -589,7 +537,7 @@ export class Catalog {
         );
         if (same) {
           const known = this.knownVersion(version.sourceId, version.identifier, version.datestamp, version.sha256)!;
-          this.resolveFailures(version.sourceId, version.identifier);
+          failures.resolveRecordFailure(this, version.sourceId, version.identifier);
           return { version: known, change: known.change, known: true };
         }
       }
@@ -629,7 +577,7 @@ export class Catalog {
         version.mimeType ?? null,
         resourceId,
       );
-      this.resolveFailures(version.sourceId, version.identifier);
+      failures.resolveRecordFailure(this, version.sourceId, version.identifier);
       const stored: CatalogVersion = {
         id: versionId,
         resourceId,
@@ -667,7 +615,7 @@ export class Catalog {
         bag?.id ?? null,
       ).changes;
       this.sql('UPDATE resources SET deleted_at = ? WHERE id = ?').run(datestamp, resourceId);
-      this.resolveFailures(sourceId, identifier);
+      failures.resolveRecordFailure(this, sourceId, identifier);
       return inserted > 0;
     });
   }
@@ -678,48 +626,12 @@ export class Catalog {
    * deduplicated the same way by stage and code. Returns the failure as now stored.
    */
   recordFailure(failure: NewFailure): CatalogFailure {
-    return this.durably(() => {
-      const now = stamp();
-      const open = (
-        failure.identifier != null
-          ? this.sql('SELECT id FROM failures WHERE source_id = ? AND identifier = ? AND resolved_at IS NULL').get(failure.sourceId, failure.identifier)
-          : this.sql('SELECT id FROM failures WHERE source_id = ? AND identifier IS NULL AND stage = ? AND code = ? AND resolved_at IS NULL').get(
-              failure.sourceId,
-              failure.stage,
-              failure.code,
-            )
-      ) as { id: number } | undefined;
-      const values = {
-        sourceId: failure.sourceId,
-        harvestId: failure.harvestId ?? null,
-        identifier: failure.identifier ?? null,
-        datestamp: failure.datestamp ?? null,
-        stage: failure.stage,
-        code: failure.code,
-        message: failure.message.replace(/[\r\n]+/g, ' '),
-        expected: failure.expected ?? null,
-        found: failure.found ?? null,
-        now,
-      };
-      let id: number;
-      if (open) {
-        id = open.id;
-        this.sql(`UPDATE failures SET harvest_id = @harvestId, datestamp = @datestamp, stage = @stage, code = @code, message = @message,
-          expected = @expected, found = @found, last_seen_at = @now, attempts = attempts + 1 WHERE id = @id`).run({ ...values, id });
-      } else {
-        const result =
-          this.sql(`INSERT INTO failures (source_id, harvest_id, identifier, datestamp, stage, code, message, expected, found, first_seen_at, last_seen_at)
-          VALUES (@sourceId, @harvestId, @identifier, @datestamp, @stage, @code, @message, @expected, @found, @now, @now)`).run(values);
-        id = Number(result.lastInsertRowid);
-      }
-      return toFailure(this.sql('SELECT * FROM failures WHERE id = ?').get(id) as Row);
-    });
+    return failures.recordFailure(this, failure);
   }
 
   /** Outstanding failures of a source, oldest first: what the next harvest must retry. */
   openFailures(sourceId: number): CatalogFailure[] {
-    const rows = this.sql('SELECT * FROM failures WHERE source_id = ? AND resolved_at IS NULL ORDER BY id').all(sourceId) as Row[];
-    return rows.map(toFailure);
+    return failures.openFailures(this, sourceId);
   }
 
   /**
@@ -728,27 +640,17 @@ export class Catalog {
    * of open failures.
    */
   openRecordFailuresSince(sourceId: number, sinceHarvestId: number): number {
-    const row = this.sql('SELECT COUNT(*) AS n FROM failures WHERE source_id = ? AND resolved_at IS NULL AND identifier IS NOT NULL AND harvest_id >= ?').get(
-      sourceId,
-      sinceHarvestId,
-    ) as { n: number };
-    return row.n;
+    return failures.openRecordFailuresSince(this, sourceId, sinceHarvestId);
   }
 
   /** Whether the record has an open failure recorded by harvest `sinceHarvestId` or a later one. */
   hasOpenRecordFailureSince(sourceId: number, identifier: string, sinceHarvestId: number): boolean {
-    return (
-      this.sql('SELECT 1 FROM failures WHERE source_id = ? AND identifier = ? AND resolved_at IS NULL AND harvest_id >= ?').get(
-        sourceId,
-        identifier,
-        sinceHarvestId,
-      ) !== undefined
-    );
+    return failures.hasOpenRecordFailureSince(this, sourceId, identifier, sinceHarvestId);
   }
 
   /** Resolves the open list failures of a source (call when a list completes); returns how many. */
   resolveListFailures(sourceId: number): number {
-    return this.sql('UPDATE failures SET resolved_at = ? WHERE source_id = ? AND identifier IS NULL AND resolved_at IS NULL').run(stamp(), sourceId).changes;
+    return failures.resolveListFailures(this, sourceId);
   }
 
   /** Appends a PREMIS-style event; returns its id. */
@@ -791,17 +693,6 @@ export class Catalog {
     return Number(this.sql('INSERT INTO resources (source_id, identifier) VALUES (?, ?)').run(sourceId, identifier).lastInsertRowid);
   }
 
-  private resolveFailures(sourceId: number, identifier: string): void {
-    this.sql('UPDATE failures SET resolved_at = ? WHERE source_id = ? AND identifier = ? AND resolved_at IS NULL').run(stamp(), sourceId, identifier);
-  }
-
-  private writeCounts(harvestId: number, counts: Partial<HarvestCounts>, template: string): void {
-    const names = COUNT_NAMES.filter((name) => counts[name] !== undefined);
-    if (names.length === 0) return;
-    const sql = template.replace('%COUNTS%', names.map((name) => `${name} = @${name}`).join(', '));
-    this.sql(sql).run({ id: harvestId, ...Object.fromEntries(names.map((name) => [name, counts[name]])) });
-  }
-
   /** Runs `fn` in a transaction that commits with synchronous = FULL (joins an open one). */
   private durably<T>(fn: () => T): T {
     if (this.readOnly) throw this.readOnlyError();
@@ -827,8 +718,9 @@ export class Catalog {
 
   /**
    * A prepared statement (cached), for the query modules of this folder (audit-queries.ts,
-   * restore-queries.ts, verify-queries.ts) and for tests. No SQL is written outside catalog/
-   * (test/import-layers.test.ts checks it); writes go through the methods above.
+   * restore-queries.ts, verify-queries.ts…) and for tests. No SQL is written outside catalog/
+   * (test/import-layers.test.ts checks it); writes go through the methods above, whose bodies
+   * for runs and failures are in run-queries.ts and failure-queries.ts.
    */
   statement(sql: string): Database.Statement {
     return this.sql(sql);
@@ -892,22 +784,3 @@ function newerCatalogError(file: string, found: number): ArchiverError {
 
 /** The columns `toVersion` maps: a version with its resource's identifier and its bag's path. */
 const VERSION_COLUMNS = 'v.*, r.identifier, b.bag_path';
-
-const COUNT_NAMES = ['records', 'added', 'modified', 'touched', 'deleted', 'failed', 'bytes', 'requests'] as const satisfies readonly (keyof HarvestCounts)[];
-
-function stamp(): string {
-  return new Date().toISOString();
-}
-
-/** A harvest's arguments as its row keeps them (an import's with its delivery). */
-function argumentsJson(args: HarvestArguments): string {
-  return JSON.stringify({
-    from: args.from ?? null,
-    until: args.until ?? null,
-    set: args.set ?? null,
-    prefix: args.prefix,
-    ...(args.delivery ? { delivery: args.delivery } : {}),
-    ...(args.delayMs !== undefined ? { delayMs: args.delayMs } : {}),
-    ...(args.maxConnections !== undefined ? { maxConnections: args.maxConnections } : {}),
-  });
-}

@@ -2,6 +2,7 @@
 // increasing id order so that the graph can be kept in step: each call takes the rows after
 // the ids it was given.
 import type { Catalog } from './catalog.js';
+import type { Row } from './catalog-rows.js';
 
 export interface GraphSource {
   id: number;
@@ -79,7 +80,6 @@ export interface GraphMarks {
 
 export const NO_MARKS: GraphMarks = { source: 0, resource: 0, version: 0, deletion: 0, harvest: 0, bag: 0, event: 0 };
 
-type Row = Record<string, unknown>;
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
 
 export function sourcesAfter(catalog: Catalog, after: number): GraphSource[] {

@@ -1,7 +1,8 @@
 // The catalog's queries for health (`oaibag status`, `status --check`, /metrics): each is one
 // index lookup per source, so monitoring costs the same at ten resources as at ten million.
 import type { Catalog } from './catalog.js';
-import { type CatalogHarvest, type Row, toHarvest } from './catalog-schema.js';
+import { type Row, toHarvest } from './catalog-rows.js';
+import type { CatalogHarvest } from './catalog-types.js';
 
 /** A source as monitoring sees it. */
 export interface SourceHealthRow {

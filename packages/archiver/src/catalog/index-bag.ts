@@ -5,7 +5,7 @@
 import type { ReadBatchBag } from '../aip/batch-bag-reader.js';
 import { ArchiverError } from '../core/errors.js';
 import type { Catalog } from './catalog.js';
-import { countedAs, type HarvestCounts } from './catalog-schema.js';
+import { countedAs, type HarvestCounts } from './catalog-types.js';
 
 /** What recording a bag added, as a harvest counts it. */
 export type IndexTally = Omit<HarvestCounts, 'records' | 'requests'> & { records: number };

@@ -15,7 +15,7 @@ import {
   type ResumeState,
   type RunKind,
   zeroCounts,
-} from './catalog-schema.js';
+} from './catalog-types.js';
 import { indexBatchBag } from './index-bag.js';
 
 export interface IndexBagsOptions {

@@ -2,6 +2,7 @@
 // sha-256 and size, the bytes a repair must put back), where the source served those bytes
 // By-Reference, and the PREMIS-style `recovery` event of each file put back (or not).
 import type { Catalog } from './catalog.js';
+import type { Row } from './catalog-rows.js';
 
 /** A payload file as the catalog recorded it. */
 export interface RecordedPayload {
@@ -27,8 +28,6 @@ export interface RecoveryEvent {
   /** One line: the bag, the file, the digest and where the bytes came from (or why none were found). */
   detail: string;
 }
-
-type Row = Record<string, unknown>;
 
 /** The payload file at `path` of the bag `bagPath`, if the catalog places one there. */
 export function recordedPayload(catalog: Catalog, bagPath: string, path: string): RecordedPayload | undefined {

@@ -1,7 +1,7 @@
 // The catalog's queries for `oaibag restore`: every version and deletion of the sources
 // restored, for restore/restore-plan.ts to decide which version is live at an instant.
 import type { Catalog } from './catalog.js';
-import type { PayloadLocation } from './catalog-schema.js';
+import type { PayloadLocation } from './catalog-types.js';
 
 /** A stored version, as a restore plans with it. */
 export interface VersionRecord {

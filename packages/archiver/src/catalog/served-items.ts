@@ -2,6 +2,7 @@
 // resource, its record the latest version (or its deletion), its datestamp the time the
 // archive ingested that, in whole seconds.
 import type { Catalog } from './catalog.js';
+import type { Row } from './catalog-rows.js';
 
 export interface ArchiveItem {
   id: number;
@@ -113,8 +114,6 @@ export function sourcesWithItems(catalog: Catalog): Array<{ id: number; baseUrl:
     .all() as Row[];
   return rows.map((row) => ({ id: Number(row.id), baseUrl: String(row.base_url), name: row.repository_name === null ? null : String(row.repository_name) }));
 }
-
-type Row = Record<string, unknown>;
 
 function parameters(query: ItemQuery): Record<string, number | string | null> {
   const mime = query.mime;

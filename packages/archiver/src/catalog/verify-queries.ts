@@ -1,6 +1,7 @@
 // The catalog's queries for `oaibag verify`: the payload files a bag should hold (to check
 // their sizes), and which versions rely on a payload file found damaged, or on a missing bag.
 import type { Catalog } from './catalog.js';
+import type { Row } from './catalog-rows.js';
 
 /** A version that relies on a payload file or a bag: it holds the bytes or the record, or revisits them. */
 export interface RelyingVersion {
@@ -15,8 +16,6 @@ export interface RelyingVersion {
   /** True when the record is in another bag than the one asked about (a revisit of its bytes). */
   revisit: boolean;
 }
-
-type Row = Record<string, unknown>;
 
 const RELYING_COLUMNS = 'v.id, r.source_id, s.base_url, r.identifier, v.datestamp, rb.bag_path';
 const RELYING_JOINS = 'JOIN resources r ON r.id = v.resource_id JOIN sources s ON s.id = r.source_id JOIN bags rb ON rb.id = v.bag_id';

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { Catalog } from '../catalog/catalog.js';
-import type { CatalogStatus } from '../catalog/catalog-schema.js';
+import type { CatalogStatus } from '../catalog/catalog-types.js';
 import { formatDuration, parseDuration } from '../core/duration.js';
 import { ArchiverError } from '../core/errors.js';
 import { shown } from '../core/remote-text.js';

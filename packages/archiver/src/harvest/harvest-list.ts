@@ -4,7 +4,7 @@
 // end commits the run's batch with the list state its last page leads to.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type DidlError, isDidlError } from '@oaibag/didl';
-import type { HarvestCounts, NewFailure, ResumeState } from '../catalog/catalog-schema.js';
+import type { HarvestCounts, NewFailure, ResumeState } from '../catalog/catalog-types.js';
 import { ArchiverError } from '../core/errors.js';
 import { shown } from '../core/remote-text.js';
 import type { PageEntry } from '../ingest/ingest-batch.js';

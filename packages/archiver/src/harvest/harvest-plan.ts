@@ -1,7 +1,7 @@
 // What a harvest asks for, decided before anything is asked: a pure function of the user's
 // options, what the catalog knows of the source (its watermark, an interrupted list) and what
 // Identify said (the granularity). Tested with tables (test/harvest-plan.test.ts).
-import type { ResumeState } from '../catalog/catalog-schema.js';
+import type { ResumeState } from '../catalog/catalog-types.js';
 import { dateAtGranularity } from '../oai/identify.js';
 
 export interface HarvestPlanInput {

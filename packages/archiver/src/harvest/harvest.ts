@@ -2,7 +2,7 @@
 // Identify, the plan (harvest-plan.ts), then the list page by page (harvest-list.ts).
 import { defaultFlushMode } from '../archive/flush-to-disk.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { CatalogSource, HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js';
+import type { CatalogSource, HarvestCounts, HarvestStatus } from '../catalog/catalog-types.js';
 import { oaiDateOf, parseCommandLineDate } from '../core/command-line-date.js';
 import { archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { checkHttpUrl } from '../core/http-url.js';

@@ -5,7 +5,7 @@
 import { statfs } from 'node:fs/promises';
 import { lockHolderIsAlive, readArchiveLockHolder } from '../archive/archive-lock.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { CatalogHarvest, CatalogVerification, HarvestStatus } from '../catalog/catalog-schema.js';
+import type { CatalogHarvest, CatalogVerification, HarvestStatus } from '../catalog/catalog-types.js';
 import { sourcesHealth } from '../catalog/health-queries.js';
 
 /** One attempt as health reports it. */

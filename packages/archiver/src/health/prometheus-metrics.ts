@@ -1,7 +1,7 @@
 // The archive's health in the Prometheus text exposition format (version 0.0.4): served at
 // `oaibag serve`'s /metrics and written by `oaibag mirror --metrics-file` for node_exporter's
 // textfile collector. Gauges only: each value is read from the catalog when asked.
-import type { HarvestStatus } from '../catalog/catalog-schema.js';
+import type { HarvestStatus } from '../catalog/catalog-types.js';
 import type { ArchiveHealth } from './archive-health.js';
 
 /** The media type of the text format (served with `; charset=utf-8`). */

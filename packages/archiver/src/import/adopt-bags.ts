@@ -18,6 +18,7 @@ import { folderBagSource } from '../bag/bag-source.js';
 import { type BagProblem, type BagProblemDetail, verifyBag, verifyBagSource } from '../bag/bag-verifier.js';
 import type { ZipContainerProblem } from '../bag/zip-bag-source.js';
 import type { Catalog } from '../catalog/catalog.js';
+import { zeroCounts } from '../catalog/catalog-types.js';
 import { harvestOfBag, indexBags } from '../catalog/index-bags.js';
 import { ArchiverError, archiveIoError } from '../core/errors.js';
 import type { IngestSession } from '../ingest/ingest-session.js';
@@ -40,8 +41,6 @@ interface UnpackedBag {
   /** Its bag-info.txt. */
   info: ReadBagInfo;
 }
-
-const COUNTS_ZERO = { records: 0, added: 0, modified: 0, touched: 0, deleted: 0, failed: 0, bytes: 0, requests: 0 };
 
 /**
  * Adopts the bags of `delivery`. `unpacked`: the delivery (one bag ZIP) unpacked as it was
@@ -110,7 +109,7 @@ export async function adoptBags(
       watermark: null, // per source, from the bags' own lists (index-bags.ts)
       skipped: 0,
       bags: placed.length,
-      ...COUNTS_ZERO,
+      ...zeroCounts(),
       added: indexed.versions,
       deleted: indexed.deletions,
     };

@@ -1,7 +1,7 @@
 // What `oaibag import` is told (the delivery, its kind, the source it joins, the caps) and what it
 // answers, for import-delivery.ts and adopt-bags.ts alike.
 import type { DeliveryFacts } from '../aip/aip-metadata.js';
-import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-schema.js';
+import type { HarvestCounts, HarvestStatus } from '../catalog/catalog-types.js';
 import type { BatchBounds } from '../ingest/batch-bounds.js';
 import type { DeliveryLimits } from './delivery.js';
 import type { DeliveryKind } from './delivery-kind.js';

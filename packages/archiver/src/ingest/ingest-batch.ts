@@ -28,7 +28,7 @@ import {
   type PayloadLocation,
   type ResumeState,
   type VersionFetch,
-} from '../catalog/catalog-schema.js';
+} from '../catalog/catalog-types.js';
 import { ArchiverError } from '../core/errors.js';
 import { ARCHIVER_VERSION } from '../core/version.js';
 import { DEFAULT_BATCH_BOUNDS, DEFAULT_BATCH_PARTS } from './batch-bounds.js';
@@ -222,7 +222,9 @@ export class IngestBatch {
     const { catalog, harvestId } = this.harvest;
     const bag = this.starting ? await this.starting : undefined;
     const staged = this.staged;
-    const pages = [this.firstPage, this.lastPage];
+    // Set by the first page that keeps a record: a bag opened by a datastream whose record then
+    // failed has none.
+    const pages = this.firstPage !== undefined && this.lastPage !== undefined ? ([this.firstPage, this.lastPage] as const) : null;
     this.reset();
     if (bag === undefined && staged.length === 0 && state === undefined) return undefined;
     // The instant the batch's versions are stored at, in its bag-info.txt and in the catalog alike.
@@ -326,7 +328,7 @@ export class IngestBatch {
 
   /** What bag-info.txt says of a batch (aip/bag-info.ts writes it; the bag adds its counts). */
   private bagInfo(
-    pages: Array<number | undefined>,
+    pages: BatchBagInfo['pages'],
     list: ListFacts,
     state: ResumeState | null | undefined,
     baggedAt: string,
@@ -334,8 +336,8 @@ export class IngestBatch {
     const h = this.harvest;
     const started = h.catalog.harvest(h.harvestId)?.startedAt;
     const description = h.delivery
-      ? `Records imported from the ${describeDelivery(h.delivery)} for ${h.baseUrl} by import ${h.harvestId}, files ${pages[0]}-${pages[1]} of it`
-      : `Records harvested over OAI-PMH from ${h.baseUrl} by harvest ${h.harvestId}, pages ${pages[0]}-${pages[1]} of its list`;
+      ? `Records imported from the ${describeDelivery(h.delivery)} for ${h.baseUrl} by import ${h.harvestId}${pages ? `, files ${pages[0]}-${pages[1]} of it` : ''}`
+      : `Records harvested over OAI-PMH from ${h.baseUrl} by harvest ${h.harvestId}${pages ? `, pages ${pages[0]}-${pages[1]} of its list` : ''}`;
     return {
       description,
       baseUrl: h.baseUrl,
@@ -348,7 +350,7 @@ export class IngestBatch {
       harvestUntil: h.until,
       harvestSet: h.set,
       listResponseDate: list.listResponseDate,
-      pages: [pages[0], pages[1]],
+      pages,
       resumptionToken: state ? state.token : null,
       listEnd: list.listEnd ?? null,
       baggedAt,

@@ -5,7 +5,7 @@
 import type { DeliveryFacts } from '../aip/aip-metadata.js';
 import type { DiskFlusher } from '../archive/flush-to-disk.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { RunKind } from '../catalog/catalog-schema.js';
+import type { RunKind } from '../catalog/catalog-types.js';
 import { ArchiverError } from '../core/errors.js';
 import type { OaiClient } from '../oai/oai-client.js';
 import type { BatchBounds } from './batch-bounds.js';

@@ -3,8 +3,8 @@
 // takes each page's records into the batch, commits the batch with its tally (the counts, the
 // list state and a watermark in the batch's transaction), settles what the batch holds when the
 // source fails or stops, and books the outcome or the failure on its row.
-import type { FailureStage, HarvestCounts, HarvestStatus, ResumeState } from '../catalog/catalog-schema.js';
-import { zeroCounts } from '../catalog/catalog-schema.js';
+import type { FailureStage, HarvestCounts, HarvestStatus, ResumeState } from '../catalog/catalog-types.js';
+import { zeroCounts } from '../catalog/catalog-types.js';
 import { type BatchTally, IngestBatch, type PageEntry } from './ingest-batch.js';
 import type { IngestContext } from './ingest-context.js';
 import type { IngestSession } from './ingest-session.js';

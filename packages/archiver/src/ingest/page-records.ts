@@ -6,7 +6,7 @@
 import type { DidlDocument, IncomingDatastream, OaiHeader, ReadDidlOptions, ReadRecord } from '@oaibag/didl';
 import { oaiHeaderXml } from '../aip/aip-metadata.js';
 import { compactDatestamp } from '../archive/storage-path.js';
-import type { HarvestCounts, NewFailure } from '../catalog/catalog-schema.js';
+import type { HarvestCounts, NewFailure } from '../catalog/catalog-types.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { shown } from '../core/remote-text.js';
 import { limitError } from '../oai/source-limits.js';

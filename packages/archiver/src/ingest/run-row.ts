@@ -2,7 +2,7 @@
 // of the source (so a run that never reaches its records still leaves its trace for `oaibag
 // status`), to its end: its arguments, its outcome and, for a failed or interrupted one, why.
 import type { Catalog } from '../catalog/catalog.js';
-import type { FailureStage, HarvestArguments, HarvestCounts, HarvestStatus, RunKind } from '../catalog/catalog-schema.js';
+import type { FailureStage, HarvestArguments, HarvestCounts, HarvestStatus, RunKind } from '../catalog/catalog-types.js';
 import { ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 
 /** Why a run stopped on request (SIGINT, SIGTERM, a mirror stopping). */

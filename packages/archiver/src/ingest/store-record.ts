@@ -14,7 +14,7 @@ import {
 import { didlRecordXml, oaiHeaderXml, type RecordPayload, receivedDidlXml, type StoredPayload, type StoredRecordFacts } from '../aip/aip-metadata.js';
 import { payloadBaseName } from '../aip/payload-names.js';
 import { restorePathFor } from '../aip/restore-path.js';
-import type { VersionFetch } from '../catalog/catalog-schema.js';
+import type { VersionFetch } from '../catalog/catalog-types.js';
 import { ArchiverError, type ArchiverErrorCode } from '../core/errors.js';
 import { shown } from '../core/remote-text.js';
 import { limitError } from '../oai/source-limits.js';

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
-import type { PayloadLocation } from '../catalog/catalog-schema.js';
+import type { PayloadLocation } from '../catalog/catalog-types.js';
 
 /** `same`: a regular file with the part's size and sha-256; `folder`: a real folder (in the way, not replaced). */
 export type ExistingFile = 'absent' | 'same' | 'different' | 'folder';

@@ -8,7 +8,7 @@ import { constants as fsConstants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { resolveArchivePath } from '../archive/storage-path.js';
-import type { PayloadLocation } from '../catalog/catalog-schema.js';
+import type { PayloadLocation } from '../catalog/catalog-types.js';
 import type { PlanVersion } from './restore-plan.js';
 
 /** Opens a payload file for reading, never through a symbolic link. */

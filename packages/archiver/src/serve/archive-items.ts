@@ -20,7 +20,7 @@ import {
 } from '@oaibag/oai-pmh';
 import { bagFolders } from '../aip/layout-names.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { PayloadLocation } from '../catalog/catalog-schema.js';
+import type { PayloadLocation } from '../catalog/catalog-types.js';
 import {
   type ArchiveItem,
   countItems,

@@ -18,7 +18,7 @@ import {
 } from '@oaibag/oai-pmh';
 import { bagPathOfFolders } from '../aip/layout-names.js';
 import { Catalog } from '../catalog/catalog.js';
-import type { PayloadLocation } from '../catalog/catalog-schema.js';
+import type { PayloadLocation } from '../catalog/catalog-types.js';
 import { ArchiverError } from '../core/errors.js';
 import { checkHttpUrl } from '../core/http-url.js';
 import { readArchiveHealth } from '../health/archive-health.js';

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { httpDate, parseHttpDate, sendFile } from '@oaibag/oai-pmh';
 import { bagFolders, bagPathOfFolders } from '../aip/layout-names.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { PayloadLocation } from '../catalog/catalog-schema.js';
+import type { PayloadLocation } from '../catalog/catalog-types.js';
 import { type MementoRow, mementosOf } from '../catalog/memento-rows.js';
 import { itemOfRecord } from '../catalog/served-items.js';
 import { openServedPayload, payloadUrlPath } from './payload-files.js';

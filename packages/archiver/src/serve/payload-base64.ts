@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { encodeBase64Lines } from '@oaibag/didl';
-import type { PayloadLocation } from '../catalog/catalog-schema.js';
+import type { PayloadLocation } from '../catalog/catalog-types.js';
 import { ArchiverError } from '../core/errors.js';
 
 // A multiple of 57 bytes (one 76-column line): the encoder keeps no remainder between chunks.

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { entityTag, type HeaderField, type SendableFile } from '@oaibag/oai-pmh';
 import { BAG_DEPTH, bagFolders, bagPathOfFolders } from '../aip/layout-names.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { ServedPayload } from '../catalog/catalog-schema.js';
+import type { ServedPayload } from '../catalog/catalog-types.js';
 
 /** Where payload URLs begin. */
 export const FILES_PREFIX = '/files/';

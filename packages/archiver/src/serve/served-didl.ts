@@ -7,7 +7,7 @@
 // stay as they were.
 import { escapeAttribute, NS } from '@oaibag/didl';
 import { AIP_NAMESPACE } from '../aip/aip-metadata.js';
-import type { PayloadLocation } from '../catalog/catalog-schema.js';
+import type { PayloadLocation } from '../catalog/catalog-types.js';
 import { ArchiverError } from '../core/errors.js';
 import { scanXmlSpans } from '../core/xml-spans.js';
 

@@ -2,7 +2,7 @@
 // each writes for one archived version, from the catalog's facts and the record the bag keeps.
 import { escapeText, NS } from '@oaibag/didl';
 import { HTTP_HEADER_SCHEMA_PATH } from '@oaibag/oai-pmh';
-import type { PayloadLocation } from '../catalog/catalog-schema.js';
+import type { PayloadLocation } from '../catalog/catalog-types.js';
 import type { ArchiveItem, ServedVersion } from '../catalog/served-items.js';
 import { scanXmlSpans, standaloneElement } from '../core/xml-spans.js';
 import { ORE_NAMESPACE, oreResourceMap } from './ore-map.js';

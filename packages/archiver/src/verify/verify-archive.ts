@@ -22,7 +22,7 @@ import { lockArchiveForWriting, lockArchiveIfWritable } from '../archive/read-on
 import { resolveArchivePath, TEMP_DIRECTORY } from '../archive/storage-path.js';
 import type { BagProblem, BagProblemKind } from '../bag/bag-verifier.js';
 import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
-import type { CatalogVerification, NewEvent } from '../catalog/catalog-schema.js';
+import type { CatalogVerification, NewEvent } from '../catalog/catalog-types.js';
 import { payloadsOfBag, type RelyingVersion, versionsRelyingOn, versionsRelyingOnBag } from '../catalog/verify-queries.js';
 import { ArchiverError, isStorageExhausted } from '../core/errors.js';
 import { startWorker } from '../core/start-worker.js';
