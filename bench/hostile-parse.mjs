@@ -194,6 +194,8 @@ async function readChunks(readDidl, page, size) {
 
 /** identifyRepository against a loopback server answering Identify and ListMetadataFormats. */
 async function identify(identifyXml, formatsXml = FORMATS) {
+  // Identify and the OAI-PMH client are the harvest's machinery, no part of the public API: the
+  // bench measures what they do with hostile answers, without a harvest around them.
   const { identifyRepository } = await import(`${ROOT}/packages/archiver/dist/oai/identify.js`);
   const { OaiClient } = await import(`${ROOT}/packages/archiver/dist/oai/oai-client.js`);
   const server = createServer((request, response) => {

@@ -35,7 +35,7 @@ const PER_ARCHIVE = wholeNumberArg(args['per-archive'], '--per-archive', usageEr
 const FILE_COUNT = wholeNumberArg(args.files, '--files', usageError);
 let seed = wholeNumberArg(args.seed, '--seed', usageError);
 checkBuilt();
-const { Catalog } = await import(new URL('../packages/archiver/dist/catalog/catalog.js', import.meta.url).href);
+const { Catalog } = await import(new URL('../packages/archiver/dist/index.js', import.meta.url).href);
 const { createRepository } = await loadRepository();
 
 /** mulberry32: the same kill moments for the same seed. */

@@ -20,13 +20,13 @@ const { args } = parseBenchArgs('sparql-limits', USAGE, {
   bin: { type: 'string', default: join(ROOT, 'packages/archiver/dist/cli.js') },
   'serve-options': { type: 'string', default: '' },
 });
-for (const file of [args.bin, join(ROOT, 'packages/archiver/dist/harvest/harvest.js'), join(ROOT, 'packages/repository/dist/index.js')]) {
+for (const file of [args.bin, join(ROOT, 'packages/archiver/dist/index.js'), join(ROOT, 'packages/repository/dist/index.js')]) {
   if (!existsSync(file)) {
     process.stderr.write(`${file} is missing: build first (npx tsc -b)\n`);
     process.exit(2);
   }
 }
-const { harvest } = await import(join(ROOT, 'packages/archiver/dist/harvest/harvest.js'));
+const { harvest } = await import(join(ROOT, 'packages/archiver/dist/index.js'));
 const { createRepository } = await import(join(ROOT, 'packages/repository/dist/index.js'));
 
 const MB = 1e6;

@@ -31,11 +31,11 @@ const NIGHTS = 730;
 
 const DIST = join(ROOT, 'packages/archiver/dist');
 const BIN = join(ROOT, 'packages/archiver/bin/oaibag.js');
-if (!existsSync(join(DIST, 'catalog/catalog.js')) || !existsSync(join(DIST, 'bundle/oaibag.js'))) {
+if (!existsSync(join(DIST, 'index.js')) || !existsSync(join(DIST, 'bundle/oaibag.js'))) {
   process.stderr.write('build first: npx tsc -b && node scripts/bundle-cli.mjs\n');
   process.exit(2);
 }
-const { Catalog } = await import(join(DIST, 'catalog/catalog.js'));
+const { Catalog } = await import(join(DIST, 'index.js'));
 
 function buildCatalog(dir, resources) {
   const catalog = Catalog.open(dir);

@@ -10,9 +10,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { restoreSite } from '../packages/archiver/src/restore/restore.ts';
-import { verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
+import { harvest, restoreSite, verifyArchive } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const BIN = new URL('../packages/archiver/dist/cli.js', import.meta.url).pathname;

@@ -1,14 +1,33 @@
 /**
  * The schema every answer of `oaibag serve` validates against: OAI-PMH with each payload schema
  * it may carry (oai_dc, DIDL, provenance, OAI-rights from test/schemas; http_header and the
- * `ore` envelope from the code that serves them, written to a temporary folder).
+ * `ore` envelope as the archive server itself serves them, fetched once from one started on an
+ * empty archive and written to a temporary folder).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ORE_SCHEMA } from '../packages/archiver/src/serve/served-formats.ts';
-import { HTTP_HEADER_SCHEMA } from '../packages/oai-pmh/src/index.ts';
+import { Catalog, startArchiveServer } from '../packages/archiver/src/index.ts';
 import { SCHEMAS, validateXmlSchema } from './xml-schema.ts';
+
+/** The schemas the archive server serves under /oai/schemas/, by file name. */
+const served = await (async () => {
+  const empty = mkdtempSync(join(tmpdir(), 'oaibag-archive-schemas-served-'));
+  Catalog.open(empty).close();
+  const server = await startArchiveServer({ archiveDir: empty });
+  try {
+    const schemas = new Map<string, string>();
+    for (const name of ['http_header.xsd', 'ore-rdfxml.xsd']) {
+      const response = await fetch(`${server.baseUrl}/oai/schemas/${name}`);
+      if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
+      schemas.set(name, await response.text());
+    }
+    return schemas;
+  } finally {
+    await server.close();
+    rmSync(empty, { recursive: true, force: true });
+  }
+})();
 
 let driver: string | undefined;
 
@@ -16,8 +35,7 @@ let driver: string | undefined;
 export function archiveResponsesSchema(): string {
   if (driver) return driver;
   const dir = mkdtempSync(join(tmpdir(), 'oaibag-archive-schemas-'));
-  writeFileSync(join(dir, 'http_header.xsd'), HTTP_HEADER_SCHEMA);
-  writeFileSync(join(dir, 'ore-rdfxml.xsd'), ORE_SCHEMA);
+  for (const [name, schema] of served) writeFileSync(join(dir, name), schema);
   const imports: Array<[string, string]> = [
     ['http://www.openarchives.org/OAI/2.0/', join(SCHEMAS, 'OAI-PMH.xsd')],
     ['http://www.openarchives.org/OAI/2.0/oai_dc/', join(SCHEMAS, 'oai_dc.xsd')],

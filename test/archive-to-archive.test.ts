@@ -10,12 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import { audit } from '../packages/archiver/src/audit/audit-query.ts';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import type { RetryPolicy } from '../packages/archiver/src/oai/retry-policy.ts';
-import { restoreSite } from '../packages/archiver/src/restore/restore.ts';
-import { type ArchiveServer, startArchiveServer } from '../packages/archiver/src/serve/archive-server.ts';
+import { type ArchiveServer, audit, Catalog, harvest, type RetryPolicy, restoreSite, startArchiveServer } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { validateArchiveResponse } from './archive-schemas.ts';
 

@@ -5,9 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { formatAudit, writeAuditOutput } from '../packages/archiver/src/audit/audit-format.ts';
-import { type AuditReport, audit, openAudit } from '../packages/archiver/src/audit/audit-query.ts';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import { type AuditReport, audit, Catalog, formatAudit, openAudit, writeAuditOutput } from '../packages/archiver/src/index.ts';
 import { storeVersion } from './catalog-fixture.ts';
 
 // The HTML report is checked in a real browser: Debian's `chromium`, which .ci/run installs

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import type { Catalog } from '../packages/archiver/src/index.ts';
 
 /** Every batch bag of the archive (relative paths, in the order written). */
 export function batchBags(archive: string): string[] {

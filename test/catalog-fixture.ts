@@ -1,8 +1,7 @@
 // Hand-made catalogs for tests that need versions without a harvest (audit, catalog): each
 // version goes in through the catalog's own API as a harvest puts it, its batch bag recorded
 // first, then the version naming the bag, its record in it and its payload file.
-import type { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import type { NewVersion, RecordedVersion } from '../packages/archiver/src/catalog/catalog-types.ts';
+import type { Catalog, NewVersion, RecordedVersion } from '../packages/archiver/src/index.ts';
 
 /** A version as the tests give it: where the archive keeps it is made up here. */
 export type HandMadeVersion = Omit<NewVersion, 'bagPath' | 'record' | 'parts'>;

@@ -9,10 +9,7 @@ import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { after, before, test } from 'node:test';
 import yauzl from 'yauzl';
-import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
-import { exportBags } from '../packages/archiver/src/export/export-bags.ts';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { verifyZipBag } from '../packages/archiver/src/verify/verify-zip-bag.ts';
+import { exportBags, harvest, verifyBag, verifyZipBag } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 let work: string;

@@ -8,9 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Parser as N3Parser } from 'n3';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { ArchiverError } from '../packages/archiver/src/core/errors.ts';
-import { exportRdfToFile } from '../packages/archiver/src/serve/export-rdf.ts';
+import { ArchiverError, Catalog, exportRdfToFile } from '../packages/archiver/src/index.ts';
 import { storeVersion } from './catalog-fixture.ts';
 import { OAIBAG_BIN } from './oaibag-process.ts';
 

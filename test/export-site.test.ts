@@ -15,11 +15,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import yauzl from 'yauzl';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { restoreSite } from '../packages/archiver/src/restore/restore.ts';
-import { formatInstant } from '../packages/archiver/src/restore/restore-plan.ts';
-import { exportSite } from '../packages/archiver/src/restore/site-zip.ts';
+import { Catalog, exportSite, harvest, restoreSite } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { payloadOf } from './batch-bags.ts';
 import { snapshot } from './site-tree.ts';
@@ -28,6 +24,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'packages/archiver/bin/oaibag.js');
 const DAY = 86_400;
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
+/** Seconds since the epoch as `--as-of` takes them, `YYYY-MM-DDThh:mm:ssZ`. */
+const instant = (seconds: number): string => `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
 /** A file of the site (added by the second harvest) that only the ZIP refuses. */
 const DRIVE_LIKE = 'C:drive-like.txt';
@@ -128,7 +126,7 @@ before(async () => {
   assert.equal(first.status, 'complete');
 
   await nextSecond();
-  between = formatInstant(Math.floor(Date.now() / 1000) - 1);
+  between = instant(Math.floor(Date.now() / 1000) - 1);
   put(
     ['index.html', '<html>home, edited</html>', YEAR_2000 + 100 * DAY + 7],
     // Restore writes it; a ZIP cannot name it (readers would take C: for a drive).

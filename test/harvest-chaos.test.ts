@@ -14,10 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { after, before, test } from 'node:test';
-import { isArchiverError } from '../packages/archiver/src/core/errors.ts';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { restoreSite } from '../packages/archiver/src/restore/restore.ts';
-import { verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
+import { harvest, isArchiverError, restoreSite, verifyArchive } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { seededRandom } from './seeded-random.ts';
 

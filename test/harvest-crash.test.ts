@@ -20,9 +20,7 @@ import { dirname, join } from 'node:path';
 import { after, before, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import type { CatalogHarvest } from '../packages/archiver/src/catalog/catalog-types.ts';
+import { Catalog, type CatalogHarvest, verifyBag } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { payloadOf, recordsXml } from './batch-bags.ts';
 

@@ -11,12 +11,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { audit } from '../packages/archiver/src/audit/audit-query.ts';
-import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { type HarvestOptions, harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { restoreSite } from '../packages/archiver/src/restore/restore.ts';
-import { verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
+import { audit, Catalog, type HarvestOptions, harvest, restoreSite, verifyArchive, verifyBag } from '../packages/archiver/src/index.ts';
 import { premisXml, recordElement, recordsXml } from './batch-bags.ts';
 
 const FAST_RETRY = { retries: 1, baseDelayMs: 5, maxDelayMs: 20 };

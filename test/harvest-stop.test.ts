@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import { Catalog } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const BIN = fileURLToPath(new URL('../packages/archiver/bin/oaibag.js', import.meta.url));

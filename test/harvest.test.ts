@@ -4,9 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
+import { Catalog, harvest, verifyBag } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { batchBags, payloadOf, premisXml, recordElement, recordsXml } from './batch-bags.ts';
 import { checkWellFormed, validateXmlSchema } from './xml-schema.ts';

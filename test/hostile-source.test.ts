@@ -24,7 +24,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import { Catalog } from '../packages/archiver/src/index.ts';
 import { SCENARIOS, type Scenario } from './hostile-source-scenarios.ts';
 import { CLEAN_A, CLEAN_B, type Run, runOaibag, startHostileServer } from './hostile-source-server.ts';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import yazl from 'yazl';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import { Catalog } from '../packages/archiver/src/index.ts';
 
 const BIN = join(import.meta.dirname, '..', 'packages', 'archiver', 'bin', 'oaibag.js');
 const FILES = 3000;

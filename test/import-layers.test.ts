@@ -1,7 +1,7 @@
 // The house rules, checked on the source: no import cycle in any package (type-only imports
 // count: a cycle of types is still two modules that cannot be understood apart), and in the
 // archiver, the repository and oai-pmh each folder imports only from the levels below it
-// (docs/architecture.md).
+// (docs/architecture.md); and the top-level tests import each package through its public API only.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -140,4 +140,18 @@ test('packages/archiver: the catalog owns its SQL (no statement and no SQL text 
       });
   }
   assert.deepEqual(found, []);
+});
+
+test('test/: every package is imported through its public API (src/index.ts) only', () => {
+  const dir = join(ROOT, 'test');
+  const found: string[] = [];
+  for (const name of readdirSync(dir)) {
+    if (!/\.(ts|mts|mjs|cjs)$/.test(name)) continue;
+    const text = readFileSync(join(dir, name), 'utf8');
+    for (const match of text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)['"]((?:\.\.\/)+packages\/[^/'"]+\/(?:src|dist)\/[^'"]+)['"]/g)) {
+      if (!/^(?:\.\.\/)+packages\/[^/]+\/src\/index\.ts$/.test(match[1]!)) found.push(`${name}: ${match[1]}`);
+    }
+  }
+  assert.ok(readdirSync(dir).length > 20, 'the tests were found');
+  assert.deepEqual(found, [], 'a behaviour test reaches into a package (docs/architecture.md, "Public APIs and the tests")');
 });

@@ -10,8 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { deflateRawSync } from 'node:zlib';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { importDelivery } from '../packages/archiver/src/import/import-delivery.ts';
+import { Catalog, importDelivery } from '../packages/archiver/src/index.ts';
 import { rawZip } from './raw-zip.ts';
 
 const BIN = join(import.meta.dirname, '..', 'packages', 'archiver', 'bin', 'oaibag.js');

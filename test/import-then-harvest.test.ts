@@ -13,12 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import yazl from 'yazl';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { planHarvest } from '../packages/archiver/src/harvest/harvest-plan.ts';
-import { deliveryCutOff } from '../packages/archiver/src/import/delivery-cut-off.ts';
-import { importDelivery } from '../packages/archiver/src/import/import-delivery.ts';
-import { reindexArchive } from '../packages/archiver/src/reindex/reindex.ts';
+import { Catalog, harvest, importDelivery, reindexArchive } from '../packages/archiver/src/index.ts';
 import { writeDidl } from '../packages/didl/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { rawZip } from './raw-zip.ts';
@@ -170,28 +165,6 @@ test('the watermark never moves back: an import with an earlier cut-off keeps a 
   const later = await importDelivery({ archiveDir: fresh, delivery: site, baseUrl: repository.baseUrl, until: '2005-01-01T10:30:00+01:00' });
   assert.equal(later.watermark, '2005-01-01T09:30:01Z');
   assert.equal(sourceOf(fresh, oai)?.watermark, '2005-01-01T09:30:01Z');
-});
-
-test('the cut-off: the first second after the day, minute or second named; a day-granularity repository is asked for the day', () => {
-  const now = new Date('2024-06-01T00:00:00Z');
-  const table: Array<[string, string, string]> = [
-    ['2004-05-06', '2004-05-06', '2004-05-07T00:00:00Z'],
-    ['2004-05-06T12:00Z', '2004-05-06T12:00:00Z', '2004-05-06T12:01:00Z'],
-    ['2004-05-06T12:00:00Z', '2004-05-06T12:00:00Z', '2004-05-06T12:00:01Z'],
-    ['2004-05-06T14:00:00+02:00', '2004-05-06T12:00:00Z', '2004-05-06T12:00:01Z'],
-    // Inside a second: datestamps are whole seconds, so that second is asked again (an overlap, never a gap).
-    ['2004-05-06T12:00:00.5Z', '2004-05-06T12:00:00Z', '2004-05-06T12:00:00Z'],
-  ];
-  for (const [value, until, watermark] of table) assert.deepEqual(deliveryCutOff(value, now), { until, watermark }, value);
-  for (const bad of ['2024-06-02', '06/05/2004', '2004-05-06T12:00', '2004-02-30']) {
-    assert.throws(
-      () => deliveryCutOff(bad, now),
-      (error: NodeJS.ErrnoException) => error.code === 'ERR_ARCHIVE_USAGE' && error.message.includes('--until'),
-      bad,
-    );
-  }
-  const plan = planHarvest({ prefix: 'oai_didl', watermark: deliveryCutOff('2004-05-06T12:00:00Z', now).watermark, resume: null, granularity: 'YYYY-MM-DD' });
-  assert.equal(plan.firstArgs.from, '2004-05-06', 'the day of the cut-off again: overlap, never a gap');
 });
 
 test('ZIP entries whose Unix mode gives nobody read permission are left out, as the repository leaves such files out', async () => {

@@ -12,10 +12,7 @@ import { after, before, test } from 'node:test';
 import jsonld from 'jsonld';
 import { Parser as N3Parser } from 'n3';
 import { RdfXmlParser } from 'rdfxml-streaming-parser';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { type ArchiveServer, startArchiveServer } from '../packages/archiver/src/serve/archive-server.ts';
-import { exportRdf } from '../packages/archiver/src/serve/export-rdf.ts';
-import { verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
+import { type ArchiveServer, exportRdf, harvest, startArchiveServer, verifyArchive } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { checkWellFormed } from './xml-schema.ts';
 

@@ -7,8 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, unlinkSync, utimesSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { type ArchiveServer, startArchiveServer } from '../packages/archiver/src/serve/archive-server.ts';
+import { type ArchiveServer, harvest, startArchiveServer } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));

@@ -10,8 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { verifyBag } from '../packages/archiver/src/bag/bag-verifier.ts';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import { Catalog, mirror, verifyBag } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -201,7 +200,6 @@ test('mirror (library): a source that is down is reported at each tick and tried
   await once(closed, 'listening');
   const port = (closed.address() as AddressInfo).port;
   closed.close();
-  const { mirror } = await import('../packages/archiver/src/mirror/mirror.ts');
   const controller = new AbortController();
   const runs: Array<{ error?: string; startedAt: number; nextAt?: number }> = [];
   let clock = 1_000_000;

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
+import { Catalog } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { OAIBAG_BIN as OAIBAG, oaibag, oaibagAsync } from './oaibag-process.ts';
 

@@ -3,53 +3,28 @@
 // against the copy. We run as root, whom chmod does not stop, so the commands run as root
 // without capabilities (setpriv --bounding-set=-all); the copy's bytes and file list are compared before and after each
 // command (no catalog.sqlite-wal, -shm or lock file created). The CLI part needs the built
-// command (`npx tsc -b && node scripts/bundle-cli.mjs`).
+// command (`npx tsc -b && node scripts/bundle-cli.mjs`). A catalog of an older schema on a
+// read-only copy: packages/archiver/test/older-catalog.test.ts.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { CATALOG_MIGRATIONS, CATALOG_SCHEMA_VERSION, migrateCatalog } from '../packages/archiver/src/catalog/catalog-migrations.ts';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { formatVerifyReport, verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
+import { Catalog, formatVerifyReport, harvest, verifyArchive } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { readOnlyCopy as copyReadOnly, oaibagAs, RUN_AS, SKIP_CLI, tree } from './read-only-copy.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'packages/archiver/bin/oaibag.js');
-const BUILT = existsSync(join(ROOT, 'packages/archiver/dist/bundle/oaibag.js'));
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const FAST_RETRY = { retries: 2, baseDelayMs: 10, maxDelayMs: 100 };
-/** better-sqlite3, the archiver's dependency: to build a catalog of an older schema. */
-const Sqlite = createRequire(join(ROOT, 'packages/archiver/package.json'))('better-sqlite3') as new (file: string) => Parameters<typeof migrateCatalog>[0];
 const FILES: Record<string, string | Buffer> = {
   'index.html': '<html>home</html>',
   'docs/report.txt': 'a report kept in the archive',
   'images/big.bin': Buffer.alloc(150_000, 9),
 };
-
-/**
- * How the commands are run so that the copy's permissions apply: when we are root, as root
- * without any capability (setpriv --bounding-set=-all), whom file modes bind as they bind
- * anyone: the copy's 0444/0555 refuse it, while the clone (wherever CI put it, in a folder
- * only root may enter) stays readable. As ourselves otherwise. Undefined (the CLI tests skip,
- * saying why) when we are root without setpriv.
- */
-const RUN_AS: string[] | undefined = (() => {
-  if (process.getuid?.() !== 0) return [];
-  const found = spawnSync('setpriv', ['--version'], { encoding: 'utf8' });
-  return found.status === 0 ? ['setpriv', '--bounding-set=-all', '--inh-caps=-all'] : undefined;
-})();
-const SKIP_CLI = !BUILT
-  ? 'the oaibag bundle is not built (npx tsc -b && node scripts/bundle-cli.mjs)'
-  : RUN_AS === undefined
-    ? 'SKIPPED: running as root without setpriv, so a read-only copy cannot be made read-only for the commands'
-    : false;
 
 let work: string;
 let repository: Repository;
@@ -62,64 +37,11 @@ let copy: string;
 let out: string;
 let temporary: string;
 
-/** Every entry below `dir`: its path, kind, mode and, for a file, the sha-256 of its bytes. */
-function tree(dir: string): string[] {
-  const lines: string[] = [];
-  const walk = (path: string, rel: string): void => {
-    for (const name of readdirSync(path).sort()) {
-      const full = join(path, name);
-      const info = lstatSync(full);
-      const mode = (info.mode & 0o7777).toString(8);
-      if (info.isDirectory()) {
-        lines.push(`${rel}${name}/ ${mode}`);
-        walk(full, `${rel}${name}/`);
-      } else {
-        lines.push(`${rel}${name} ${mode} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`);
-      }
-    }
-  };
-  walk(dir, '');
-  return lines;
-}
-
-/** Makes every file and folder below (and at) `dir` read-only for everyone. */
-function makeReadOnly(dir: string): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = join(dir, entry.name);
-    if (entry.isDirectory()) makeReadOnly(full);
-    else chmodSync(full, 0o444);
-  }
-  chmodSync(dir, 0o555);
-}
-
 /** A read-only copy of `from` at a new `<work>/<name>/archive`, in folders anyone may traverse. */
-function readOnlyCopy(from: string, name: string, extra?: (dir: string) => void): string {
-  const dir = join(work, name, 'archive');
-  cpSync(from, dir, { recursive: true });
-  extra?.(dir);
-  makeReadOnly(dir);
-  chmodSync(join(work, name), 0o755);
-  return dir;
-}
+const readOnlyCopy = (from: string, name: string, extra?: (dir: string) => void): string => copyReadOnly(from, join(work, name), extra);
 
-/**
- * `oaibag ARGS` as the user the copy is read-only for, with its own TMPDIR. Asynchronous: the
- * repository it may ask (urls, harvest) answers from this process.
- */
-async function oaibag(args: string[], cwd = work): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const [command, ...prefix] = [...RUN_AS!, process.execPath];
-  const child = spawn(command!, [...prefix, BIN, ...args], { cwd, env: { ...process.env, TMPDIR: temporary }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString('utf8');
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
-  const [status] = (await once(child, 'close')) as [number | null];
-  return { status, stdout, stderr };
-}
+/** `oaibag ARGS` as the user the copy is read-only for, with its own TMPDIR. */
+const oaibag = (args: string[], cwd = work) => oaibagAs(args, cwd, temporary);
 
 /** Runs `oaibag ARGS` on the copy and checks that it left the copy as it was and no private copy in TMPDIR. */
 async function readingCommand(args: string[], cwd?: string) {
@@ -338,30 +260,4 @@ test('a copy taken while a harvest wrote (its -wal copied, no -shm) is read with
   assert.equal(result.status, 0, result.stderr);
   assert.match(result.stdout, /http:\/\/wal-only\.example\.org\/oai/);
   assert.deepEqual(tree(snapshot), before);
-});
-
-test('a catalog older than this oaibag: refused on a read-only copy (exit 4, both versions named), migrated when writable', { skip: SKIP_CLI }, async () => {
-  const older = join(work, 'older', 'archive');
-  mkdirSync(older, { recursive: true });
-  const db = new Sqlite(join(older, 'catalog.sqlite'));
-  db.pragma('journal_mode = WAL');
-  migrateCatalog(db, join(older, 'catalog.sqlite'), CATALOG_MIGRATIONS.slice(0, -1));
-  db.close();
-  const frozen = readOnlyCopy(older, 'older-copy');
-  const before = tree(frozen);
-  const refused = await oaibag(['status', '--archive', frozen]);
-  assert.equal(refused.status, 4, refused.stderr);
-  assert.match(
-    refused.stderr,
-    new RegExp(
-      `^oaibag: the catalog \\S+ has schema version ${CATALOG_SCHEMA_VERSION - 1}, older than the ${CATALOG_SCHEMA_VERSION} this oaibag reads, and the archive is read-only: it cannot be migrated \\[ERR_ARCHIVE_CATALOG\\] \\(hint: [^\\n]+\\)\\n$`,
-    ),
-  );
-  assert.deepEqual(tree(frozen), before);
-
-  // Writable: status migrates it first, as before there was a read-only mode.
-  spawnSync('chmod', ['-R', 'a+w', join(work, 'older')]);
-  const migrated = await oaibag(['status', '--archive', older]);
-  assert.equal(migrated.status, 0, migrated.stderr);
-  assert.match(migrated.stdout, new RegExp(`catalog schema ${CATALOG_SCHEMA_VERSION}`));
 });

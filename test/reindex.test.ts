@@ -7,12 +7,7 @@ import { dirname, join, relative } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { audit } from '../packages/archiver/src/audit/audit-query.ts';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { ArchiverError } from '../packages/archiver/src/core/errors.ts';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { reindexArchive } from '../packages/archiver/src/reindex/reindex.ts';
-import { restoreSite } from '../packages/archiver/src/restore/restore.ts';
+import { ArchiverError, audit, Catalog, harvest, reindexArchive, restoreSite } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { batchBags } from './batch-bags.ts';
 

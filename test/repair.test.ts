@@ -10,11 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { exportBags } from '../packages/archiver/src/export/export-bags.ts';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { formatRepairReport, type RepairReport, repairArchive } from '../packages/archiver/src/repair/repair-archive.ts';
-import { verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
+import { Catalog, exportBags, formatRepairReport, harvest, type RepairReport, repairArchive, verifyArchive } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

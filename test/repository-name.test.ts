@@ -7,9 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { type ArchiveServer, startArchiveServer } from '../packages/archiver/src/serve/archive-server.ts';
-import { exportRdf } from '../packages/archiver/src/serve/export-rdf.ts';
+import { type ArchiveServer, exportRdf, harvest, startArchiveServer } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;

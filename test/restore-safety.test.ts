@@ -9,10 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { entryRole, plannedPaths } from '../packages/archiver/src/restore/folder-survey.ts';
-import { type RestoreSummary, restoreSite } from '../packages/archiver/src/restore/restore.ts';
-import { formatInstant } from '../packages/archiver/src/restore/restore-plan.ts';
+import { harvest, type RestoreSummary, restoreSite } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { snapshot, type Tree } from './site-tree.ts';
 
@@ -21,6 +18,8 @@ const BIN = join(ROOT, 'packages/archiver/bin/oaibag.js');
 const DAY = 86_400;
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const FAST_RETRY = { retries: 2, baseDelayMs: 10, maxDelayMs: 100 };
+/** Seconds since the epoch as `--as-of` takes them, `YYYY-MM-DDThh:mm:ssZ`. */
+const instant = (seconds: number): string => `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
 
 let work: string;
@@ -68,7 +67,7 @@ before(async () => {
   firstFolders = folders(site);
 
   await nextSecond();
-  between = formatInstant(Math.floor(Date.now() / 1000) - 1);
+  between = instant(Math.floor(Date.now() / 1000) - 1);
   write('index.html', '<html>home, edited</html>', YEAR_2000 + 100 * DAY);
   rmSync(join(site, 'old/gone.txt'));
   write('added/later/new.txt', 'added after the first harvest', YEAR_2000 + 50 * DAY);
@@ -93,27 +92,6 @@ async function latestRestore(name: string): Promise<string> {
   assert.deepEqual(snapshot(to), latestState);
   return to;
 }
-
-test('entryRole: what an entry of a non-empty restore folder is to the state (table)', () => {
-  const plan = plannedPaths(['index.html', 'a/b/c.txt', 'a/d.txt', 'e']);
-  assert.deepEqual([...plan.folders].sort(), ['a', 'a/b']);
-  const table: Array<[path: string, isFolder: boolean, role: ReturnType<typeof entryRole>]> = [
-    ['a', true, 'needed-folder'],
-    ['a/b', true, 'needed-folder'],
-    ['index.html', false, 'state-file'], // compared, then replaced or kept
-    ['a/b/c.txt', false, 'state-file'],
-    ['e', false, 'state-file'],
-    ['a', false, 'extra'], // a file (or a link, even to a folder) where a folder is needed
-    ['index.html', true, 'extra'], // a folder where a file of the state goes
-    ['e', true, 'extra'],
-    ['a/b/c.txt/x', false, 'extra'],
-    ['z', true, 'extra'], // a folder nothing of the state goes into
-    ['A', true, 'extra'], // names compare exactly
-    ['a/b/other.txt', false, 'extra'],
-    ['index.html.bak', false, 'extra'],
-  ];
-  for (const [path, isFolder, role] of table) assert.equal(entryRole(path, isFolder, plan), role, `${path} ${isFolder ? 'folder' : 'file'}`);
-});
 
 test('a later state, then an earlier one into the same folder: refused without --force or --clean, nothing touched', async () => {
   const to = await latestRestore('refused');

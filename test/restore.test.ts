@@ -10,23 +10,20 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { folderStorage } from '../packages/archiver/src/aip/folder-storage.ts';
-import { createBagBuilder } from '../packages/archiver/src/bag/bag-writer.ts';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { RESTORE_TEMP_PREFIX, type RestoreSummary, restoreSite } from '../packages/archiver/src/restore/restore.ts';
-import { formatInstant } from '../packages/archiver/src/restore/restore-plan.ts';
+import { Catalog, harvest, type RestoreSummary, restoreSite } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { writeHandMadeBag } from './hand-made-bag.ts';
 import { snapshot, type Tree } from './site-tree.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const OAIBAG = join(ROOT, 'packages/archiver/bin/oaibag.js');
 const DAY = 86_400;
 const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const FAST_RETRY = { retries: 2, baseDelayMs: 10, maxDelayMs: 100 };
-/** One buffer as the async stream the bag writer reads. */
-async function* chunks(bytes: Buffer): AsyncIterable<Uint8Array> {
-  yield bytes;
-}
+/** Where restore stages a file before it takes its name (docs/restore.md: `.oaibag-restore-<pid>-<random>`). */
+const RESTORE_TEMP_PREFIX = '.oaibag-restore-';
+/** Seconds since the epoch as `--as-of` takes them, `YYYY-MM-DDThh:mm:ssZ`. */
+const instant = (seconds: number): string => `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
 
 let work: string;
@@ -67,7 +64,7 @@ before(async () => {
   firstState = snapshot(site);
 
   await nextSecond();
-  between = formatInstant(Math.floor(Date.now() / 1000) - 1);
+  between = instant(Math.floor(Date.now() / 1000) - 1);
   write('index.html', '<html>home, edited</html>', YEAR_2000 + 100 * DAY); // modified
   rmSync(join(site, 'old/to-delete.txt')); // deleted
   write('added/new file.txt', 'added after the first harvest', YEAR_2000 + 50 * DAY); // added, like cp -p
@@ -273,11 +270,7 @@ test('damaged payload files are reported by their path, nothing unverified is wr
   assert.ok(![...restored.keys()].some((path) => path.includes('.oaibag-restore-')), 'no temporary file left');
 
   // The command: the damaged payload files on stderr, exit code 1.
-  const cli = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', '--input-type=module', '-e', COMMAND_HARNESS, 'restore', '--archive', copy, '--to', join(work, 'restore-damaged-cli')],
-    { cwd: join(ROOT, 'packages/archiver'), encoding: 'utf8' },
-  );
+  const cli = spawnSync(process.execPath, [OAIBAG, 'restore', '--archive', copy, '--to', join(work, 'restore-damaged-cli')], { encoding: 'utf8' });
   assert.equal(cli.status, 1, cli.stderr);
   for (const where of [flipped, missing, forged])
     assert.ok(cli.stderr.includes(`oaibag: damaged bag ${where.bag} (`) && cli.stderr.includes(where.name), cli.stderr);
@@ -336,26 +329,8 @@ test('a payload file shared by two versions (a touch): damaged, both are refused
   }
 });
 
-/** Runs restoreCommand() as the `oaibag` program would (until the lead wires it into cli.ts). */
-const COMMAND_HARNESS = `
-import { Command } from 'commander';
-import { restoreCommand } from './src/commands/restore-command.ts';
-await new Command('oaibag').addCommand(restoreCommand()).parseAsync(process.argv.slice(1), { from: 'user' });
-`;
-
-const cliWired =
-  existsSync(join(ROOT, 'packages/archiver/dist/cli.js')) && readFileSync(join(ROOT, 'packages/archiver/src/cli.ts'), 'utf8').includes('restoreCommand');
-
 test('oaibag restore: --dry-run lines, --json, exit codes', () => {
-  // Through the installed command once the lead has wired restoreCommand into cli.ts; until
-  // then through the same command module (without cli.ts's mapping of errors to exit codes).
-  const run = (...args: string[]) =>
-    cliWired
-      ? spawnSync(process.execPath, [join(ROOT, 'packages/archiver/bin/oaibag.js'), 'restore', ...args], { encoding: 'utf8' })
-      : spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', COMMAND_HARNESS, 'restore', ...args], {
-          cwd: join(ROOT, 'packages/archiver'),
-          encoding: 'utf8',
-        });
+  const run = (...args: string[]) => spawnSync(process.execPath, [OAIBAG, 'restore', ...args], { encoding: 'utf8' });
   const to = join(work, 'restore-cli');
   const dry = run('--archive', archive, '--to', to, '--dry-run');
   assert.equal(dry.status, 0, dry.stderr);
@@ -368,11 +343,9 @@ test('oaibag restore: --dry-run lines, --json, exit codes', () => {
   assert.equal((JSON.parse(json.stdout) as RestoreSummary).restored, firstState.size);
   assert.deepEqual(snapshot(to), firstState);
   assert.equal(json.stderr, '', 'no progress display when stderr is not a terminal');
-  if (cliWired) {
-    const usage = run('--archive', archive, '--to', to, '--as-of', 'soon');
-    assert.equal(usage.status, 2);
-    assert.match(usage.stderr, /ERR_ARCHIVE_USAGE/);
-  }
+  const usage = run('--archive', archive, '--to', to, '--as-of', 'soon');
+  assert.equal(usage.status, 2);
+  assert.match(usage.stderr, /ERR_ARCHIVE_USAGE/);
 });
 
 test('hostile URLs in hand-made AIPs cannot escape the restore folder and are each reported', async () => {
@@ -387,29 +360,24 @@ test('hostile URLs in hand-made AIPs cannot escape the restore folder and are ea
   /** A record as the harvest files it: its payload files in the record's order, each a name in data/ and its bytes. */
   type HandRecord = { identifier: string; parts: Array<[name: string, text: string]> };
   /**
-   * One real batch bag in aips/ (written by the bag writer) holding the records' payload files
+   * One batch bag in aips/ (a BagIt bag written by hand) holding the records' payload files
    * (bytes already in the bag are not stored twice: later records revisit them), recorded in
    * the catalog as the harvest records a batch: recordBag, then recordVersion for each record.
    */
-  const storeBatch = async (sourceId: number, bagPath: string, records: HandRecord[], unsafe: Array<{ sha256: string; size: number; path: string }> = []) => {
-    const builder = await createBagBuilder(handMade);
-    const held = new Map<string, { sha256: string; size: number; path: string }>();
+  const storeBatch = (sourceId: number, bagPath: string, records: HandRecord[], unsafe: Array<{ sha256: string; size: number; path: string }> = []) => {
+    const bytes = new Map<string, [name: string, bytes: Buffer]>();
     const digestsOf: string[][] = [];
     for (const record of records) {
       const digests: string[] = [];
       for (const [name, text] of record.parts) {
         const sha256 = createHash('sha256').update(text).digest('hex');
-        if (!held.has(sha256)) {
-          const file = await builder.addPayload(name, chunks(Buffer.from(text)));
-          held.set(sha256, { sha256: file.sha256, size: file.size, path: file.path });
-        }
+        if (!bytes.has(sha256)) bytes.set(sha256, [name, Buffer.from(text)]);
         digests.push(sha256);
       }
       digestsOf.push(digests);
     }
-    const [placement] = await folderStorage(handMade).placeBags([await builder.seal({ destination: bagPath, bagInfo: [['Oaibag-Format', '2']] })]);
-    if (placement!.error) throw placement!.error;
-    const payloads = [...held.values(), ...unsafe];
+    const held = writeHandMadeBag(handMade, bagPath, [...bytes.values()], [['Oaibag-Format', '2']]);
+    const payloads = [...held, ...unsafe];
     const parts = digestsOf.flat();
     catalog.recordBag({
       bagPath,
@@ -452,7 +420,7 @@ test('hostile URLs in hand-made AIPs cannot escape the restore folder and are ea
   // A catalog whose payload index points out of the archive (written by hand, not by oaibag): refused as damage, never read.
   writeFileSync(join(work, 'outside-the-archive.txt'), 'never restored');
   const escaping = { sha256: createHash('sha256').update('never restored').digest('hex'), size: 14, path: 'data/../../../outside-the-archive.txt' };
-  await storeBatch(
+  storeBatch(
     h.id,
     hBag,
     [
@@ -480,9 +448,7 @@ test('hostile URLs in hand-made AIPs cannot escape the restore folder and are ea
     record: 17,
     parts: [escaping.sha256],
   });
-  await storeBatch(other.id, 'aips/harvest-000002/batch-00001', [
-    { identifier: 'http://other:8080/y.txt', parts: [['other_8080/y.txt', 'from another source']] },
-  ]);
+  storeBatch(other.id, 'aips/harvest-000002/batch-00001', [{ identifier: 'http://other:8080/y.txt', parts: [['other_8080/y.txt', 'from another source']] }]);
   catalog.close();
 
   const to = join(sandbox, 'a', 'b', 'c', 'out');

@@ -7,7 +7,7 @@ import { type AddressInfo, connect, createServer as createNetServer } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
+import { harvest } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { validateArchiveResponse } from './archive-schemas.ts';
 

@@ -8,8 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { type ArchiveServer, startArchiveServer } from '../packages/archiver/src/serve/archive-server.ts';
+import { type ArchiveServer, harvest, startArchiveServer } from '../packages/archiver/src/index.ts';
 import { hashPassword, parseAuthFile } from '../packages/oai-pmh/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { validateArchiveResponse } from './archive-schemas.ts';

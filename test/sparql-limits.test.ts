@@ -11,8 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { firstSolutions } from '../packages/archiver/src/serve/sparql-results.ts';
+import { harvest } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const BIN = new URL('../packages/archiver/dist/cli.js', import.meta.url).pathname;
@@ -145,18 +144,4 @@ test('a query over --sparql-query-size is refused with 413 naming it, sent in ea
   const body = await fetch(`${base}/sparql`, { method: 'POST', headers: { 'Content-Type': 'application/sparql-query' }, body: long });
   assert.deepEqual([body.status, await body.text()], [413, expected]);
   assert.equal(await items(), FILES);
-});
-
-test("a select query's solutions are cut to the row limit before they are parsed, braces and quotes inside values included", () => {
-  const rows = [{ s: { type: 'literal', value: 'a "}{]" \\ b' } }, { s: { type: 'uri', value: 'urn:x' } }, { s: { type: 'literal', value: '}}},' } }];
-  const json = JSON.stringify({ head: { vars: ['s'] }, results: { bindings: rows } });
-  for (let limit = 1; limit <= 4; limit++) {
-    const { solutions, truncated } = firstSolutions(json, limit);
-    assert.deepEqual(solutions, { head: { vars: ['s'] }, results: { bindings: rows.slice(0, limit) } });
-    assert.equal(truncated, limit < rows.length);
-  }
-  assert.deepEqual(firstSolutions('{"head":{"vars":[]},"results":{"bindings":[]}}', 2), {
-    solutions: { head: { vars: [] }, results: { bindings: [] } },
-    truncated: false,
-  });
 });

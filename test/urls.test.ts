@@ -10,13 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import {
-  type ChangedUrl,
-  formatChangedUrl,
-  isCrawlableUrl,
-  type ListChangedUrlsOptions,
-  listChangedUrls,
-} from '../packages/archiver/src/urls/list-changed-urls.ts';
+import { type ChangedUrl, formatChangedUrl, type ListChangedUrlsOptions, listChangedUrls } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -181,13 +175,4 @@ test('urls refuses a malformed date, and fails as a source problem when the repo
   } finally {
     await new Promise((resolve) => again.close(resolve));
   }
-});
-
-test('only http(s) identifiers on one line count as URLs', () => {
-  assert.equal(isCrawlableUrl('https://example.org/a%20b.txt'), true);
-  assert.equal(isCrawlableUrl('HTTP://example.org/'), true);
-  assert.equal(isCrawlableUrl('oai:example.org:123'), false);
-  assert.equal(isCrawlableUrl('ftp://example.org/file'), false);
-  assert.equal(isCrawlableUrl('https://example.org/a\nhttps://evil.example/'), false);
-  assert.equal(isCrawlableUrl('https://example.org/a b'), false);
 });

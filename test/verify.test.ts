@@ -8,14 +8,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { acquireArchiveLock } from '../packages/archiver/src/archive/archive-lock.ts';
-import { Catalog } from '../packages/archiver/src/catalog/catalog.ts';
-import { harvest } from '../packages/archiver/src/harvest/harvest.ts';
-import { formatVerifyReport, type VerifyReport, verifyArchive } from '../packages/archiver/src/verify/verify-archive.ts';
+import { Catalog, formatVerifyReport, harvest, type VerifyReport, verifyArchive } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -333,11 +330,13 @@ test('verify changes no file of the archive, waits for the lock, and treats a pe
   await verifyArchive({ archiveDir: archive, jobs: 2 });
   assert.deepEqual(snapshot(), before);
 
-  const lock = await acquireArchiveLock(archive, 'harvest elsewhere');
+  // The lock a harvest running here holds: `<archive>/lock` naming a live process of this host.
+  const lock = join(archive, 'lock');
+  writeFileSync(lock, `${JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), purpose: 'harvest elsewhere' })}\n`);
   try {
     await assert.rejects(verifyArchive({ archiveDir: archive }), { code: 'ERR_ARCHIVE_LOCKED' });
   } finally {
-    await lock.release();
+    rmSync(lock);
   }
 
   const copy = `${dirname(bags['copied.txt']!)}/batch-09999`;

@@ -21,9 +21,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import yazl from 'yazl';
-import { ArchiverError } from '../packages/archiver/src/core/errors.ts';
-import { type Delivery, type DeliveryLimits, openDelivery } from '../packages/archiver/src/import/delivery.ts';
-import { type RawZipEntry, rawZip } from './raw-zip.ts';
+import { type RawZipEntry, rawZip } from '../../../test/raw-zip.ts';
+import { ArchiverError } from '../src/core/errors.ts';
+import { type Delivery, type DeliveryLimits, openDelivery } from '../src/import/delivery.ts';
 
 let work: string;
 let count = 0;
