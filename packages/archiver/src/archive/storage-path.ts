@@ -11,7 +11,7 @@ export const TEMP_DIRECTORY = 'tmp';
 /**
  * `2024-01-31` → `20240131`, `2024-01-31T12:00:00Z` → `20240131T120000Z` (the two OAI-PMH
  * granularities). Anything else is refused with ERR_ARCHIVE_PATH: the check a harvest makes
- * that a record's datestamp is one (harvest/page-records.ts).
+ * that a record's datestamp is one (ingest/page-records.ts).
  */
 export function compactDatestamp(datestamp: string): string {
   const match = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2})Z)?$/.exec(datestamp);

@@ -1,6 +1,6 @@
 // `oaibag restore`: rebuilds a web site from the archive's AIPs. The catalog says which
 // version of which resource is current at the chosen instant (restore-plan.ts), the URL says
-// where it goes (bag/restore-path.ts), and the catalog's payload index says which payload file
+// where it goes (aip/restore-path.ts), and the catalog's payload index says which payload file
 // of which batch bag holds the version's bytes (for a revisit, an earlier bag than the
 // record's). The bytes are checked against the digest and size the catalog records while they
 // are written to a temporary file beside their target; only verified bytes are renamed into
