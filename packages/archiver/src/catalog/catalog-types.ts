@@ -213,17 +213,9 @@ export interface NewBag {
   payloads: Array<{ sha256: string; size: number; path: string }>;
 }
 
-/** A batch bag of the catalog. */
-export interface CatalogBag {
+/** A batch bag of the catalog: what was recorded of it, without its payload list. */
+export interface CatalogBag extends Omit<NewBag, 'payloads'> {
   id: number;
-  bagPath: string;
-  sourceId: number;
-  harvestId: number | null;
-  records: number;
-  newPayloads: number;
-  revisits: number;
-  deletions: number;
-  payloadBytes: number;
   placedAt: string;
 }
 
