@@ -1,5 +1,6 @@
-// The catalog's queries for `oaibag restore`: every version and deletion of the sources
-// restored, for restore/restore-plan.ts to decide which version is live at an instant.
+// The catalog's queries for `oaibag restore`: the resources of the sources restored, a page at
+// a time, with every version and deletion of each, for restore/restore-plan.ts to decide which
+// version is live at an instant.
 import type { Catalog } from './catalog.js';
 import type { PayloadLocation } from './catalog-types.js';
 
@@ -37,18 +38,46 @@ export function sourceList(catalog: Catalog): Array<{ id: number; baseUrl: strin
   return rows.map((row) => ({ id: row.id, baseUrl: row.base_url }));
 }
 
-/** Every version of the source's resources, with where each of their payload files is held. */
-export function versionsOfSource(catalog: Catalog, sourceId: number): VersionRecord[] {
+/**
+ * Resources are read this many at a time (with their versions and deletions): each page is a
+ * seek in the (source, identifier) index, so a restore's memory does not grow with the archive.
+ */
+export const RESTORE_PAGE_RESOURCES = 500;
+
+/** A resource of a source, as a restore pages through them. */
+export interface ResourceKey {
+  id: number;
+  identifier: string;
+}
+
+/**
+ * The next `limit` resources of the source after `after` (an identifier; undefined: from the
+ * first), in identifier order (SQLite's: by UTF-8 bytes). O(limit): a range of the
+ * (source_id, identifier) index.
+ */
+export function resourcePage(catalog: Catalog, sourceId: number, after: string | undefined, limit: number): ResourceKey[] {
+  const rows = (
+    after === undefined
+      ? catalog.statement('SELECT id, identifier FROM resources WHERE source_id = ? ORDER BY identifier LIMIT ?').all(sourceId, limit)
+      : catalog.statement('SELECT id, identifier FROM resources WHERE source_id = ? AND identifier > ? ORDER BY identifier LIMIT ?').all(sourceId, after, limit)
+  ) as Array<{ id: number; identifier: string }>;
+  return rows.map((row) => ({ id: row.id, identifier: row.identifier }));
+}
+
+/** Every version of these resources (of the source `sourceId`), by row id, with where each of their payload files is held. */
+export function versionsOfResources(catalog: Catalog, sourceId: number, resources: readonly ResourceKey[]): VersionRecord[] {
+  if (resources.length === 0) return [];
+  const ids = JSON.stringify(resources.map((resource) => resource.id));
+  const identifiers = new Map(resources.map((resource) => [resource.id, resource.identifier]));
   const rows = catalog
-    .statement(`SELECT v.id, v.resource_id, r.identifier, v.datestamp, v.size, v.sha256, b.bag_path, v.payload_files, v.last_modified
-      FROM versions v JOIN resources r ON r.id = v.resource_id JOIN bags b ON b.id = v.bag_id WHERE r.source_id = ? ORDER BY v.id`)
-    .all(sourceId) as Array<Record<string, unknown>>;
+    .statement(`SELECT v.id, v.resource_id, v.datestamp, v.size, v.sha256, b.bag_path, v.payload_files, v.last_modified
+      FROM versions v JOIN bags b ON b.id = v.bag_id WHERE v.resource_id IN (SELECT value FROM json_each(?)) ORDER BY v.id`)
+    .all(ids) as Array<Record<string, unknown>>;
   const parts = catalog
     .statement(`SELECT vp.version_id, p.sha256, p.size, p.path, b.bag_path
-      FROM version_parts vp JOIN versions v ON v.id = vp.version_id JOIN resources r ON r.id = v.resource_id
-      JOIN payloads p ON p.id = vp.payload_id JOIN bags b ON b.id = p.bag_id
-      WHERE r.source_id = ? ORDER BY vp.version_id, vp.part`)
-    .all(sourceId) as Array<Record<string, unknown>>;
+      FROM versions v JOIN version_parts vp ON vp.version_id = v.id JOIN payloads p ON p.id = vp.payload_id JOIN bags b ON b.id = p.bag_id
+      WHERE v.resource_id IN (SELECT value FROM json_each(?)) ORDER BY vp.version_id, vp.part`)
+    .all(ids) as Array<Record<string, unknown>>;
   const partsOf = new Map<number, PayloadLocation[]>();
   for (const row of parts) {
     const id = Number(row.version_id);
@@ -60,7 +89,7 @@ export function versionsOfSource(catalog: Catalog, sourceId: number): VersionRec
     id: Number(row.id),
     resourceId: Number(row.resource_id),
     sourceId,
-    identifier: String(row.identifier),
+    identifier: identifiers.get(Number(row.resource_id)) ?? '',
     datestamp: String(row.datestamp),
     size: Number(row.size),
     sha256: String(row.sha256).toLowerCase(),
@@ -71,10 +100,12 @@ export function versionsOfSource(catalog: Catalog, sourceId: number): VersionRec
   }));
 }
 
-/** Every deletion of the source's resources. */
-export function deletionsOfSource(catalog: Catalog, sourceId: number): DeletionRecord[] {
+/** Every deletion of these resources, by row id. */
+export function deletionsOfResources(catalog: Catalog, resources: readonly ResourceKey[]): Array<DeletionRecord & { id: number }> {
+  if (resources.length === 0) return [];
+  const identifiers = new Map(resources.map((resource) => [resource.id, resource.identifier]));
   const rows = catalog
-    .statement('SELECT d.resource_id, d.datestamp, r.identifier FROM deletions d JOIN resources r ON r.id = d.resource_id WHERE r.source_id = ?')
-    .all(sourceId) as Array<Record<string, unknown>>;
-  return rows.map((row) => ({ resourceId: Number(row.resource_id), identifier: String(row.identifier), datestamp: String(row.datestamp) }));
+    .statement('SELECT id, resource_id, datestamp FROM deletions WHERE resource_id IN (SELECT value FROM json_each(?)) ORDER BY id')
+    .all(JSON.stringify(resources.map((resource) => resource.id))) as Array<{ id: number; resource_id: number; datestamp: string }>;
+  return rows.map((row) => ({ id: row.id, resourceId: row.resource_id, identifier: identifiers.get(row.resource_id) ?? '', datestamp: row.datestamp }));
 }
