@@ -44,6 +44,32 @@ export function sourceList(catalog: Catalog): Array<{ id: number; baseUrl: strin
  */
 export const RESTORE_PAGE_RESOURCES = 500;
 
+const FIRST_RESOURCES = 'SELECT id, identifier FROM resources WHERE source_id = ? ORDER BY identifier LIMIT ?';
+const NEXT_RESOURCES = 'SELECT id, identifier FROM resources WHERE source_id = ? AND identifier > ? ORDER BY identifier LIMIT ?';
+// A page's rows, each resource's found through its (resource_id, …) index; sorted in JS a page at a time, so
+// that no plan has SQLite build a temporary B-tree (the plans then say plainly that nothing big is sorted).
+const VERSIONS_OF = `SELECT v.id, v.resource_id, v.datestamp, v.size, v.sha256, b.bag_path, v.payload_files, v.last_modified
+  FROM versions v JOIN bags b ON b.id = v.bag_id WHERE v.resource_id IN (SELECT value FROM json_each(?))`;
+const PARTS_OF = `SELECT vp.version_id, vp.part, p.sha256, p.size, p.path, b.bag_path
+  FROM versions v JOIN version_parts vp ON vp.version_id = v.id JOIN payloads p ON p.id = vp.payload_id JOIN bags b ON b.id = p.bag_id
+  WHERE v.resource_id IN (SELECT value FROM json_each(?))`;
+const DELETIONS_OF = 'SELECT id, resource_id, datestamp FROM deletions WHERE resource_id IN (SELECT value FROM json_each(?))';
+
+/** The query plans of a restore's page reads (SQLite's EXPLAIN QUERY PLAN, one line each), for the test that none scans a table. */
+export function restorePageQueryPlans(catalog: Catalog): Array<{ sql: string; plan: string }> {
+  const args: Array<[string, unknown[]]> = [
+    [FIRST_RESOURCES, [1, 1]],
+    [NEXT_RESOURCES, [1, '', 1]],
+    [VERSIONS_OF, ['[1]']],
+    [PARTS_OF, ['[1]']],
+    [DELETIONS_OF, ['[1]']],
+  ];
+  return args.map(([sql, values]) => ({
+    sql,
+    plan: (catalog.statement(`EXPLAIN QUERY PLAN ${sql}`).all(...values) as Array<{ detail: string }>).map((row) => row.detail).join('; '),
+  }));
+}
+
 /** A resource of a source, as a restore pages through them. */
 export interface ResourceKey {
   id: number;
@@ -57,9 +83,7 @@ export interface ResourceKey {
  */
 export function resourcePage(catalog: Catalog, sourceId: number, after: string | undefined, limit: number): ResourceKey[] {
   const rows = (
-    after === undefined
-      ? catalog.statement('SELECT id, identifier FROM resources WHERE source_id = ? ORDER BY identifier LIMIT ?').all(sourceId, limit)
-      : catalog.statement('SELECT id, identifier FROM resources WHERE source_id = ? AND identifier > ? ORDER BY identifier LIMIT ?').all(sourceId, after, limit)
+    after === undefined ? catalog.statement(FIRST_RESOURCES).all(sourceId, limit) : catalog.statement(NEXT_RESOURCES).all(sourceId, after, limit)
   ) as Array<{ id: number; identifier: string }>;
   return rows.map((row) => ({ id: row.id, identifier: row.identifier }));
 }
@@ -69,15 +93,10 @@ export function versionsOfResources(catalog: Catalog, sourceId: number, resource
   if (resources.length === 0) return [];
   const ids = JSON.stringify(resources.map((resource) => resource.id));
   const identifiers = new Map(resources.map((resource) => [resource.id, resource.identifier]));
-  const rows = catalog
-    .statement(`SELECT v.id, v.resource_id, v.datestamp, v.size, v.sha256, b.bag_path, v.payload_files, v.last_modified
-      FROM versions v JOIN bags b ON b.id = v.bag_id WHERE v.resource_id IN (SELECT value FROM json_each(?)) ORDER BY v.id`)
-    .all(ids) as Array<Record<string, unknown>>;
-  const parts = catalog
-    .statement(`SELECT vp.version_id, p.sha256, p.size, p.path, b.bag_path
-      FROM versions v JOIN version_parts vp ON vp.version_id = v.id JOIN payloads p ON p.id = vp.payload_id JOIN bags b ON b.id = p.bag_id
-      WHERE v.resource_id IN (SELECT value FROM json_each(?)) ORDER BY vp.version_id, vp.part`)
-    .all(ids) as Array<Record<string, unknown>>;
+  const rows = (catalog.statement(VERSIONS_OF).all(ids) as Array<Record<string, unknown>>).sort((a, b) => Number(a.id) - Number(b.id));
+  const parts = (catalog.statement(PARTS_OF).all(ids) as Array<Record<string, unknown>>).sort(
+    (a, b) => Number(a.version_id) - Number(b.version_id) || Number(a.part) - Number(b.part),
+  );
   const partsOf = new Map<number, PayloadLocation[]>();
   for (const row of parts) {
     const id = Number(row.version_id);
@@ -104,8 +123,11 @@ export function versionsOfResources(catalog: Catalog, sourceId: number, resource
 export function deletionsOfResources(catalog: Catalog, resources: readonly ResourceKey[]): Array<DeletionRecord & { id: number }> {
   if (resources.length === 0) return [];
   const identifiers = new Map(resources.map((resource) => [resource.id, resource.identifier]));
-  const rows = catalog
-    .statement('SELECT id, resource_id, datestamp FROM deletions WHERE resource_id IN (SELECT value FROM json_each(?)) ORDER BY id')
-    .all(JSON.stringify(resources.map((resource) => resource.id))) as Array<{ id: number; resource_id: number; datestamp: string }>;
+  const rows = catalog.statement(DELETIONS_OF).all(JSON.stringify(resources.map((resource) => resource.id))) as Array<{
+    id: number;
+    resource_id: number;
+    datestamp: string;
+  }>;
+  rows.sort((a, b) => a.id - b.id);
   return rows.map((row) => ({ id: row.id, resourceId: row.resource_id, identifier: identifiers.get(row.resource_id) ?? '', datestamp: row.datestamp }));
 }

@@ -16,7 +16,7 @@ export interface PlannedPaths {
 }
 
 /** The planned files' paths and every folder above them, in memory (a restore asks its plan's database instead). */
-export function plannedPaths(files: Iterable<string>): PlannedPaths {
+export function plannedPaths(files: Iterable<string>): { files: Set<string>; folders: Set<string> } {
   const fileSet = new Set<string>();
   const folders = new Set<string>();
   for (const path of files) {
