@@ -242,6 +242,14 @@ test('two exports of the same archive and as-of are byte-identical, from the com
   );
 });
 
+test('export --site read a page of one row at a time writes the same ZIP as with whole pages', async () => {
+  const whole = await exportSite({ archiveDir: archive, to: join(work, 'whole-pages.zip') });
+  const paged = await exportSite({ archiveDir: archive, to: join(work, 'one-row-pages.zip'), pageRows: 1 });
+  assert.ok(whole.summary.restored > 1);
+  assert.equal(paged.sha256, whole.sha256);
+  assert.deepEqual({ ...paged.summary, to: '' }, { ...whole.summary, to: '' });
+});
+
 test('usage: --to an existing folder, --bags with --site, a bad --as-of, an unknown --source', async () => {
   mkdirSync(join(work, 'a-folder'), { recursive: true });
   await assert.rejects(exportSite({ archiveDir: archive, to: join(work, 'a-folder') }), { code: 'ERR_ARCHIVE_USAGE' });

@@ -144,6 +144,19 @@ test('--dry-run lists path, size and datestamp of each file and writes nothing',
   assert.match(empty.datestamp, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
 });
 
+test('the plan read a page at a time: pages of 1, 2 and 3 rows give the plan of one page, latest and --as-of', async () => {
+  for (const asOf of [undefined, between, '1999-12-31']) {
+    const plan = (pageRows?: number) =>
+      restoreSite({ archiveDir: archive, to: join(work, 'restore-pages'), dryRun: true, ...(asOf ? { asOf } : {}), ...(pageRows ? { pageRows } : {}) }).then(
+        (summary) => summary,
+        (error: Error) => error.message,
+      );
+    const whole = await plan();
+    if (asOf !== '1999-12-31') assert.ok(typeof whole !== 'string' && whole.planned.length >= 9, 'a plan of more rows than a page');
+    for (const pageRows of [1, 2, 3]) assert.deepEqual(await plan(pageRows), whole, `pages of ${pageRows}, as of ${asOf ?? 'latest'}`);
+  }
+});
+
 test('a previous restore is overwritten only with verified bytes, and links in it are never followed', async () => {
   const to = join(work, 'restore-again');
   const outside = join(work, 'outside');
@@ -493,4 +506,18 @@ test('hostile URLs in hand-made AIPs cannot escape the restore folder and are ea
   assert.equal(readFileSync(join(work, 'restore-all/other_8080/y.txt'), 'utf8'), 'from another source');
   assert.equal(all.refused.length, hostile.length + 1);
   assert.equal(all.damaged.length, 1);
+  assert.deepEqual(all.counts, { refused: hostile.length + 1, damaged: 1, failed: 0, extraParts: 1, replaced: 0, notRemoved: 0 });
+
+  // Read a page of one or two rows at a time, the restore is the same: refusals, the collision
+  // across pages, the same report lines in the same order, the same files.
+  for (const pageRows of [1, 2]) {
+    const paged: string[] = [];
+    const wholeLines: string[] = [];
+    const to = (name: string) => join(work, `restore-all-${name}-${pageRows}`);
+    const whole = await restoreSite({ archiveDir: handMade, to: to('whole'), log: (line) => wholeLines.push(line) });
+    const inPages = await restoreSite({ archiveDir: handMade, to: to('pages'), pageRows, log: (line) => paged.push(line) });
+    assert.deepEqual({ ...inPages, to: '' }, { ...whole, to: '' });
+    assert.deepEqual(paged, wholeLines);
+    assert.deepEqual(snapshot(to('pages')), snapshot(to('whole')));
+  }
 });

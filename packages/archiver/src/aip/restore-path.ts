@@ -157,6 +157,40 @@ export function findCollisions(paths: readonly string[]): Map<number, number> {
   return lost;
 }
 
+/** A path claimed by a resource: what a collision names. */
+export interface PathClaim {
+  path: string;
+  identifier: string;
+}
+
+/**
+ * {@link findCollisions} for paths given one at a time in code-unit order (`a < b`), in memory
+ * bounded by a path's depth rather than by their number: a restore of millions of resources
+ * streams its plan through it. In that order a path comes after every path that is a prefix of
+ * it, so it can only lose to the same path claimed before, or to a file at one of its folders;
+ * the files kept so far that are prefixes of the path in hand are exactly the stack of claims
+ * kept below (each a prefix of the next), which is all that has to be remembered.
+ */
+export class PathClaims {
+  private readonly stack: PathClaim[] = [];
+  private last: string | undefined;
+
+  /**
+   * Claims `path` for `identifier`: undefined when it keeps the place, else the claim it loses
+   * to. Throws when paths do not come in code-unit order (a bug of the caller).
+   */
+  claim(path: string, identifier: string): PathClaim | undefined {
+    if (this.last !== undefined && path < this.last) throw new Error(`paths out of order: ${path} after ${this.last}`);
+    this.last = path;
+    while (this.stack.length > 0 && !path.startsWith(this.stack[this.stack.length - 1]!.path)) this.stack.pop();
+    for (const claim of this.stack) {
+      if (path === claim.path || path.startsWith(`${claim.path}/`)) return claim;
+    }
+    this.stack.push({ path, identifier });
+    return undefined;
+  }
+}
+
 /** A resource with its place below the restore folder. */
 export interface PlacedResource<T> {
   item: T;

@@ -4,6 +4,9 @@
 // Every catalog value is escaped: identifiers come from the harvested repository.
 import { AUDIT_CHANGES, type AuditChange, type AuditHarvestTotals, type AuditReport, type AuditRow, type AuditState } from './audit-query.js';
 
+/** What the page is made of: the totals known before the rows (they come first), the rows read once, as they come. */
+export type AuditPage = Omit<AuditReport, 'rows'> & { rows: Iterable<AuditRow> };
+
 const CHUNK = 64 * 1024;
 
 /** Colours of the change kinds (chart, legend and table badges). */
@@ -21,7 +24,7 @@ const COLOURS: Record<AuditChange, string> = {
  * (`#filter=deleted&q=text&sort=identifier&dir=desc&page=2`), so a view can be bookmarked,
  * and sets `data-ready="1"` on the root element once it has drawn the table.
  */
-export function* renderAuditHtml(report: AuditReport): Generator<string> {
+export function* renderAuditHtml(report: AuditPage): Generator<string> {
   const scope = report.sources.map((source) => source.baseUrl).join(', ') || 'no source';
   let buffer =
     '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
@@ -36,7 +39,7 @@ export function* renderAuditHtml(report: AuditReport): Generator<string> {
     '<label>Change <select id="filter-change"><option value="">all</option>' +
     AUDIT_CHANGES.map((kind) => `<option value="${kind}">${kind}</option>`).join('') +
     '<option value="mime-changed">MIME type changed</option></select></label> ' +
-    `<output id="shown">${report.rows.length} rows</output> <span class="pager"><button type="button" id="previous">previous</button> <button type="button" id="next">next</button></span></div>\n` +
+    `<output id="shown">${report.totals.rows} rows</output> <span class="pager"><button type="button" id="previous">previous</button> <button type="button" id="next">next</button></span></div>\n` +
     '<noscript><p>The table of rows needs JavaScript (the totals and chart above do not); the same rows are in <code>oaibag audit --format csv</code> and <code>--format json</code>.</p></noscript>\n' +
     '<table id="rows">\n<thead><tr>' +
     COLUMNS.map(([key, type, label]) => `<th data-key="${key}" data-type="${type}" tabindex="0" aria-sort="none">${label}</th>`).join('') +
@@ -101,7 +104,7 @@ const COLUMNS: ReadonlyArray<[string, 'text' | 'number', string]> = [
   ['mime', 'text', 'MIME type'],
 ];
 
-function periodText(report: AuditReport): string {
+function periodText(report: AuditPage): string {
   const { period } = report;
   const ids = period.harvestIds.map((id) => `#${id}`).join(', ');
   if (period.harvestIds.length === 0) return 'No harvest in the period recorded a change.';
@@ -110,7 +113,7 @@ function periodText(report: AuditReport): string {
   return `Harvests started from ${period.since ?? 'the first'} to ${period.until ?? 'now'}: ${ids}.`;
 }
 
-function totalsHtml(report: AuditReport): string {
+function totalsHtml(report: AuditPage): string {
   const { totals } = report;
   const kinds = AUDIT_CHANGES.map(
     (kind) => `<tr><th><span class="k k-${kind}">${kind}</span></th><td data-kind="${kind}">${totals.byChange[kind]}</td></tr>`,

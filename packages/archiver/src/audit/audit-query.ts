@@ -119,6 +119,11 @@ export interface AuditRun {
   sources: AuditSource[];
   rows: Iterable<AuditRow>;
   totals(): AuditTotals;
+  /**
+   * The totals before the rows are read, by a pass of their own over the catalog (the rows are
+   * not consumed): for a form that puts them first without holding the rows (HTML).
+   */
+  countTotals(): AuditTotals;
 }
 
 /** Reads a whole audit into memory: see {@link openAudit}. */
@@ -130,23 +135,17 @@ export function audit(catalog: Catalog, options: AuditOptions = {}): AuditReport
 
 /** An audit already in memory as a run, for the formatters (`totals()` is ready at once). */
 export function auditRunOf(report: AuditReport): AuditRun {
-  return { period: report.period, sources: report.sources, rows: report.rows, totals: () => report.totals };
+  return { period: report.period, sources: report.sources, rows: report.rows, totals: () => report.totals, countTotals: () => report.totals };
 }
 
 /** Resolves the period, then reads the rows lazily and counts them as they pass. */
 export function openAudit(catalog: Catalog, options: AuditOptions = {}): AuditRun {
   const { period, sources } = resolveAuditPeriod(catalog, options);
   const byHarvest = harvestTotals(catalog, period.harvestIds);
-  const byChange = { added: 0, modified: 0, touched: 0, deleted: 0, restored: 0, mimeChanged: 0 };
-  let count = 0;
+  const counted = countedRows(catalog, period.harvestIds);
   let consumed = false;
   function* rows(): Generator<AuditRow> {
-    for (const row of auditRows(catalog, period.harvestIds)) {
-      count++;
-      byChange[row.change]++;
-      if (row.mimeChanged) byChange.mimeChanged++;
-      yield row;
-    }
+    yield* counted.rows;
     consumed = true;
   }
   return {
@@ -155,9 +154,29 @@ export function openAudit(catalog: Catalog, options: AuditOptions = {}): AuditRu
     rows: rows(),
     totals() {
       if (!consumed) throw new Error('audit totals asked before the rows were read');
-      return { rows: count, byChange: { ...byChange }, byHarvest };
+      return { ...counted.totals(), byHarvest };
+    },
+    countTotals() {
+      const pass = countedRows(catalog, period.harvestIds);
+      for (const _ of pass.rows);
+      return { ...pass.totals(), byHarvest };
     },
   };
+}
+
+/** The rows of the period, counted as they pass: `totals()` is what has passed so far. */
+function countedRows(catalog: Catalog, harvestIds: readonly number[]): { rows: Generator<AuditRow>; totals(): Omit<AuditTotals, 'byHarvest'> } {
+  const byChange = { added: 0, modified: 0, touched: 0, deleted: 0, restored: 0, mimeChanged: 0 };
+  let count = 0;
+  function* rows(): Generator<AuditRow> {
+    for (const row of auditRows(catalog, harvestIds)) {
+      count++;
+      byChange[row.change]++;
+      if (row.mimeChanged) byChange.mimeChanged++;
+      yield row;
+    }
+  }
+  return { rows: rows(), totals: () => ({ rows: count, byChange: { ...byChange } }) };
 }
 
 /**

@@ -1,5 +1,6 @@
-// The catalog's queries for `oaibag restore`: every version and deletion of the sources
-// restored, for restore/restore-plan.ts to decide which version is live at an instant.
+// The catalog's queries for `oaibag restore`: the resources of the sources restored, a page at
+// a time, with every version and deletion of each, for restore/restore-plan.ts to decide which
+// version is live at an instant.
 import type { Catalog } from './catalog.js';
 import type { PayloadLocation } from './catalog-types.js';
 
@@ -37,18 +38,65 @@ export function sourceList(catalog: Catalog): Array<{ id: number; baseUrl: strin
   return rows.map((row) => ({ id: row.id, baseUrl: row.base_url }));
 }
 
-/** Every version of the source's resources, with where each of their payload files is held. */
-export function versionsOfSource(catalog: Catalog, sourceId: number): VersionRecord[] {
-  const rows = catalog
-    .statement(`SELECT v.id, v.resource_id, r.identifier, v.datestamp, v.size, v.sha256, b.bag_path, v.payload_files, v.last_modified
-      FROM versions v JOIN resources r ON r.id = v.resource_id JOIN bags b ON b.id = v.bag_id WHERE r.source_id = ? ORDER BY v.id`)
-    .all(sourceId) as Array<Record<string, unknown>>;
-  const parts = catalog
-    .statement(`SELECT vp.version_id, p.sha256, p.size, p.path, b.bag_path
-      FROM version_parts vp JOIN versions v ON v.id = vp.version_id JOIN resources r ON r.id = v.resource_id
-      JOIN payloads p ON p.id = vp.payload_id JOIN bags b ON b.id = p.bag_id
-      WHERE r.source_id = ? ORDER BY vp.version_id, vp.part`)
-    .all(sourceId) as Array<Record<string, unknown>>;
+/**
+ * Resources are read this many at a time (with their versions and deletions): each page is a
+ * seek in the (source, identifier) index, so a restore's memory does not grow with the archive.
+ */
+export const RESTORE_PAGE_RESOURCES = 500;
+
+const FIRST_RESOURCES = 'SELECT id, identifier FROM resources WHERE source_id = ? ORDER BY identifier LIMIT ?';
+const NEXT_RESOURCES = 'SELECT id, identifier FROM resources WHERE source_id = ? AND identifier > ? ORDER BY identifier LIMIT ?';
+// A page's rows, each resource's found through its (resource_id, …) index; sorted in JS a page at a time, so
+// that no plan has SQLite build a temporary B-tree (the plans then say plainly that nothing big is sorted).
+const VERSIONS_OF = `SELECT v.id, v.resource_id, v.datestamp, v.size, v.sha256, b.bag_path, v.payload_files, v.last_modified
+  FROM versions v JOIN bags b ON b.id = v.bag_id WHERE v.resource_id IN (SELECT value FROM json_each(?))`;
+const PARTS_OF = `SELECT vp.version_id, vp.part, p.sha256, p.size, p.path, b.bag_path
+  FROM versions v JOIN version_parts vp ON vp.version_id = v.id JOIN payloads p ON p.id = vp.payload_id JOIN bags b ON b.id = p.bag_id
+  WHERE v.resource_id IN (SELECT value FROM json_each(?))`;
+const DELETIONS_OF = 'SELECT id, resource_id, datestamp FROM deletions WHERE resource_id IN (SELECT value FROM json_each(?))';
+
+/** The query plans of a restore's page reads (SQLite's EXPLAIN QUERY PLAN, one line each), for the test that none scans a table. */
+export function restorePageQueryPlans(catalog: Catalog): Array<{ sql: string; plan: string }> {
+  const args: Array<[string, unknown[]]> = [
+    [FIRST_RESOURCES, [1, 1]],
+    [NEXT_RESOURCES, [1, '', 1]],
+    [VERSIONS_OF, ['[1]']],
+    [PARTS_OF, ['[1]']],
+    [DELETIONS_OF, ['[1]']],
+  ];
+  return args.map(([sql, values]) => ({
+    sql,
+    plan: (catalog.statement(`EXPLAIN QUERY PLAN ${sql}`).all(...values) as Array<{ detail: string }>).map((row) => row.detail).join('; '),
+  }));
+}
+
+/** A resource of a source, as a restore pages through them. */
+export interface ResourceKey {
+  id: number;
+  identifier: string;
+}
+
+/**
+ * The next `limit` resources of the source after `after` (an identifier; undefined: from the
+ * first), in identifier order (SQLite's: by UTF-8 bytes). O(limit): a range of the
+ * (source_id, identifier) index.
+ */
+export function resourcePage(catalog: Catalog, sourceId: number, after: string | undefined, limit: number): ResourceKey[] {
+  const rows = (
+    after === undefined ? catalog.statement(FIRST_RESOURCES).all(sourceId, limit) : catalog.statement(NEXT_RESOURCES).all(sourceId, after, limit)
+  ) as Array<{ id: number; identifier: string }>;
+  return rows.map((row) => ({ id: row.id, identifier: row.identifier }));
+}
+
+/** Every version of these resources (of the source `sourceId`), by row id, with where each of their payload files is held. */
+export function versionsOfResources(catalog: Catalog, sourceId: number, resources: readonly ResourceKey[]): VersionRecord[] {
+  if (resources.length === 0) return [];
+  const ids = JSON.stringify(resources.map((resource) => resource.id));
+  const identifiers = new Map(resources.map((resource) => [resource.id, resource.identifier]));
+  const rows = (catalog.statement(VERSIONS_OF).all(ids) as Array<Record<string, unknown>>).sort((a, b) => Number(a.id) - Number(b.id));
+  const parts = (catalog.statement(PARTS_OF).all(ids) as Array<Record<string, unknown>>).sort(
+    (a, b) => Number(a.version_id) - Number(b.version_id) || Number(a.part) - Number(b.part),
+  );
   const partsOf = new Map<number, PayloadLocation[]>();
   for (const row of parts) {
     const id = Number(row.version_id);
@@ -60,7 +108,7 @@ export function versionsOfSource(catalog: Catalog, sourceId: number): VersionRec
     id: Number(row.id),
     resourceId: Number(row.resource_id),
     sourceId,
-    identifier: String(row.identifier),
+    identifier: identifiers.get(Number(row.resource_id)) ?? '',
     datestamp: String(row.datestamp),
     size: Number(row.size),
     sha256: String(row.sha256).toLowerCase(),
@@ -71,10 +119,15 @@ export function versionsOfSource(catalog: Catalog, sourceId: number): VersionRec
   }));
 }
 
-/** Every deletion of the source's resources. */
-export function deletionsOfSource(catalog: Catalog, sourceId: number): DeletionRecord[] {
-  const rows = catalog
-    .statement('SELECT d.resource_id, d.datestamp, r.identifier FROM deletions d JOIN resources r ON r.id = d.resource_id WHERE r.source_id = ?')
-    .all(sourceId) as Array<Record<string, unknown>>;
-  return rows.map((row) => ({ resourceId: Number(row.resource_id), identifier: String(row.identifier), datestamp: String(row.datestamp) }));
+/** Every deletion of these resources, by row id. */
+export function deletionsOfResources(catalog: Catalog, resources: readonly ResourceKey[]): Array<DeletionRecord & { id: number }> {
+  if (resources.length === 0) return [];
+  const identifiers = new Map(resources.map((resource) => [resource.id, resource.identifier]));
+  const rows = catalog.statement(DELETIONS_OF).all(JSON.stringify(resources.map((resource) => resource.id))) as Array<{
+    id: number;
+    resource_id: number;
+    datestamp: string;
+  }>;
+  rows.sort((a, b) => a.id - b.id);
+  return rows.map((row) => ({ id: row.id, resourceId: row.resource_id, identifier: identifiers.get(row.resource_id) ?? '', datestamp: row.datestamp }));
 }

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { type FolderChanges, type RestoreCounts, type RestoreOptions, type RestoreSummary, restoreSite } from '../restore/restore.js';
+import { type FolderChanges, type RestoreCounts, type RestoredFile, type RestoreOptions, type RestoreSummary, restoreSite } from '../restore/restore.js';
 import { EXIT_PARTIAL } from './exit-codes.js';
 
 /** `oaibag restore --to DIR`: rebuilds the site from the archive's AIPs (docs/restore.md). */
@@ -28,6 +28,9 @@ export function restoreCommand(): Command {
     )
     .action(async (options: RestoreCommandOptions) => {
       const terminal = process.stderr.isTTY;
+      // A dry run's files go to stdout as the plan is read back, never gathered: the summary
+      // around them is written as it would be with them in it.
+      const listing = new PlannedListing(options.json === true, (text) => process.stdout.write(text));
       const summary = await restoreSite({
         archiveDir: options.archive,
         to: options.to,
@@ -36,13 +39,67 @@ export function restoreCommand(): Command {
         dryRun: options.dryRun === true,
         force: options.force === true,
         clean: options.clean === true,
+        onPlanned: (file, partial) => listing.add(file, partial),
         ...restoreDisplay(terminal),
       });
       if (terminal) process.stderr.write('\r\x1b[K');
-      if (options.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-      else process.stdout.write(formatRestoreSummary(summary));
+      listing.end(summary);
       if (summary.problems > 0) process.exitCode = EXIT_PARTIAL;
     });
+}
+
+/** Where the planned files of a dry run go in the output: the JSON's `planned` list, or the lines before the summary line. */
+const PLANNED_SLOT = '\u0000planned\u0000';
+/** Output is handed on in pieces of about this many characters. */
+const OUTPUT_CHUNK = 64 * 1024;
+
+/**
+ * The output of `oaibag restore` written as it comes: the files of a dry run one at a time
+ * (text lines, or entries of the JSON's `planned` list, the JSON's head written first), then
+ * the rest of the summary. The same text as formatting the whole summary with them in it.
+ */
+export class PlannedListing {
+  private pending = '';
+  private started = false;
+  private tail = '';
+
+  constructor(
+    private readonly json: boolean,
+    private readonly write: (text: string) => void,
+  ) {}
+
+  add(file: RestoredFile, summary: RestoreSummary): void {
+    if (!this.started) {
+      this.started = true;
+      if (this.json) {
+        const whole = JSON.stringify({ ...summary, planned: [PLANNED_SLOT] }, null, 2);
+        const slot = whole.indexOf(JSON.stringify(PLANNED_SLOT));
+        this.pending = whole.slice(0, slot).replace(/\s*$/, '\n');
+        this.tail = whole.slice(whole.indexOf('\n', slot));
+      }
+    } else if (this.json) this.pending += ',\n';
+    this.pending += this.json ? JSON.stringify(file, null, 2).replace(/^/gm, '    ') : plannedLine(file);
+    if (this.pending.length >= OUTPUT_CHUNK) this.flush();
+  }
+
+  /** The rest: the summary (or, with files listed, what follows them). */
+  end(summary: RestoreSummary): void {
+    if (!this.started) this.pending = this.json ? `${JSON.stringify(summary, null, 2)}\n` : formatRestoreSummary(summary);
+    else if (this.json)
+      this.pending += `${this.tail}\n`; // the summary was complete when the first file came
+    else this.pending += formatRestoreSummary(summary);
+    this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending !== '') this.write(this.pending);
+    this.pending = '';
+  }
+}
+
+/** One file of a dry run: path (control characters as `?`), bytes, version datestamp. */
+function plannedLine(file: RestoredFile): string {
+  return `${file.path.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?')}\t${file.size}\t${file.datestamp}\n`;
 }
 
 export interface RestoreCommandOptions {
@@ -88,9 +145,9 @@ export function restoreCounts(summary: RestoreSummary): string {
   return (
     `${summary.deleted} deleted resources skipped; ` +
     (summary.metadataOnly > 0 ? `${summary.metadataOnly} resources without payload (metadata only) skipped; ` : '') +
-    `${summary.refused.length} refused; ${summary.damaged.length} damaged; ` +
-    `${summary.failed.length} failed` +
-    (summary.extraParts.length > 0 ? `; ${summary.extraParts.length} compound objects restored by their first part only` : '')
+    `${summary.counts.refused} refused; ${summary.counts.damaged} damaged; ` +
+    `${summary.counts.failed} failed` +
+    (summary.counts.extraParts > 0 ? `; ${summary.counts.extraParts} compound objects restored by their first part only` : '')
   );
 }
 
@@ -100,7 +157,7 @@ export function restoreCounts(summary: RestoreSummary): string {
  * on stderr as they were found.
  */
 export function formatRestoreSummary(summary: RestoreSummary): string {
-  const lines = summary.planned.map((file) => `${file.path.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?')}\t${file.size}\t${file.datestamp}`);
+  const lines = summary.planned.map((file) => plannedLine(file).slice(0, -1));
   const verb = summary.dryRun ? 'would restore' : 'restored';
   lines.push(`${verb} ${summary.restored} files (${summary.bytes} bytes) of ${restoredState(summary)} into ${summary.to}; ${restoreCounts(summary)}`);
   if (summary.folder !== null) lines.push(...folderLines(summary, summary.folder));
@@ -122,10 +179,10 @@ const plural = (count: number, noun: string): string => `${count} ${noun}${count
 function folderLines(summary: RestoreSummary, folder: FolderChanges): string[] {
   const lines: string[] = [];
   const would = summary.dryRun ? 'would ' : '';
-  if (folder.replaced.length > 0) {
-    const paths = folder.replaced.map((file) => file.path);
+  if (summary.counts.replaced > 0) {
+    const paths = folder.replaced.slice(0, NAMES_SHOWN).map((file) => file.path);
     lines.push(
-      `${would}${summary.dryRun ? 'replace' : 'replaced'} ${plural(paths.length, 'file')} that differed from this state: ${someNames(paths, paths.length)}`,
+      `${would}${summary.dryRun ? 'replace' : 'replaced'} ${plural(summary.counts.replaced, 'file')} that differed from this state: ${someNames(paths, summary.counts.replaced)}`,
     );
   }
   if (folder.extra > 0 || folder.extraFolders > 0) {

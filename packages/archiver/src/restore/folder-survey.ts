@@ -11,12 +11,12 @@ import { RESTORE_TEMP_PREFIX } from './stage-version.js';
 
 /** The files a restore writes and the folders they need, as `/`-separated paths relative to the restore folder. */
 export interface PlannedPaths {
-  files: ReadonlySet<string>;
-  folders: ReadonlySet<string>;
+  files: { has(path: string): boolean };
+  folders: { has(path: string): boolean };
 }
 
-/** The planned files' paths and every folder above them. */
-export function plannedPaths(files: Iterable<string>): PlannedPaths {
+/** The planned files' paths and every folder above them, in memory (a restore asks its plan's database instead). */
+export function plannedPaths(files: Iterable<string>): { files: Set<string>; folders: Set<string> } {
   const fileSet = new Set<string>();
   const folders = new Set<string>();
   for (const path of files) {
@@ -42,11 +42,16 @@ export function entryRole(path: string, isFolder: boolean, plan: PlannedPaths): 
  * `report.extraFolder`) and, with `remove`, removed: a folder with everything in it, depth first,
  * each file or link unlinked, each folder removed once empty; what cannot be removed is reported
  * (`report.notRemoved`) and the walk goes on. Temporary files of a restore are skipped (the
- * writer removes the stale ones). Returns the planned paths at which something other than a
- * folder is already present (reached through real folders only).
+ * writer removes the stale ones). The planned paths at which something other than a folder is
+ * already present (reached through real folders only) are added to `present`, which is returned.
  */
-export async function surveyFolder(root: string, plan: PlannedPaths, report: RestoreReport, remove: boolean): Promise<Set<string>> {
-  const present = new Set<string>();
+export async function surveyFolder<P extends { add(path: string): unknown }>(
+  root: string,
+  plan: PlannedPaths,
+  report: RestoreReport,
+  remove: boolean,
+  present: P,
+): Promise<P> {
   const visit = async (folder: string, prefix: string, extra: boolean): Promise<void> => {
     const listed = await readdir(folder, { withFileTypes: true }).catch((error: unknown) => {
       if (!extra) throw error;

@@ -21,6 +21,14 @@ export interface RestoreOptions {
   log?: (line: string) => void;
   /** After each file, with the totals planned (bytes as the catalog records them). */
   progress?: (done: RestoreCounts, total: RestoreCounts) => void;
+  /**
+   * Dry run: each file that would be written, in path order, handed over instead of gathered
+   * in `summary.planned` (which then stays empty), so that a plan of millions of files is
+   * never held at once. Called last, when the rest of the summary is complete.
+   */
+  onPlanned?: (file: RestoredFile, summary: RestoreSummary) => void;
+  /** Rows read from the catalog and from the plan at a time (tests set it low); default: restore-queries.ts and restore-plan-table.ts. */
+  pageRows?: number;
 }
 
 export interface RestoreCounts {
@@ -67,6 +75,23 @@ export interface DamageFound {
 export const LISTED_EXTRA_PATHS = 10_000;
 
 /**
+ * The most entries each other list of a summary holds (`refused`, `damaged`, `failed`,
+ * `extraParts`, `folder.replaced`, `folder.notRemoved`): the first ones found; `counts` has
+ * them all. A source of a million URLs with a query would otherwise fill memory with refusals.
+ */
+export const LISTED_ENTRIES = 10_000;
+
+/** How many entries each list of the summary has in all (each list holds the first {@link LISTED_ENTRIES}). */
+export interface RestoreListCounts {
+  refused: number;
+  damaged: number;
+  failed: number;
+  extraParts: number;
+  replaced: number;
+  notRemoved: number;
+}
+
+/**
  * What a restore into a non-empty folder found there and did about it (`--force` or `--clean`;
  * with `dryRun`, what it would do).
  */
@@ -105,18 +130,33 @@ export interface RestoreSummary {
   deleted: number;
   /** Resources live at the instant whose record carried no datastream (metadata only): nothing to write. */
   metadataOnly: number;
+  /** Refused resources (the first {@link LISTED_ENTRIES}; `counts.refused` has them all), as are the lists below. */
   refused: RefusedResource[];
   damaged: DamageFound[];
   /** Resources whose file could not be written (I/O errors), with the message. */
   failed: Array<{ identifier: string; path: string; message: string }>;
   /** Compound objects: the first part is restored at the URL's path, the other parts (archive paths, `<bag>/data/…`) are not. */
   extraParts: Array<{ identifier: string; bag: string; parts: string[] }>;
-  /** Dry run only: every file that would be written, in path order. */
+  /** Dry run only: every file that would be written, in path order (empty when they went to `onPlanned`). */
   planned: RestoredFile[];
   /** What `to` held before, with `force` or `clean`; null when it was empty or new. */
   folder: FolderChanges | null;
   /** refused + damaged + failed (+ unreadable datestamps) + not removed: the command exits 1 when > 0. */
   problems: number;
+  /** The size of each list above, all counted (a list holds the first {@link LISTED_ENTRIES}). */
+  counts: RestoreListCounts;
+}
+
+/** Adds an entry to one of the summary's lists (up to {@link LISTED_ENTRIES}) and counts it. */
+export function listEntry<T>(summary: RestoreSummary, kind: keyof RestoreListCounts, list: T[], entry: T): void {
+  summary.counts[kind] += 1;
+  if (list.length < LISTED_ENTRIES) list.push(entry);
+}
+
+/** The summary's problems, from its counts (refused, damaged, failed, not removed). */
+export function countProblems(summary: RestoreSummary): number {
+  const { refused, damaged, failed, notRemoved } = summary.counts;
+  return refused + damaged + failed + notRemoved;
 }
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
@@ -165,23 +205,23 @@ export class RestoreReport {
   /** A file of the state that was in the restore folder: with other bytes (replaced) or with its own. */
   existing(path: string, identifier: string, same: boolean): void {
     if (same) this.changes.unchanged += 1;
-    else this.changes.replaced.push({ path, identifier });
+    else listEntry(this.summary, 'replaced', this.changes.replaced, { path, identifier });
   }
 
   /** Something --clean could not remove: a problem, logged. */
   notRemoved(path: string, error: unknown): void {
     const message = (error as Error).message;
-    this.changes.notRemoved.push({ path, message });
+    listEntry(this.summary, 'notRemoved', this.changes.notRemoved, { path, message });
     this.log(`cannot remove ${show(path)}: ${show(message)}`);
   }
 
   refuse(kind: RefusedResource['kind'], identifier: string, reason: string): void {
-    this.summary.refused.push({ kind, identifier, reason });
+    listEntry(this.summary, 'refused', this.summary.refused, { kind, identifier, reason });
     this.log(`${kind === 'path' ? 'refused' : kind} ${show(identifier)}: ${show(reason)}`);
   }
 
   damaged(version: PlanVersion, bag: string, problem: string, expected?: string, found?: string): void {
-    this.summary.damaged.push({
+    listEntry(this.summary, 'damaged', this.summary.damaged, {
       identifier: version.identifier,
       bag,
       problem,
@@ -205,7 +245,7 @@ export class RestoreReport {
       );
     }
     const message = (error as Error).message;
-    this.summary.failed.push({ identifier, path, message });
+    listEntry(this.summary, 'failed', this.summary.failed, { identifier, path, message });
     this.log(`failed ${show(identifier)}: ${path === '' ? '' : `cannot write ${show(path)}: `}${show(message)}`);
   }
 }

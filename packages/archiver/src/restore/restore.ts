@@ -11,29 +11,20 @@
 // read transaction, so a harvest committing meanwhile is not half seen).
 
 import { join } from 'node:path';
-import { placeResources } from '../aip/restore-path.js';
+import { PathClaims, restorePathFor } from '../aip/restore-path.js';
 import { Catalog } from '../catalog/catalog.js';
-import { deletionsOfSource, sourceList, versionsOfSource } from '../catalog/restore-queries.js';
+import { RestorePlanTable } from '../catalog/restore-plan-table.js';
+import { deletionsOfResources, RESTORE_PAGE_RESOURCES, resourcePage, sourceList, versionsOfResources } from '../catalog/restore-queries.js';
 import { ArchiverError } from '../core/errors.js';
 import { compareExisting } from './existing-file.js';
-import { plannedPaths, surveyFolder } from './folder-survey.js';
-import { earliestVersion, formatInstant, type PlanDeletion, type PlanVersion, parseAsOf, planRestore } from './restore-plan.js';
-import { type RestoreCounts, type RestoreOptions, RestoreReport, type RestoreSummary } from './restore-summary.js';
+import { type PlannedPaths, surveyFolder } from './folder-survey.js';
+import { datestampSeconds, formatInstant, type PlanVersion, parseAsOf, resourceStateAt } from './restore-plan.js';
+import { countProblems, type RestoreCounts, type RestoreOptions, RestoreReport, type RestoreSummary } from './restore-summary.js';
 import { checkRestoreTarget } from './restore-target.js';
 import { type ExistingFiles, type PlannedFile, SiteWriter } from './site-writer.js';
 
 export type { DamageFound, FolderChanges, RefusedResource, RestoreCounts, RestoredFile, RestoreOptions, RestoreSummary } from './restore-summary.js';
 export { RESTORE_TEMP_PREFIX } from './stage-version.js';
-
-/** What a restore reads from the catalog: the sources restored, their versions and deletions. */
-interface CatalogRows {
-  sources: string[];
-  /** Source id → base URL. */
-  sourceUrls: Map<number, string>;
-  versions: PlanVersion[];
-  deletions: PlanDeletion[];
-  identifiers: Map<number, string>;
-}
 
 /**
  * Rebuilds the site(s) of an archive in `options.to`: every resource live at `asOf` (default:
@@ -41,44 +32,57 @@ interface CatalogRows {
  * mtime. Read, plan, apply: `to` is checked (restore-target.ts), the catalog is read in one
  * transaction, the plan decides every version and every path before anything is written; in a
  * folder that was not empty, what is there is surveyed (and with `clean` what is not the
- * state's removed), then the site writer writes. Never throws for one resource's trouble (it is
- * in the summary); throws ERR_ARCHIVE_USAGE for a bad `asOf`, one before the archive's first
- * version, an unknown `source` or a `to` refused (not empty without `force` or `clean`, a file,
- * around the archive…), ERR_ARCHIVE_CATALOG when there is no catalog, ERR_ARCHIVE_IO when the
- * restore folder cannot be made, ERR_ARCHIVE_FULL when it fills up.
+ * state's removed), then the site writer writes. The plan is kept in a temporary database, not
+ * in memory (catalog/restore-plan-table.ts), so memory does not grow with the archive. Never
+ * throws for one resource's trouble (it is in the summary); throws ERR_ARCHIVE_USAGE for a bad
+ * `asOf`, one before the archive's first version, an unknown `source` or a `to` refused (not
+ * empty without `force` or `clean`, a file, around the archive…), ERR_ARCHIVE_CATALOG when
+ * there is no catalog, ERR_ARCHIVE_IO when the restore folder cannot be made, ERR_ARCHIVE_FULL
+ * when it fills up.
  */
 export async function restoreSite(options: RestoreOptions): Promise<RestoreSummary> {
   const target = await checkRestoreTarget(options.to, options.archiveDir, options);
-  const { report, work, total, before } = planSite(options);
-  if (before !== undefined) throw beforeTheArchive(report.summary, before);
-  const summary = report.summary;
-  const mode = options.clean ? 'clean' : 'force';
-  const paths = target.nonEmpty ? plannedPaths(work.map((entry) => entry.path)) : undefined;
-  if (summary.dryRun) {
-    for (const { version, path } of work) summary.planned.push({ path, identifier: version.identifier, size: version.size, datestamp: version.datestamp });
-    summary.restored = work.length;
-    summary.bytes = total.bytes;
-    if (paths !== undefined) {
-      report.takeFolder(mode);
-      const present = await surveyFolder(target.root, paths, report, false);
-      for (const { version, path, segments } of work) {
-        if (!present.has(path) || version.parts[0] === undefined) continue;
-        const existing = await compareExisting(join(target.root, ...segments), version.parts[0]);
-        if (existing === 'same' || existing === 'different') report.existing(path, version.identifier, existing === 'same');
+  const plan = planSite(options);
+  try {
+    const { report, work, total, before } = plan;
+    if (before !== undefined) throw beforeTheArchive(report.summary, before);
+    const summary = report.summary;
+    const mode = options.clean ? 'clean' : 'force';
+    const paths = target.nonEmpty ? work.paths : undefined;
+    if (summary.dryRun) {
+      summary.restored = total.files;
+      summary.bytes = total.bytes;
+      if (paths !== undefined) {
+        report.takeFolder(mode);
+        await surveyFolder(target.root, paths, report, false, work.present);
+        for (const { version, path, segments } of work.files()) {
+          if (!work.present.has(path) || version.parts[0] === undefined) continue;
+          const existing = await compareExisting(join(target.root, ...segments), version.parts[0]);
+          if (existing === 'same' || existing === 'different') report.existing(path, version.identifier, existing === 'same');
+        }
       }
+      summary.problems = countProblems(summary);
+      for (const { version, path } of work.files()) {
+        const file = { path, identifier: version.identifier, size: version.size, datestamp: version.datestamp };
+        if (options.onPlanned) options.onPlanned(file, summary);
+        else summary.planned.push(file);
+      }
+    } else {
+      const writer = await SiteWriter.open(options.archiveDir, target.root, report, options.progress);
+      let existing: ExistingFiles | undefined;
+      if (paths !== undefined) {
+        report.takeFolder(mode);
+        // --clean removes first: what is in the way (a link or a file where a folder goes) is gone before the writes.
+        await surveyFolder(target.root, paths, report, mode === 'clean', work.present);
+        existing = { present: work.present, clean: mode === 'clean' };
+      }
+      await writer.writeAll(work.files(), total, existing);
     }
-  } else {
-    const writer = await SiteWriter.open(options.archiveDir, target.root, report, options.progress);
-    let existing: ExistingFiles | undefined;
-    if (paths !== undefined) {
-      report.takeFolder(mode);
-      // --clean removes first: what is in the way (a link or a file where a folder goes) is gone before the writes.
-      existing = { present: await surveyFolder(target.root, paths, report, mode === 'clean'), clean: mode === 'clean' };
-    }
-    await writer.writeAll(work, total, existing);
+    summary.problems = countProblems(summary);
+    return summary;
+  } finally {
+    plan.work.close();
   }
-  summary.problems = summary.refused.length + summary.damaged.length + summary.failed.length + (summary.folder?.notRemoved.length ?? 0);
-  return summary;
 }
 
 /**
@@ -94,10 +98,24 @@ function beforeTheArchive(summary: RestoreSummary, earliest: { datestamp: string
   );
 }
 
+/**
+ * The files of a plan, kept in its temporary database: read back a page at a time, in path
+ * order, as often as wanted; {@link close} deletes them.
+ */
+export interface PlannedWork {
+  /** The files to write (the resources that kept their path), in code-unit order of the paths. */
+  files(): Iterable<PlannedFile>;
+  /** Which paths are files of the plan or folders they go into (for the survey of a non-empty folder). */
+  paths: PlannedPaths;
+  /** Planned paths where something other than a folder already is (filled by the survey). */
+  present: { has(path: string): boolean; add(path: string): void };
+  close(): void;
+}
+
 /** What {@link planSite} decided: the files to write, in path order, and the report (refusals already in it). */
 export interface SitePlan {
   report: RestoreReport;
-  work: PlannedFile[];
+  work: PlannedWork;
   total: RestoreCounts;
   /** Set when `asOf` comes before every version of the sources restored: the earliest one's datestamp and source. */
   before?: { datestamp: string; source: string };
@@ -108,22 +126,67 @@ export interface SitePlan {
  * catalog read (the sources chosen by `source`), every resource's version at the instant and
  * its path decided; refused URLs, collisions and unreadable datestamps are in the report (and
  * logged). Throws as {@link restoreSite} does for a bad `asOf`, an unknown `source` or no catalog.
+ * The caller closes `work`.
  */
 export function planSite(options: RestoreOptions): SitePlan {
   const asOf = options.asOf === undefined ? undefined : parseAsOf(options.asOf);
-  const rows = readArchiveCatalog(options.archiveDir, options.source);
-  const report = new RestoreReport(emptySummary(options, rows.sources, asOf), options.log ?? (() => undefined));
-  return { report, ...planFiles(rows, asOf, report) };
+  const table = RestorePlanTable.open(options.pageRows);
+  try {
+    const read = readArchiveCatalog(options.archiveDir, options.source, table, asOf, options.pageRows ?? RESTORE_PAGE_RESOURCES);
+    const report = new RestoreReport(emptySummary(options, read.sources, asOf), options.log ?? (() => undefined));
+    const summary = report.summary;
+    summary.deleted = read.deleted;
+    summary.metadataOnly = read.metadataOnly;
+    for (const row of table.unreadable()) report.failed(row.identifier, '', new Error(`unreadable ${row.kind} datestamp ${row.datestamp}`));
+    for (const row of table.refused()) report.refuse('path', row.identifier, row.reason);
+    const total = claimPaths(table, report);
+    const earliest = asOf !== undefined && read.live === 0 && read.deleted === 0 ? read.earliest : undefined;
+    return {
+      report,
+      work: plannedWork(table),
+      total,
+      ...(earliest !== undefined ? { before: { datestamp: earliest.datestamp, source: read.sourceUrls.get(earliest.sourceId) ?? '' } } : {}),
+    };
+  } catch (error) {
+    table.close();
+    throw error;
+  }
 }
 
-/** Read: the catalog's rows for the restore, in one read transaction, the catalog closed after. */
-function readArchiveCatalog(archiveDir: string, only: string | undefined): CatalogRows {
-  const catalog = Catalog.openForReading(archiveDir);
-  try {
-    return readCatalog(catalog, only);
-  } finally {
-    catalog.close();
+/**
+ * The collisions, decided over the whole plan in path order (aip/restore-path.ts, PathClaims:
+ * the first to claim a place keeps it): each loser is reported and marked. Returns the files
+ * and bytes left to write.
+ */
+function claimPaths(table: RestorePlanTable, report: RestoreReport): RestoreCounts {
+  const claims = new PathClaims();
+  const total: RestoreCounts = { files: 0, bytes: 0 };
+  const lost: Array<Parameters<RestorePlanTable['markLost']>[0]> = [];
+  const markLost = () => table.batch(() => lost.splice(0).forEach((cursor) => table.markLost(cursor)));
+  for (const row of table.placed(false)) {
+    const winner = claims.claim(row.path, row.version.identifier);
+    if (winner === undefined) {
+      total.files += 1;
+      total.bytes += row.version.size;
+      continue;
+    }
+    report.refuse('collision', row.version.identifier, `its path ${row.path} is taken by ${winner.identifier} (${winner.path})`);
+    lost.push(row.cursor);
+    if (lost.length >= table.pageRows) markLost();
   }
+  markLost();
+  return total;
+}
+
+function plannedWork(table: RestorePlanTable): PlannedWork {
+  return {
+    *files() {
+      for (const row of table.placed(true)) yield { version: row.version, path: row.path, segments: row.path.split('/') };
+    },
+    paths: { files: { has: (path) => table.hasFile(path) }, folders: { has: (path) => table.hasFolder(path) } },
+    present: { has: (path) => table.isPresent(path), add: (path) => table.addPresent(path) },
+    close: () => table.close(),
+  };
 }
 
 function emptySummary(options: RestoreOptions, sources: string[], asOf: number | undefined): RestoreSummary {
@@ -144,66 +207,109 @@ function emptySummary(options: RestoreOptions, sources: string[], asOf: number |
     planned: [],
     folder: null,
     problems: 0,
+    counts: { refused: 0, damaged: 0, failed: 0, extraParts: 0, replaced: 0, notRemoved: 0 },
   };
+}
+
+/** What reading the catalog into the plan found besides the plan's rows. */
+interface CatalogRead {
+  sources: string[];
+  /** Source id → base URL. */
+  sourceUrls: Map<number, string>;
+  live: number;
+  deleted: number;
+  metadataOnly: number;
+  /** The version with the earliest readable datestamp (the first of equals, by source then row). */
+  earliest: PlanVersion | undefined;
+}
+
+/** Read: the catalog's rows for the restore, in one read transaction, into `table`; the catalog closed after. */
+function readArchiveCatalog(
+  archiveDir: string,
+  only: string | undefined,
+  table: RestorePlanTable,
+  asOf: number | undefined,
+  pageResources: number,
+): CatalogRead {
+  const catalog = Catalog.openForReading(archiveDir);
+  try {
+    return catalog.read(() => readCatalog(catalog, only, table, asOf, pageResources));
+  } finally {
+    catalog.close();
+  }
 }
 
 /**
- * Plan: the version live at the instant for each resource (restore-plan.ts), then, for the whole
- * plan, where each one goes (refused URLs and collisions are reported now, before anything is
- * written). Resources without payload and deleted ones are counted, not written.
+ * Plan: each source's resources a page at a time (identifier order), each resource's state at
+ * the instant decided from its rows (restore-plan.ts), then, for a live one with a payload, its
+ * path (aip/restore-path.ts) or why it has none, written to `table`. Deleted resources and those
+ * without payload are counted, not written; rows with unreadable datestamps are noted.
  */
-function planFiles(rows: CatalogRows, asOf: number | undefined, report: RestoreReport): Omit<SitePlan, 'report'> {
-  const plan = planRestore(rows.versions, rows.deletions, asOf);
-  const earliest = asOf !== undefined && plan.live.length === 0 && plan.deleted.length === 0 ? earliestVersion(rows.versions) : undefined;
-  const summary = report.summary;
-  summary.deleted = plan.deleted.length;
-  for (const row of plan.unreadable) {
-    report.failed(rows.identifiers.get(row.resourceId) ?? `resource ${row.resourceId}`, '', new Error(`unreadable ${row.kind} datestamp ${row.datestamp}`));
+function readCatalog(catalog: Catalog, only: string | undefined, table: RestorePlanTable, asOf: number | undefined, pageResources: number): CatalogRead {
+  let sources = sourceList(catalog);
+  if (only !== undefined) {
+    const chosen = sources.filter((source) => source.baseUrl === only || source.baseUrl === only.replace(/\/+$/, ''));
+    if (chosen.length === 0) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `the archive has no source ${only}`, {
+        hint: sources.length > 0 ? `its sources: ${sources.map((source) => source.baseUrl).join(', ')}` : 'the archive has no source yet',
+      });
+    }
+    sources = chosen;
   }
-  const withPayload = plan.live.filter((version) => version.payloadFiles !== 0);
-  summary.metadataOnly = plan.live.length - withPayload.length;
-  const { placed, unplaced } = placeResources(withPayload, { withHost: rows.sources.length > 1 });
-  for (const { kind, identifier, reason } of unplaced) report.refuse(kind, identifier, reason);
-  const work = placed.map(({ item, path, segments }) => ({ version: item, path, segments }));
-  return {
-    work,
-    total: { files: work.length, bytes: work.reduce((sum, entry) => sum + entry.version.size, 0) },
-    ...(earliest !== undefined ? { before: { datestamp: earliest.datestamp, source: rows.sourceUrls.get(earliest.sourceId) ?? '' } } : {}),
+  const read: CatalogRead = {
+    sources: sources.map((source) => source.baseUrl),
+    sourceUrls: new Map(sources.map((source) => [source.id, source.baseUrl])),
+    live: 0,
+    deleted: 0,
+    metadataOnly: 0,
+    earliest: undefined,
   };
-}
-
-/** The sources restored and their versions and deletions, read in one transaction. */
-function readCatalog(catalog: Catalog, only: string | undefined): CatalogRows {
-  return catalog.read(() => {
-    let sources = sourceList(catalog);
-    if (only !== undefined) {
-      const chosen = sources.filter((source) => source.baseUrl === only || source.baseUrl === only.replace(/\/+$/, ''));
-      if (chosen.length === 0) {
-        throw new ArchiverError('ERR_ARCHIVE_USAGE', `the archive has no source ${only}`, {
-          hint: sources.length > 0 ? `its sources: ${sources.map((source) => source.baseUrl).join(', ')}` : 'the archive has no source yet',
-        });
-      }
-      sources = chosen;
+  let earliestAt = Number.POSITIVE_INFINITY;
+  let earliestSource = -1;
+  const withHost = sources.length > 1;
+  sources.forEach((source, sourceIndex) => {
+    for (let after: string | undefined, page = resourcePage(catalog, source.id, after, pageResources); page.length > 0; ) {
+      const versions = versionsOfResources(catalog, source.id, page);
+      const deletions = deletionsOfResources(catalog, page);
+      const rows = new Map(
+        page.map((resource) => [resource.id, { versions: [] as PlanVersion[], deletions: [] as Array<{ resourceId: number; datestamp: string }> }]),
+      );
+      table.batch(() => {
+        for (const version of versions) {
+          const at = datestampSeconds(version.datestamp);
+          if (at === undefined) {
+            table.addUnreadable({ kind: 'version', sourceIndex, rowId: version.id, identifier: version.identifier, datestamp: version.datestamp });
+            continue;
+          }
+          // The first of equals: by source (in order here), then by row id.
+          if (at < earliestAt || (at === earliestAt && sourceIndex === earliestSource && version.id < (read.earliest?.id ?? 0))) {
+            [earliestAt, earliestSource, read.earliest] = [at, sourceIndex, version];
+          }
+          rows.get(version.resourceId)?.versions.push(version);
+        }
+        for (const deletion of deletions) {
+          if (datestampSeconds(deletion.datestamp) === undefined) {
+            table.addUnreadable({ kind: 'deletion', sourceIndex, rowId: deletion.id, identifier: deletion.identifier, datestamp: deletion.datestamp });
+          } else rows.get(deletion.resourceId)?.deletions.push(deletion);
+        }
+        for (const resource of page) {
+          const { versions: own, deletions: gone } = rows.get(resource.id)!;
+          const state = resourceStateAt(own, gone, asOf);
+          if (state.state === 'deleted') read.deleted += 1;
+          if (state.state !== 'live') continue;
+          read.live += 1;
+          if (state.version.payloadFiles === 0) {
+            read.metadataOnly += 1;
+            continue;
+          }
+          const target = restorePathFor(resource.identifier, { withHost });
+          if (target.ok) table.addPlaced({ path: target.path, version: state.version });
+          else table.addRefused({ identifier: resource.identifier, sourceId: source.id, reason: `the URL ${target.reason}` });
+        }
+      });
+      after = page[page.length - 1]!.identifier;
+      page = page.length < pageResources ? [] : resourcePage(catalog, source.id, after, pageResources);
     }
-    const versions: PlanVersion[] = [];
-    const deletions: PlanDeletion[] = [];
-    const identifiers = new Map<number, string>();
-    for (const source of sources) {
-      for (const version of versionsOfSource(catalog, source.id)) {
-        versions.push(version);
-        identifiers.set(version.resourceId, version.identifier);
-      }
-      for (const deletion of deletionsOfSource(catalog, source.id)) {
-        deletions.push({ resourceId: deletion.resourceId, datestamp: deletion.datestamp });
-        identifiers.set(deletion.resourceId, deletion.identifier);
-      }
-    }
-    return {
-      sources: sources.map((source) => source.baseUrl),
-      sourceUrls: new Map(sources.map((source) => [source.id, source.baseUrl])),
-      versions,
-      deletions,
-      identifiers,
-    };
   });
+  return read;
 }

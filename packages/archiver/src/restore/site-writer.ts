@@ -11,7 +11,7 @@ import { ArchiverError, isStorageExhausted } from '../core/errors.js';
 import { compareExisting, type ExistingFile } from './existing-file.js';
 import { Damage, holdingBag } from './restore-bag.js';
 import type { PlanVersion } from './restore-plan.js';
-import type { RestoreCounts, RestoreReport } from './restore-summary.js';
+import { listEntry, type RestoreCounts, type RestoreReport } from './restore-summary.js';
 import { InTheWay, removeStaleTemporaries, type StagedVersion, stageVersion } from './stage-version.js';
 
 /** A resource of the plan: the version to write and where it goes. */
@@ -37,13 +37,15 @@ type Outcome = { entry: PlannedFile; bag: string; staged?: StagedVersion; error?
  * folder already is (folder-survey.ts), and whether `--clean` removes what is not the state's.
  */
 export interface ExistingFiles {
-  present: ReadonlySet<string>;
+  present: { has(path: string): boolean };
   clean: boolean;
 }
 
 /** A batch is made durable and renamed at this many files or bytes, whichever comes first. */
 const BATCH_FILES = 256;
 const BATCH_BYTES = 256 * 1024 * 1024;
+/** Folders remembered as checked real directories, at most. */
+const KNOWN_FOLDERS = 100_000;
 /** Files read from the archive and written at once (each is a dozen fs calls, mostly waiting: one at a time left the process idle 70% of a restore). */
 const PARALLEL_FILES = 4;
 
@@ -91,7 +93,7 @@ export class SiteWriter {
    * and reported when it differs; when its resource cannot be written, it is reported as not part
    * of the state (and removed with `clean`) unless it has the state's bytes already.
    */
-  async writeAll(work: readonly PlannedFile[], total: RestoreCounts, existing?: ExistingFiles): Promise<void> {
+  async writeAll(work: Iterable<PlannedFile>, total: RestoreCounts, existing?: ExistingFiles): Promise<void> {
     this.existing = existing;
     const window: Array<Promise<Outcome>> = [];
     try {
@@ -112,6 +114,8 @@ export class SiteWriter {
   }
 
   private stage(entry: PlannedFile): Promise<Outcome> {
+    // A cache: a folder forgotten is only checked again (lstat), and a site of a million folders does not fill memory.
+    if (this.folders.size > KNOWN_FOLDERS) this.folders.clear();
     const bag = holdingBag(this.archiveDir, entry.version);
     const part = entry.version.parts[0];
     return stageVersion(this.archiveDir, this.root, entry.version, entry.segments, this.folders, this.touched).then(
@@ -182,7 +186,8 @@ export class SiteWriter {
         this.touched.add(file.folder);
         summary.restored += 1;
         summary.bytes += file.size;
-        if (file.extraParts.length > 0) summary.extraParts.push({ identifier: file.entry.version.identifier, bag: file.bag, parts: file.extraParts });
+        if (file.extraParts.length > 0)
+          listEntry(summary, 'extraParts', summary.extraParts, { identifier: file.entry.version.identifier, bag: file.bag, parts: file.extraParts });
         if (file.before === 'same' || file.before === 'different') this.report.existing(file.entry.path, file.entry.version.identifier, file.before === 'same');
       } catch (error) {
         await rm(file.temp, { force: true }).catch(() => undefined);

@@ -11,9 +11,9 @@ import { dirname, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { exactTimeZipFile, lazyEntry, writeZipFile, zipTime } from '../archive/zip-file.js';
 import { ArchiverError, archiveIoError } from '../core/errors.js';
-import { planSite } from './restore.js';
+import { type PlannedWork, planSite } from './restore.js';
 import { Damage, holdingBag, locatePayload, openPayload, type PayloadSource, payloadName, readVerified } from './restore-bag.js';
-import { damageLine, type RestoreCounts, type RestoreSummary } from './restore-summary.js';
+import { countProblems, damageLine, listEntry, type RestoreCounts, type RestoreReport, type RestoreSummary } from './restore-summary.js';
 import type { PlannedFile } from './site-writer.js';
 import { versionMtime } from './stage-version.js';
 
@@ -29,6 +29,8 @@ export interface ExportSiteOptions {
   log?: (line: string) => void;
   /** After each file, with the totals planned (bytes as the catalog records them). */
   progress?: (done: RestoreCounts, total: RestoreCounts) => void;
+  /** Rows read from the catalog and the plan at a time (tests set it low), as restore's. */
+  pageRows?: number;
 }
 
 export interface ExportedSite {
@@ -68,14 +70,34 @@ export async function exportSite(options: ExportSiteOptions): Promise<ExportedSi
     ...(options.source !== undefined ? { source: options.source } : {}),
     ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
+    ...(options.pageRows !== undefined ? { pageRows: options.pageRows } : {}),
   });
-  const entries = work.filter((entry) => {
+  try {
+    return await writeSiteZip(options, target, report, work);
+  } finally {
+    work.close();
+  }
+}
+
+/** The files of the plan a ZIP entry can name (the others were refused by the first pass). */
+function* zipEntries(work: PlannedWork): Generator<PlannedFile> {
+  for (const entry of work.files()) if (zipNameProblem(entry.path) === undefined) yield entry;
+}
+
+/** Entries handed to yazl ahead of the one it is writing: the plan is read as the ZIP is written, not held. */
+const ENTRIES_AHEAD = 64;
+
+async function writeSiteZip(options: ExportSiteOptions, target: string, report: RestoreReport, work: PlannedWork): Promise<ExportedSite> {
+  const summary = report.summary;
+  const total: RestoreCounts = { files: 0, bytes: 0 };
+  for (const entry of work.files()) {
     const problem = zipNameProblem(entry.path);
     if (problem !== undefined) report.refuse('path', entry.version.identifier, problem);
-    return problem === undefined;
-  });
-  const summary = report.summary;
-  const total: RestoreCounts = { files: entries.length, bytes: entries.reduce((sum, entry) => sum + entry.version.size, 0) };
+    else {
+      total.files += 1;
+      total.bytes += entry.version.size;
+    }
+  }
   await mkdir(dirname(target), { recursive: true }).catch((error: unknown) => {
     throw archiveIoError(error, `cannot create the folder of ${target}`, dirname(target));
   });
@@ -88,15 +110,32 @@ export async function exportSite(options: ExportSiteOptions): Promise<ExportedSi
     summary.restored += 1;
     summary.bytes += size;
     const extra = entry.version.parts.slice(1).map(payloadName);
-    if (extra.length > 0) summary.extraParts.push({ identifier: entry.version.identifier, bag: holdingBag(options.archiveDir, entry.version), parts: extra });
+    if (extra.length > 0)
+      listEntry(summary, 'extraParts', summary.extraParts, {
+        identifier: entry.version.identifier,
+        bag: holdingBag(options.archiveDir, entry.version),
+        parts: extra,
+      });
     options.progress?.({ files: summary.restored, bytes: summary.bytes }, total);
   };
-  // `work` comes in code-unit order of the paths (placeResources), so the entries do too.
-  for (const entry of entries) {
+  // The plan comes in code-unit order of the paths, so the entries do too. One entry more is
+  // handed to yazl each time it opens one, so that only ENTRIES_AHEAD wait at any time.
+  const entries = zipEntries(work);
+  let ended = false;
+  const addNext = (): void => {
+    if (settled || ended) return;
+    const next = entries.next();
+    if (next.done) {
+      ended = true;
+      zip.end();
+      return;
+    }
+    const entry = next.value;
     zip.addReadStreamLazy(
       entry.path,
       { mtime: zipTime(versionMtime(entry.version)), mode: ENTRY_MODE, compressionLevel: DEFLATE_LEVEL, size: entry.version.parts[0]?.size ?? 0 },
       lazyEntry(zip, async () => {
+        addNext();
         const stream = Readable.from(await entryBytes(options.archiveDir, entry, added), { objectMode: false });
         if (settled) stream.destroy();
         open.add(stream);
@@ -104,8 +143,8 @@ export async function exportSite(options: ExportSiteOptions): Promise<ExportedSi
         return stream;
       }),
     );
-  }
-  zip.end();
+  };
+  for (let n = 0; n < ENTRIES_AHEAD; n++) addNext();
   let written: { bytes: number; sha256: string };
   try {
     written = await writeZipFile(zip, target);
@@ -113,7 +152,7 @@ export async function exportSite(options: ExportSiteOptions): Promise<ExportedSi
     settled = true;
     for (const stream of open) stream.destroy();
   }
-  summary.problems = summary.refused.length + summary.damaged.length + summary.failed.length;
+  summary.problems = countProblems(summary);
   return { file: target, sha256: written.sha256, zipBytes: written.bytes, summary };
 }
 
