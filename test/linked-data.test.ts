@@ -83,7 +83,7 @@ after(async () => {
 test('SPARQL answers what the catalog knows: items, the versions of a URL, deletions since a date', async () => {
   assert.equal(await count('SELECT (COUNT(?i) AS ?n) WHERE { ?i a oai:Item }'), 4);
   const home = `${repository.baseUrl}/index.html`;
-  assert.equal(await count(`SELECT (COUNT(?v) AS ?n) WHERE { ?i dcterms:source <${home}> ; dcterms:hasVersion ?v }`), 2);
+  assert.equal(await count(`SELECT (COUNT(?v) AS ?n) WHERE { ?i dcterms:source <${home}> . ?v dcterms:isVersionOf ?i }`), 2);
   assert.equal(
     await count(
       `SELECT (COUNT(?d) AS ?n) WHERE { ?i prov:qualifiedInvalidation ?d . ?d prov:atTime ?t FILTER (?t >= "${secondHarvestStart}"^^<http://www.w3.org/2001/XMLSchema#dateTime>) }`,
