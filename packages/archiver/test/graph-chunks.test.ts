@@ -1,7 +1,8 @@
 // The walk of the catalog that the SPARQL store and `export-rdf` are made from (serve/graph-chunks.ts):
 // read in pages of a few rows and cut into small pieces, it gives exactly the triples of one
 // walk in one page; left halfway and resumed after more rows were written, it gives the graph
-// of the catalog as it is then; every query of it is a seek at any position.
+// of the catalog as it is then; every query of it is a seek at any position; the estimate of
+// the store's size is not below the graph it estimates.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { CATALOG_FILE_NAME, Catalog } from '../src/catalog/catalog.ts';
 import { GRAPH_QUERIES } from '../src/catalog/graph-rows.ts';
 import { ArchiveUris } from '../src/serve/archive-graph.ts';
 import { GraphProgress, graphChunks } from '../src/serve/graph-chunks.ts';
+import { estimateGraphQuads } from '../src/serve/graph-store.ts';
 
 const uris = new ArchiveUris('https://archive.example.org');
 const SMALL = { pageRows: 3, chunkCharacters: 600 };
@@ -151,4 +153,15 @@ test('every query of the walk is a seek on a key, whatever the position: no SCAN
       assert.doesNotMatch(step, /source_id<\?/, `${name}: ${plan.join(' | ')}`);
     }
   }
+});
+
+test("the store's size estimated from the catalog is not below the graph of one-file versions", async (t) => {
+  const { catalog } = await openCatalog(t);
+  fill(catalog);
+  const triples = walk(catalog, new GraphProgress()).lines.length;
+  const estimate = estimateGraphQuads(catalog);
+  // The MIME sets (three types here) are not in the estimate, nor the extra files of a version: 3 a file.
+  const extraFiles = 3 * 2 * (2 + 2 + 1);
+  assert.ok(estimate + extraFiles + 6 * 3 >= triples, `estimate ${estimate}, triples ${triples}`);
+  assert.ok(estimate <= 1.5 * triples, `estimate ${estimate}, triples ${triples}: not far above`);
 });
