@@ -38,7 +38,7 @@ export const SPARQL_BOUND_DEFAULTS: Readonly<SparqlBounds> = { memoryBytes: 1024
 
 /**
  * The most quads the embedded store takes (`serve --sparql-max-quads`): well under the ~15
- * million where its 32-bit WebAssembly memory runs out (issue 27), about 3.5 GB of RSS.
+ * million where its 32-bit WebAssembly memory runs out (issue 27); about 2 GB of RSS.
  */
 export const SPARQL_MAX_QUADS_DEFAULT = 5_000_000;
 
