@@ -96,7 +96,7 @@ function buildCatalog(dir) {
 
 const QUERIES = {
   'count the items': 'PREFIX oai: <http://www.mediaspaces.info/vocab/oai-pmh.rdf#> SELECT (COUNT(?i) AS ?n) WHERE { ?i a oai:Item }',
-  'the versions of one URL': `PREFIX dcterms: <http://purl.org/dc/terms/> SELECT ?v ?t WHERE { ?i dcterms:source <${identifier(4242)}> ; dcterms:hasVersion ?v . ?v <http://www.w3.org/ns/prov#generatedAtTime> ?t } ORDER BY ?t`,
+  'the versions of one URL': `PREFIX dcterms: <http://purl.org/dc/terms/> SELECT ?v ?t WHERE { ?i dcterms:source <${identifier(4242)}> . ?v dcterms:isVersionOf ?i ; <http://www.w3.org/ns/prov#generatedAtTime> ?t } ORDER BY ?t`,
   'every PDF that changed in the last harvest':
     'PREFIX dcterms: <http://purl.org/dc/terms/> PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX oaibag: <urn:oaibag:terms:> ' +
     'SELECT (COUNT(?v) AS ?n) WHERE { ?h a prov:Activity ; prov:startedAtTime ?s . FILTER NOT EXISTS { ?h2 a prov:Activity ; prov:startedAtTime ?s2 FILTER (?s2 > ?s) } ' +

@@ -16,7 +16,7 @@ export function exportRdfCommand(): Command {
     .option('--out <FILE>', 'write to FILE (under a temporary name, fsynced and renamed when complete) instead of standard output')
     .addHelpText(
       'after',
-      '\nFor archives larger than serve keeps in memory (docs/linked-data.md, "Limits"): load the file into\n' +
+      '\nFor archives larger than serve keeps in memory (docs/linked-data.md, "Large archives"): load the file into\n' +
         'a server-grade triple store (Oxigraph server, Apache Jena, QLever, Virtuoso). The graph is read\n' +
         'from the catalog piece by piece, so memory stays bounded. Exit codes: 0 written; 2 usage; 4\n' +
         'the archive cannot be read or FILE written (named). All codes: docs/operations.md.',

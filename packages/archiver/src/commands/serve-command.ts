@@ -4,7 +4,7 @@ import { ArchiverError } from '../core/errors.js';
 import { openAccessLog } from '../serve/access-log.js';
 import { DEFAULT_ADMIN_EMAIL, SERVE_DEFAULTS } from '../serve/archive-oai.js';
 import { SPARQL_DEFAULTS, startArchiveServer } from '../serve/archive-server.js';
-import { SPARQL_BOUND_DEFAULTS, sizeText } from '../serve/graph-store.js';
+import { SPARQL_BOUND_DEFAULTS, SPARQL_MAX_QUADS_DEFAULT, sizeText } from '../serve/graph-store.js';
 import { byteSize, httpUrl, pageByteSize, portNumber, wholeNumber } from './option-parsers.js';
 
 interface ServeOptions {
@@ -22,6 +22,7 @@ interface ServeOptions {
   sparqlMemory: number;
   sparqlResultSize: number;
   sparqlQuerySize: number;
+  sparqlMaxQuads: number;
   name?: string;
   adminEmail: string[];
   /** A file, `-` (standard output), or false with --no-access-log. */
@@ -68,6 +69,12 @@ export function serveCommand(): Command {
       new Option('--sparql-query-size <SIZE>', 'a SPARQL query longer than SIZE is refused')
         .argParser(byteSize)
         .default(SPARQL_BOUND_DEFAULTS.queryBytes, sizeText(SPARQL_BOUND_DEFAULTS.queryBytes)),
+    )
+    .option(
+      '--sparql-max-quads <N>',
+      "the embedded SPARQL store takes an archive's graph of at most N quads (larger: /sparql answers 503, ERR_SPARQL_TOO_LARGE)",
+      wholeNumber,
+      SPARQL_MAX_QUADS_DEFAULT,
     )
     .option(
       '--auth <FILE>',
@@ -121,6 +128,7 @@ export function serveCommand(): Command {
         sparqlTimeoutMs: options.sparqlTimeout * 1000,
         sparqlRowLimit: options.sparqlRows,
         sparqlBounds: { memoryBytes: options.sparqlMemory, resultBytes: options.sparqlResultSize, queryBytes: options.sparqlQuerySize },
+        sparqlMaxQuads: options.sparqlMaxQuads,
         ...(options.name !== undefined ? { repositoryName: options.name } : {}),
         ...(options.adminEmail.length > 0 ? { adminEmails: options.adminEmail } : {}),
         log: notice,

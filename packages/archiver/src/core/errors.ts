@@ -42,6 +42,10 @@
  *   archive by a bag of another archive; nothing of the delivery is placed.
  * - `ERR_IMPORT_KIND`: a delivery whose kind cannot be told from its contents (or is not the
  *   `--kind` given), or that lacks what its kind needs (`--base-url` for a site's files).
+ * - `ERR_SPARQL_TOO_LARGE`: the archive's graph is larger than `serve`'s embedded SPARQL store
+ *   takes (`--sparql-max-quads`), estimated before loading or found while keeping in step, or
+ *   the store ran out of memory loading it; `/sparql` answers 503 with it, and the message names
+ *   the way out (`--sparql-store URL`).
  */
 export type ArchiverErrorCode =
   | 'ERR_ARCHIVE_BAG'
@@ -65,7 +69,8 @@ export type ArchiverErrorCode =
   | 'ERR_IMPORT_UNSAFE'
   | 'ERR_IMPORT_DAMAGED'
   | 'ERR_IMPORT_CONFLICT'
-  | 'ERR_IMPORT_KIND';
+  | 'ERR_IMPORT_KIND'
+  | 'ERR_SPARQL_TOO_LARGE';
 
 /** Optional facts attached to an {@link ArchiverError}. */
 export interface ArchiverErrorDetails {

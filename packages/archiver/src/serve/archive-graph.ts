@@ -62,20 +62,50 @@ function bagTail(bagPath: string): string {
 
 /** Collects N-Triples lines. */
 export class TripleWriter {
-  readonly lines: string[] = [];
+  private lines: string[] = [];
+  private length = 0;
 
   iri(subject: string, predicate: string, object: string): void {
-    this.lines.push(`${iri(subject)} ${iri(predicate)} ${iri(object)} .`);
+    this.push(`${iri(subject)} ${iri(predicate)} ${iri(object)} .`);
   }
 
   literal(subject: string, predicate: string, value: string, datatype?: string): void {
-    this.lines.push(`${iri(subject)} ${iri(predicate)} ${literal(value)}${datatype ? `^^${iri(datatype)}` : ''} .`);
+    this.push(`${iri(subject)} ${iri(predicate)} ${literal(value)}${datatype ? `^^${iri(datatype)}` : ''} .`);
   }
 
-  text(): string {
-    return this.lines.length === 0 ? '' : `${this.lines.join('\n')}\n`;
+  /** The triples written since the last `take`. */
+  get triples(): number {
+    return this.lines.length;
+  }
+
+  /** The characters of those triples' lines (a bound of a chunk's size). */
+  get characters(): number {
+    return this.length;
+  }
+
+  /** The triples written since the last `take`, as N-Triples text; the writer starts empty again. */
+  take(): string {
+    const text = this.lines.length === 0 ? '' : `${this.lines.join('\n')}\n`;
+    this.lines = [];
+    this.length = 0;
+    return text;
+  }
+
+  private push(line: string): void {
+    this.lines.push(line);
+    this.length += line.length + 1;
   }
 }
+
+/**
+ * The most triples a row of each kind gives (a version of one payload file; an item without
+ * the MIME sets it is the first of): what the size of the graph is estimated from before it is
+ * loaded (graph-store.ts). A version of several files gives three more for each.
+ */
+export const TRIPLES_PER_ROW = { source: 8, resource: 6, version: 10, deletion: 4, harvest: 5, bag: 3, event: 6 } as const;
+
+/** MIME sets remembered as written: past this many, a set is written again when met (the store keeps a triple once). */
+const DESCRIBED_SETS_KEPT = 10_000;
 
 export function describeSource(out: TripleWriter, uris: ArchiveUris, source: GraphSource): void {
   const uri = uris.source(source.id);
@@ -92,32 +122,33 @@ export function describeSource(out: TripleWriter, uris: ArchiveUris, source: Gra
 
 /**
  * An archived resource. `describedSets` holds the MIME sets already written (each is written
- * once, with the sets above it).
+ * once, with the sets above it; a source sends any MIME types it likes, so at most
+ * DESCRIBED_SETS_KEPT are remembered).
  */
-export function describeItem(out: TripleWriter, uris: ArchiveUris, item: GraphItem, sourceBaseUrl: string | undefined, describedSets: Set<string>): void {
+export function describeItem(out: TripleWriter, uris: ArchiveUris, item: GraphItem, describedSets: Set<string>): void {
   const uri = uris.item(item.served);
   out.iri(uri, `${rdf}type`, `${oai}Item`);
   out.literal(uri, `${dcterms}identifier`, item.served);
   out.iri(uri, `${dcterms}isPartOf`, uris.set(`source:${item.sourceId}`));
   if (isWebUrl(item.identifier)) out.iri(uri, `${dcterms}source`, item.identifier);
-  if (sourceBaseUrl && isWebUrl(sourceBaseUrl)) {
+  if (isWebUrl(item.sourceBaseUrl)) {
     const query = `?verb=GetRecord&metadataPrefix=oai_didl&identifier=${encodeURIComponent(item.identifier)}`;
-    out.iri(uri, `${oai}origin`, sourceBaseUrl + query);
+    out.iri(uri, `${oai}origin`, item.sourceBaseUrl + query);
   }
   const leaf = item.mimeType === null ? null : mimeSetSpec(item.mimeType);
   if (leaf !== null) {
     out.iri(uri, `${dcterms}isPartOf`, uris.set(leaf));
-    if (!describedSets.has(leaf)) {
-      describedSets.add(leaf);
-      describeMimeSets(out, uris, leaf);
-    }
+    if (!describedSets.has(leaf)) describeMimeSets(out, uris, leaf, describedSets);
   }
 }
 
-/** A MIME set and the sets above it, each linked to the one above and to its IANA URI. */
-function describeMimeSets(out: TripleWriter, uris: ArchiveUris, leaf: string): void {
+/** A MIME set and the sets above it not written yet, each linked to the one above and to its IANA URI. */
+function describeMimeSets(out: TripleWriter, uris: ArchiveUris, leaf: string, describedSets: Set<string>): void {
   const chain = setSpecAncestors(leaf);
   chain.forEach((spec, index) => {
+    if (describedSets.has(spec)) return;
+    if (describedSets.size >= DESCRIBED_SETS_KEPT) describedSets.clear();
+    describedSets.add(spec);
     const set = uris.set(spec);
     out.iri(set, `${rdf}type`, `${oai}Set`);
     out.literal(set, `${oai}setSpec`, spec);
@@ -128,14 +159,16 @@ function describeMimeSets(out: TripleWriter, uris: ArchiveUris, leaf: string): v
   if (mimeType) out.iri(uris.set(leaf), `${dcterms}format`, `${IANA_MEDIA_TYPES}${mimeType}`);
 }
 
-export function describeVersion(out: TripleWriter, uris: ArchiveUris, version: GraphVersion, item: GraphItem): void {
+/**
+ * A version. Only what no other statement says: every triple costs memory in the store
+ * (docs/linked-data.md, "Large archives"). Not written, as implied: `a prov:Entity` (the domain of
+ * prov:generatedAtTime), the item's `dcterms:hasVersion` (the inverse of `dcterms:isVersionOf`)
+ * and `ore:isDescribedBy` (the resource map's URI is the version's with `/ore/` for
+ * `/resource/version/`).
+ */
+export function describeVersion(out: TripleWriter, uris: ArchiveUris, version: GraphVersion): void {
   const uri = uris.version(version.bagPath, version.record);
-  const itemUri = uris.item(item.served);
-  // Only what cannot be derived from another statement: every triple costs memory in the store
-  // (docs/linked-data.md, "Limits").
-  out.iri(uri, `${rdf}type`, `${prov}Entity`);
-  out.iri(itemUri, `${dcterms}hasVersion`, uri);
-  out.iri(uri, `${dcterms}isVersionOf`, itemUri);
+  out.iri(uri, `${dcterms}isVersionOf`, uris.item(version.served));
   out.literal(uri, `${dcterms}date`, version.datestamp, dateType(version.datestamp));
   out.literal(uri, `${prov}generatedAtTime`, version.storedAt, `${xsd}dateTime`);
   if (version.lastModified !== null) {
@@ -145,7 +178,6 @@ export function describeVersion(out: TripleWriter, uris: ArchiveUris, version: G
   out.literal(uri, `${dcterms}extent`, String(version.size), `${xsd}integer`);
   out.iri(uri, `${dcterms}identifier`, `urn:sha256:${version.sha256}`);
   out.literal(uri, `${oaibag}change`, version.change);
-  out.iri(uri, `${ore}isDescribedBy`, uris.oreMap(version.bagPath, version.record));
   if (version.harvestId !== null) out.iri(uri, `${prov}wasGeneratedBy`, uris.harvest(version.harvestId));
   const format = version.mimeType === null ? null : mimeEssence(version.mimeType);
   if (format) out.iri(uri, `${dcterms}format`, `${IANA_MEDIA_TYPES}${format.type}/${format.subtype}`);
@@ -159,10 +191,10 @@ export function describeVersion(out: TripleWriter, uris: ArchiveUris, version: G
   }
 }
 
-export function describeDeletion(out: TripleWriter, uris: ArchiveUris, deletion: GraphDeletion, item: GraphItem): void {
-  const uri = uris.deletion(item.served, deletion.datestamp);
-  out.iri(uris.item(item.served), `${prov}qualifiedInvalidation`, uri);
-  out.iri(uri, `${rdf}type`, `${prov}Invalidation`);
+/** A deletion: its type, prov:Invalidation, is the range of prov:qualifiedInvalidation (not written). */
+export function describeDeletion(out: TripleWriter, uris: ArchiveUris, deletion: GraphDeletion): void {
+  const uri = uris.deletion(deletion.served, deletion.datestamp);
+  out.iri(uris.item(deletion.served), `${prov}qualifiedInvalidation`, uri);
   out.literal(uri, `${prov}atTime`, deletion.recordedAt, `${xsd}dateTime`);
   out.literal(uri, `${dcterms}date`, deletion.datestamp, dateType(deletion.datestamp));
   if (deletion.harvestId !== null) out.iri(uri, `${prov}activity`, uris.harvest(deletion.harvestId));

@@ -61,6 +61,8 @@ export interface ArchiveServerOptions {
   sparqlRowLimit?: number;
   /** Memory, answer and query bounds of a SPARQL query (defaults: SPARQL_BOUND_DEFAULTS, docs/linked-data.md). */
   sparqlBounds?: Partial<SparqlBounds>;
+  /** The most quads the embedded SPARQL store is loaded with (default 5,000,000: SPARQL_MAX_QUADS_DEFAULT); a larger graph is refused with ERR_SPARQL_TOO_LARGE. */
+  sparqlMaxQuads?: number;
   /** Users and protected path prefixes (`--auth`, the repository's format). */
   auth?: AuthConfig;
   /** One line per request that failed on the server's side. */
@@ -110,6 +112,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
       timeoutMs: options.sparqlTimeoutMs ?? SPARQL_DEFAULTS.timeoutMs,
       rowLimit: options.sparqlRowLimit ?? SPARQL_DEFAULTS.rowLimit,
       ...options.sparqlBounds,
+      ...(options.sparqlMaxQuads !== undefined ? { maxQuads: options.sparqlMaxQuads } : {}),
     },
     log: options.log ?? (() => {}),
     users: new WeakMap(),

@@ -1,4 +1,4 @@
-// `oaibag export-rdf`: the whole archive's graph as N-Quads (docs/linked-data.md, "Limits"),
+// `oaibag export-rdf`: the whole archive's graph as N-Quads (docs/linked-data.md, "Large archives"),
 // streamed piece by piece, for loading into a server-grade triple store when the archive is
 // larger than `serve`'s in-memory store holds. The graph is the one `/sparql` queries, with
 // the URIs `serve` would give under the same base URL.
@@ -7,13 +7,15 @@ import type { Writable } from 'node:stream';
 import { streamFileDurably } from '../archive/durable-file.js';
 import { Catalog } from '../catalog/catalog.js';
 import { ArchiveUris } from './archive-graph.js';
-import { GraphProgress, graphChunks } from './graph-chunks.js';
+import { type GraphPaging, GraphProgress, graphChunks } from './graph-chunks.js';
 
 export interface ExportRdfOptions {
   archiveDir: string;
   /** The base URL the URIs are minted under (as `serve --base-url`). */
   baseUrl: string;
   out: Writable;
+  /** How the catalog is read (rows a query, characters a piece); the defaults suit every size, tests set them low. */
+  paging?: Partial<GraphPaging>;
 }
 
 export interface ExportRdfFileOptions {
@@ -22,13 +24,15 @@ export interface ExportRdfFileOptions {
   baseUrl: string;
   /** The file written (durably and whole: see archive/durable-file.ts); an earlier one stays until the new one is complete. */
   file: string;
+  /** As {@link ExportRdfOptions.paging}. */
+  paging?: Partial<GraphPaging>;
 }
 
 /** Writes the graph to `out` (N-Triples lines, which are N-Quads in the default graph); returns the lines written. */
 export async function exportRdf(options: ExportRdfOptions): Promise<number> {
   const { out } = options;
   return withCatalog(options.archiveDir, (catalog) =>
-    writeGraph(catalog, options.baseUrl, async (text) => {
+    writeGraph(catalog, options, async (text) => {
       if (!out.write(text)) await once(out, 'drain');
     }),
   );
@@ -40,9 +44,7 @@ export async function exportRdf(options: ExportRdfOptions): Promise<number> {
  * archive is opened first, so an archive that cannot be read leaves no trace beside the file.
  */
 export async function exportRdfToFile(options: ExportRdfFileOptions): Promise<number> {
-  return withCatalog(options.archiveDir, (catalog) =>
-    streamFileDurably(options.file, (file) => writeGraph(catalog, options.baseUrl, (text) => file.write(text))),
-  );
+  return withCatalog(options.archiveDir, (catalog) => streamFileDurably(options.file, (file) => writeGraph(catalog, options, (text) => file.write(text))));
 }
 
 async function withCatalog<T>(archiveDir: string, use: (catalog: Catalog) => Promise<T>): Promise<T> {
@@ -55,12 +57,16 @@ async function withCatalog<T>(archiveDir: string, use: (catalog: Catalog) => Pro
 }
 
 /** Hands the graph's pieces to `write` one at a time (memory stays bounded); returns the lines written. */
-async function writeGraph(catalog: Catalog, baseUrl: string, write: (text: string) => Promise<void>): Promise<number> {
-  const uris = new ArchiveUris(baseUrl.replace(/\/+$/, ''));
+async function writeGraph(
+  catalog: Catalog,
+  options: { baseUrl: string; paging?: Partial<GraphPaging> | undefined },
+  write: (text: string) => Promise<void>,
+): Promise<number> {
+  const uris = new ArchiveUris(options.baseUrl.replace(/\/+$/, ''));
   let lines = 0;
-  for (const chunk of graphChunks(catalog, uris, new GraphProgress())) {
+  for (const chunk of graphChunks(catalog, uris, new GraphProgress(options.paging))) {
     if (chunk.ntriples === '') continue;
-    lines += chunk.ntriples.split('\n').length - 1;
+    lines += chunk.triples;
     await write(chunk.ntriples);
   }
   return lines;

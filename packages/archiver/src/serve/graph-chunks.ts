@@ -1,12 +1,13 @@
 // The archive's graph in pieces of N-Triples, from the catalog rows written after a given
 // point: what the SPARQL store loads to keep in step (graph-store.ts) and what `oaibag
-// export-rdf` streams. Each piece is small (a few thousand versions), so memory stays bounded.
+// export-rdf` streams. The rows are read a page at a time (a keyset seek on each table's id),
+// a version and a deletion come with their item's name from the catalog, and a piece is handed
+// out once it holds CHUNK_CHARACTERS: memory stays flat whatever the size of the archive.
 import type { Catalog } from '../catalog/catalog.js';
 import {
   bagsAfter,
   deletionsAfter,
   eventsAfter,
-  type GraphItem,
   type GraphMarks,
   harvestsFrom,
   itemsAfter,
@@ -26,75 +27,120 @@ import {
   TripleWriter,
 } from './archive-graph.js';
 
-/** Versions read per catalog query. */
-const VERSION_BATCH = 2_000;
+/** Rows read per catalog query. */
+const PAGE_ROWS = 2_000;
+/**
+ * A piece is handed out once its text has this many characters (about 7,000 triples). Pieces
+ * of 4 Mi characters cost export-rdf 30 % more memory and more CPU (its garbage collection),
+ * 256 Ki no less than these (bench/README.md, issue 27).
+ */
+const CHUNK_CHARACTERS = 1024 * 1024;
+
+/** How a walk reads the catalog: `pageRows` rows a query, pieces of `chunkCharacters` (tests set them low). */
+export interface GraphPaging {
+  pageRows: number;
+  chunkCharacters: number;
+}
 
 /** Where a walk of the catalog stands: what was written already. */
 export class GraphProgress {
   marks: GraphMarks = NO_MARKS;
-  readonly items = new Map<number, GraphItem>();
-  readonly sourceUrls = new Map<number, string>();
+  /** The MIME sets written (a few dozen; bounded in describeItem). */
   readonly describedSets = new Set<string>();
   /** The first harvest still running at the last walk: its end and status are written again. */
   openHarvest = 1;
+  readonly paging: GraphPaging;
+
+  constructor(paging: Partial<GraphPaging> = {}) {
+    this.paging = { pageRows: paging.pageRows ?? PAGE_ROWS, chunkCharacters: paging.chunkCharacters ?? CHUNK_CHARACTERS };
+  }
 }
 
 /** A piece of the graph: triples to add, after forgetting what the store held about `forget`. */
 export interface GraphChunk {
   ntriples: string;
   forget: string[];
+  /** The triples of `ntriples` (its lines). */
+  triples: number;
 }
 
-/** The triples of the rows written since `progress`, which it moves on as the pieces are taken. */
+/**
+ * The triples of the rows written since `progress`, which it moves on as each piece is taken
+ * (a walk left before its end resumes after the last piece taken).
+ */
 export function* graphChunks(catalog: Catalog, uris: ArchiveUris, progress: GraphProgress): Generator<GraphChunk> {
+  const { pageRows, chunkCharacters } = progress.paging;
   const marks = { ...progress.marks };
   const out = new TripleWriter();
-  for (const source of sourcesAfter(catalog, marks.source)) {
-    describeSource(out, uris, source);
-    progress.sourceUrls.set(source.id, source.baseUrl);
-    marks.source = source.id;
-  }
-  for (const item of itemsAfter(catalog, marks.resource)) {
-    describeItem(out, uris, item, progress.sourceUrls.get(item.sourceId), progress.describedSets);
-    progress.items.set(item.id, item);
-    marks.resource = item.id;
-  }
-  for (const bag of bagsAfter(catalog, marks.bag)) {
-    describeBag(out, uris, bag.bagPath, bag.harvestId);
-    marks.bag = bag.id;
-  }
-  yield { ntriples: out.text(), forget: [] };
-  for (;;) {
-    const versions = versionsAfter(catalog, marks.version, VERSION_BATCH);
-    if (versions.length === 0) break;
-    const batch = new TripleWriter();
-    for (const version of versions) {
-      const item = progress.items.get(version.resourceId);
-      if (item) describeVersion(batch, uris, version, item);
-      marks.version = version.id;
+  let forget: string[] = [];
+  /** The piece written so far once it is large enough (or whatever there is, at the end). */
+  function* cut(end = false): Generator<GraphChunk> {
+    if (!end && out.characters < chunkCharacters) return;
+    if (out.triples > 0 || forget.length > 0) {
+      const triples = out.triples;
+      const chunk = { ntriples: out.take(), forget, triples };
+      forget = [];
+      yield chunk;
     }
-    yield { ntriples: batch.text(), forget: [] };
+    progress.marks = { ...marks };
   }
-  const tail = new TripleWriter();
-  for (const deletion of deletionsAfter(catalog, marks.deletion)) {
-    const item = progress.items.get(deletion.resourceId);
-    if (item) describeDeletion(tail, uris, deletion, item);
-    marks.deletion = deletion.id;
+
+  for (let page = sourcesAfter(catalog, marks.source, pageRows); page.length > 0; page = sourcesAfter(catalog, marks.source, pageRows)) {
+    for (const source of page) {
+      describeSource(out, uris, source);
+      marks.source = source.id;
+      yield* cut();
+    }
   }
-  // A harvest's end and status change until it ends: those still open are written again.
-  const forget: string[] = [];
+  for (let page = itemsAfter(catalog, marks.resource, pageRows); page.length > 0; page = itemsAfter(catalog, marks.resource, pageRows)) {
+    for (const item of page) {
+      describeItem(out, uris, item, progress.describedSets);
+      marks.resource = item.id;
+      yield* cut();
+    }
+  }
+  for (let page = bagsAfter(catalog, marks.bag, pageRows); page.length > 0; page = bagsAfter(catalog, marks.bag, pageRows)) {
+    for (const bag of page) {
+      describeBag(out, uris, bag.bagPath, bag.harvestId);
+      marks.bag = bag.id;
+      yield* cut();
+    }
+  }
+  for (let page = versionsAfter(catalog, marks.version, pageRows); page.length > 0; page = versionsAfter(catalog, marks.version, pageRows)) {
+    for (const version of page) {
+      describeVersion(out, uris, version);
+      marks.version = version.id;
+      yield* cut();
+    }
+  }
+  for (let page = deletionsAfter(catalog, marks.deletion, pageRows); page.length > 0; page = deletionsAfter(catalog, marks.deletion, pageRows)) {
+    for (const deletion of page) {
+      describeDeletion(out, uris, deletion);
+      marks.deletion = deletion.id;
+      yield* cut();
+    }
+  }
+  // A harvest's end and status change until it ends: those still open are written again, in
+  // the piece that forgets what was said of them.
   let firstOpen: number | undefined;
-  for (const harvest of harvestsFrom(catalog, Math.min(progress.openHarvest, marks.harvest + 1))) {
-    forget.push(uris.harvest(harvest.id));
-    describeHarvest(tail, uris, harvest);
-    if (harvest.status === 'running' && firstOpen === undefined) firstOpen = harvest.id;
-    marks.harvest = Math.max(marks.harvest, harvest.id);
+  let from = Math.min(progress.openHarvest, marks.harvest + 1);
+  for (let page = harvestsFrom(catalog, from, pageRows); page.length > 0; page = harvestsFrom(catalog, from, pageRows)) {
+    for (const harvest of page) {
+      forget.push(uris.harvest(harvest.id));
+      describeHarvest(out, uris, harvest);
+      if (harvest.status === 'running' && firstOpen === undefined) firstOpen = harvest.id;
+      marks.harvest = Math.max(marks.harvest, harvest.id);
+      from = harvest.id + 1;
+      yield* cut();
+    }
   }
-  for (const event of eventsAfter(catalog, marks.event)) {
-    describeEvent(tail, uris, event);
-    marks.event = event.id;
+  for (let page = eventsAfter(catalog, marks.event, pageRows); page.length > 0; page = eventsAfter(catalog, marks.event, pageRows)) {
+    for (const event of page) {
+      describeEvent(out, uris, event);
+      marks.event = event.id;
+      yield* cut();
+    }
   }
-  yield { ntriples: tail.text(), forget };
+  yield* cut(true);
   progress.openHarvest = firstOpen ?? marks.harvest + 1;
-  progress.marks = marks;
 }

@@ -4,12 +4,16 @@
 // limit is stopped by terminating the worker; a new one is loaded from the catalog again. So is
 // a worker that a query left holding memory: WebAssembly memory never shrinks, and only a new
 // thread gives it back. Started only when `serve` first needs it, so no other command pays for
-// the WebAssembly.
+// the WebAssembly. It holds at most `--sparql-max-quads` quads (the 32-bit WebAssembly store
+// aborts near 15 million): an archive whose graph is larger, estimated before loading or found
+// while keeping in step, is refused with ERR_SPARQL_TOO_LARGE and the store let go, and so is a
+// worker that traps or dies while loading: never a reload in a loop.
 import type { Worker } from 'node:worker_threads';
 import type { Catalog } from '../catalog/catalog.js';
+import { graphRowCounts } from '../catalog/graph-rows.js';
 import { ArchiverError } from '../core/errors.js';
 import { startWorker } from '../core/start-worker.js';
-import type { ArchiveUris } from './archive-graph.js';
+import { type ArchiveUris, TRIPLES_PER_ROW } from './archive-graph.js';
 import { GraphProgress, graphChunks } from './graph-chunks.js';
 import type { SparqlWorkerAnswer, SparqlWorkerRequest } from './sparql-worker.js';
 
@@ -32,11 +36,19 @@ export interface SparqlBounds {
 
 export const SPARQL_BOUND_DEFAULTS: Readonly<SparqlBounds> = { memoryBytes: 1024 * MIB, resultBytes: 64 * MIB, queryBytes: 64 * 1024 };
 
+/**
+ * The most quads the embedded store takes (`serve --sparql-max-quads`): well under the ~15
+ * million where its 32-bit WebAssembly memory runs out (issue 27); about 2 GB of RSS.
+ */
+export const SPARQL_MAX_QUADS_DEFAULT = 5_000_000;
+
 export interface GraphLimits extends Partial<SparqlBounds> {
   /** A query is stopped after this long. */
   timeoutMs: number;
   /** A select query gives at most this many solutions. */
   rowLimit: number;
+  /** The most quads the store is loaded with (default SPARQL_MAX_QUADS_DEFAULT). */
+  maxQuads?: number;
 }
 
 /** A size as the options write it (`256M`), for messages. */
@@ -54,15 +66,37 @@ export function sizeText(bytes: number): string {
 /**
  * Why a query was not answered: it ran too long (`timeout`), needed too much memory (`memory`),
  * gave too large an answer (`result`), met the store while it was being loaded again after one
- * of those (`reloading`), or the query itself is wrong (`query`).
+ * of those (`reloading`), the query itself is wrong (`query`), or the store does not hold the
+ * graph (`refused`: its message ends with the code, as the command's lines do).
  */
 export class QueryFailure extends Error {
   constructor(
-    readonly kind: 'timeout' | 'memory' | 'result' | 'reloading' | 'query',
+    readonly kind: 'timeout' | 'memory' | 'result' | 'reloading' | 'query' | 'refused',
     message: string,
   ) {
     super(message);
   }
+}
+
+/**
+ * The quads the graph of an archive will have, about: each kind of row by the most triples it
+ * gives, counted by the catalog's largest ids (one seek each). Versions of several files give
+ * more: the load counts the quads it adds as well.
+ */
+export function estimateGraphQuads(catalog: Catalog): number {
+  const rows = graphRowCounts(catalog);
+  return (Object.keys(TRIPLES_PER_ROW) as Array<keyof typeof TRIPLES_PER_ROW>).reduce((sum, kind) => sum + rows[kind] * TRIPLES_PER_ROW[kind], 0);
+}
+
+const WAY_OUT = 'serve it from a SPARQL server with --sparql-store URL (docs/linked-data.md, "Large archives")';
+const quadsText = (n: number) => n.toLocaleString('en-US');
+
+/** ERR_SPARQL_TOO_LARGE: the graph (`quads`, about or `at least`) is larger than the embedded store takes; the way out named. */
+export function graphTooLarge(quads: number, maxQuads: number, about: 'about' | 'at least' = 'about'): ArchiverError {
+  return new ArchiverError(
+    'ERR_SPARQL_TOO_LARGE',
+    `the archive's graph has ${about} ${quadsText(quads)} quads, more than the embedded SPARQL store takes (${quadsText(maxQuads)}, --sparql-max-quads): ${WAY_OUT}`,
+  );
 }
 
 type Pending = { op: SparqlWorkerRequest['op']; resolve: (answer: SparqlWorkerAnswer & { ok: true }) => void; reject: (error: Error) => void };
@@ -94,7 +128,11 @@ export class GraphStore {
   /** While the worker is being replaced: queries wait for the fresh one. */
   private renewing: Promise<void> | undefined;
   private closed = false;
+  /** Quads the worker holds (what was loaded, less what was forgotten). */
+  private held = 0;
+  private refusal: ArchiverError | undefined;
   readonly bounds: SparqlBounds;
+  readonly maxQuads: number;
 
   get rowLimit(): number {
     return this.limits.rowLimit;
@@ -110,13 +148,26 @@ export class GraphStore {
       resultBytes: limits.resultBytes ?? SPARQL_BOUND_DEFAULTS.resultBytes,
       queryBytes: limits.queryBytes ?? SPARQL_BOUND_DEFAULTS.queryBytes,
     };
+    this.maxQuads = limits.maxQuads ?? SPARQL_MAX_QUADS_DEFAULT;
   }
 
+  /** The store, loaded; or, when the graph is too large for it, one that answers every query with that refusal. */
   static async open(catalog: Catalog, uris: ArchiveUris, limits: GraphLimits): Promise<GraphStore> {
     const graph = new GraphStore(catalog, uris, limits);
+    const estimate = estimateGraphQuads(catalog);
+    if (estimate > graph.maxQuads) {
+      graph.refusal = graphTooLarge(estimate, graph.maxQuads);
+      graph.ready = Promise.resolve();
+      return graph;
+    }
     graph.start();
     await graph.ready;
     return graph;
+  }
+
+  /** Why the store does not hold the archive's graph (ERR_SPARQL_TOO_LARGE, or a store that failed while loading); undefined while it does. */
+  get refused(): ArchiverError | undefined {
+    return this.refusal;
   }
 
   /**
@@ -127,6 +178,7 @@ export class GraphStore {
     while (this.renewing) await this.renewing;
     await this.sync();
     while (this.renewing) await this.renewing;
+    if (this.refusal) throw refusedFailure(this.refusal);
     const thread = this.thread;
     const id = this.nextId++;
     const answer = this.send({
@@ -161,6 +213,7 @@ export class GraphStore {
 
   /** Adds what the catalog recorded since the last sync (at most once a second unless `force`). */
   sync(force = false): Promise<void> {
+    if (this.refusal) return Promise.resolve();
     if (this.syncing) return this.syncing;
     const now = Date.now();
     if (!force && now - this.syncedAt < SYNC_EVERY_MS) return this.ready;
@@ -188,6 +241,7 @@ export class GraphStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (!this.thread) return;
     clearInterval(this.thread.watch);
     await this.thread.worker?.terminate();
   }
@@ -197,6 +251,7 @@ export class GraphStore {
     const thread: Thread = { pending: new Map(), graphBytes: 0 };
     this.thread = thread;
     this.progress = new GraphProgress();
+    this.held = 0;
     this.syncing = undefined;
     this.ready = after.then(() => this.spawn(thread)).then(() => this.syncRows(thread));
   }
@@ -222,6 +277,12 @@ export class GraphStore {
         // One that never started is not started again (its failure is the store's, not a query's).
         if (this.thread !== thread || !thread.started) return;
         const first = thread.pending.keys().next();
+        // Dead while loading: loading it again would end the same way.
+        const loading = first.done ? undefined : thread.pending.get(first.value)?.op;
+        if (loading === 'load' || loading === 'forget') {
+          const outOfMemory = error.code === 'ERR_WORKER_OUT_OF_MEMORY';
+          return this.refuse(thread, loadFailure(outOfMemory ? 'unreachable' : error.message.split('\n')[0]!, this.held, this.maxQuads));
+        }
         // Past its heap limit (resourceLimits), V8 ends the thread: the query running asked too much.
         const failure =
           error.code === 'ERR_WORKER_OUT_OF_MEMORY'
@@ -240,7 +301,15 @@ export class GraphStore {
     const waiting = thread.pending.get(answer.id);
     thread.pending.delete(answer.id);
     if (!waiting) return;
-    if (waiting.op === 'load' || waiting.op === 'forget') thread.graphBytes = answer.held;
+    if (waiting.op === 'load' || waiting.op === 'forget') {
+      thread.graphBytes = answer.held;
+      // A trap while loading (out of memory, or a fault): the instance is not to be used again.
+      if (!answer.ok) {
+        this.refuse(thread, loadFailure(answer.kind === 'trap' ? answer.error : `refused: ${answer.error}`, this.held, this.maxQuads));
+        waiting.reject(refusedFailure(this.refusal!));
+        return;
+      }
+    }
     if (waiting.op === 'query') {
       // WebAssembly memory never shrinks: a worker left large by a query is replaced, after any
       // failed query that grew it, and after a successful one that grew it by a quarter of the bound.
@@ -321,24 +390,59 @@ export class GraphStore {
     });
   }
 
+  /**
+   * Loads the rows written since the last walk, piece by piece, as long as the store stays
+   * within `maxQuads`; past it (a harvest grew the graph while it was served) the store is let
+   * go and refuses queries. A refusal is not thrown: queries answer with it.
+   */
   private async syncRows(thread: Thread): Promise<void> {
-    for (const chunk of graphChunks(this.catalog, this.uris, this.progress)) {
-      // A worker replaced meanwhile is loaded by its own walk of the catalog.
-      if (this.thread !== thread) return;
-      for (const subject of chunk.forget) await this.send({ id: this.nextId++, op: 'forget', subject });
-      await this.load(chunk.ntriples);
+    try {
+      for (const chunk of graphChunks(this.catalog, this.uris, this.progress)) {
+        // A worker replaced meanwhile is loaded by its own walk of the catalog.
+        if (this.thread !== thread || this.refusal) return;
+        for (const subject of chunk.forget) this.held -= Number((await this.send({ id: this.nextId++, op: 'forget', subject })).result);
+        if (this.held + chunk.triples > this.maxQuads) {
+          return this.refuse(thread, graphTooLarge(Math.max(this.held + chunk.triples, estimateGraphQuads(this.catalog)), this.maxQuads, 'at least'));
+        }
+        await this.load(chunk.ntriples);
+        this.held += chunk.triples;
+      }
+    } catch (error) {
+      if (this.refusal) return;
+      throw error;
     }
   }
 
   private async load(text: string): Promise<void> {
     if (text === '') return;
-    try {
-      const bytes = new Uint8Array(Buffer.byteLength(text, 'utf8'));
-      Buffer.from(bytes.buffer).write(text, 'utf8');
-      await this.send({ id: this.nextId++, op: 'load', ntriples: bytes });
-    } catch (error) {
-      if (error instanceof QueryFailure && error.kind === 'reloading') throw error;
-      throw new ArchiverError('ERR_ARCHIVE_CATALOG', `the SPARQL store refused the archive's graph: ${(error as Error).message}`);
-    }
+    const bytes = new Uint8Array(Buffer.byteLength(text, 'utf8'));
+    Buffer.from(bytes.buffer).write(text, 'utf8');
+    await this.send({ id: this.nextId++, op: 'load', ntriples: bytes });
   }
+
+  /** The store does not hold the graph: the worker ends (its memory back to the system) and every request waiting fails with `refusal`. */
+  private refuse(thread: Thread, refusal: ArchiverError): void {
+    this.refusal ??= refusal;
+    const failure = refusedFailure(this.refusal);
+    for (const waiting of thread.pending.values()) waiting.reject(failure);
+    thread.pending.clear();
+    clearInterval(thread.watch);
+    thread.watch = undefined;
+    void thread.worker?.terminate();
+  }
+}
+
+function refusedFailure(refusal: ArchiverError): QueryFailure {
+  return new QueryFailure('refused', `${refusal.message} [${refusal.code}]`);
+}
+
+/** What a worker that failed while loading (`error`: the trap's message, `unreachable` when out of memory) is reported as. */
+function loadFailure(error: string, held: number, maxQuads: number): ArchiverError {
+  if (error === 'unreachable') {
+    return new ArchiverError(
+      'ERR_SPARQL_TOO_LARGE',
+      `the embedded SPARQL store ran out of memory loading the archive's graph at ${quadsText(held)} quads (--sparql-max-quads is ${quadsText(maxQuads)}): ${WAY_OUT}`,
+    );
+  }
+  return new ArchiverError('ERR_ARCHIVE_INTERNAL', `the embedded SPARQL store failed while loading the archive's graph: ${error}`);
 }

@@ -34,6 +34,8 @@ export async function thingPage(graph: GraphStore, uri: string, tail: string): P
   const kind = tail.split('/')[0] ?? '';
   let body = `<p>${escapeText(kindName(kind))} · <code>${escapeText(uri)}</code></p>\n`;
   if (kind === 'item') body += await itemHistory(graph, uri);
+  // The graph leaves out the version's ore:isDescribedBy: its map is at the same tail under /ore/.
+  if (kind === 'version') body += `<p>OAI-ORE resource map: ${link(base, `${base}/ore/${tail.slice('version/'.length)}`)}</p>\n`;
   body += '<h2>What the archive says about it</h2>\n<table><tr><th>property</th><th>value</th></tr>\n';
   for (const row of outgoing) body += `<tr><td>${link(base, row.p!.value)}</td><td>${term(base, row.o!)}</td></tr>\n`;
   body += '</table>\n';
@@ -54,7 +56,7 @@ async function itemHistory(graph: GraphStore, uri: string): Promise<string> {
     graph,
     `prefix dcterms: <http://purl.org/dc/terms/> prefix prov: <http://www.w3.org/ns/prov#> prefix oaibag: <urn:oaibag:terms:>
      select ?event ?at ?change ?size ?date where {
-       { <${uri}> dcterms:hasVersion ?event . ?event prov:generatedAtTime ?at ; oaibag:change ?change ; dcterms:date ?date . optional { ?event dcterms:extent ?size } }
+       { ?event dcterms:isVersionOf <${uri}> ; prov:generatedAtTime ?at ; oaibag:change ?change ; dcterms:date ?date . optional { ?event dcterms:extent ?size } }
        union { <${uri}> prov:qualifiedInvalidation ?event . ?event prov:atTime ?at ; dcterms:date ?date . bind ("deleted" as ?change) }
      } order by ?at`,
   );

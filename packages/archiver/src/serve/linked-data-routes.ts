@@ -4,7 +4,7 @@
 // Accept or `?output=`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { negotiate, type Offer } from './content-negotiation.js';
-import type { GraphStore } from './graph-store.js';
+import { type GraphStore, QueryFailure } from './graph-store.js';
 import { thingPage } from './linked-data-pages.js';
 import { RDF_FORMATS } from './sparql-endpoint.js';
 import { answerPlain, answerText } from './text-answers.js';
@@ -18,8 +18,22 @@ const RESOURCE_OFFERS: ReadonlyArray<Offer<'page' | 'data'>> = [
   ...RDF_FORMATS.map((offer) => ({ mediaType: offer.mediaType, value: 'data' as const })),
 ];
 
-/** Answers `/resource/…`, `/data/…` and `/page/…`; false when the path is none of them. */
+/**
+ * Answers `/resource/…`, `/data/…` and `/page/…`; false when the path is none of them. A store
+ * that cannot answer (past a limit, being loaded again, or refusing a graph too large) is a 503
+ * with its one line, as at `/sparql`.
+ */
 export async function answerLinkedData(graph: GraphStore, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+  try {
+    return await answerThing(graph, req, res, url);
+  } catch (error) {
+    if (!(error instanceof QueryFailure) || res.headersSent) throw error;
+    answerPlain(res, 503, error.message);
+    return true;
+  }
+}
+
+async function answerThing(graph: GraphStore, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
   const prefix = LINKED_DATA_PREFIXES.find((candidate) => url.pathname.startsWith(candidate));
   if (!prefix) return false;
   const tail = url.pathname.slice(prefix.length);
