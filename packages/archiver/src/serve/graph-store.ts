@@ -54,11 +54,12 @@ export function sizeText(bytes: number): string {
 /**
  * Why a query was not answered: it ran too long (`timeout`), needed too much memory (`memory`),
  * gave too large an answer (`result`), met the store while it was being loaded again after one
- * of those (`reloading`), or the query itself is wrong (`query`).
+ * of those (`reloading`), found a remote store not answering (`unavailable`), or the query
+ * itself is wrong (`query`).
  */
 export class QueryFailure extends Error {
   constructor(
-    readonly kind: 'timeout' | 'memory' | 'result' | 'reloading' | 'query',
+    readonly kind: 'timeout' | 'memory' | 'result' | 'reloading' | 'unavailable' | 'query',
     message: string,
   ) {
     super(message);

@@ -4,9 +4,9 @@
 // Accept or `?output=`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { negotiate, type Offer } from './content-negotiation.js';
-import type { GraphStore } from './graph-store.js';
 import { thingPage } from './linked-data-pages.js';
 import { RDF_FORMATS } from './sparql-endpoint.js';
+import type { SparqlGraph } from './sparql-graph.js';
 import { answerPlain, answerText } from './text-answers.js';
 
 export const LINKED_DATA_PREFIXES = ['/resource/', '/data/', '/page/'] as const;
@@ -19,7 +19,7 @@ const RESOURCE_OFFERS: ReadonlyArray<Offer<'page' | 'data'>> = [
 ];
 
 /** Answers `/resource/…`, `/data/…` and `/page/…`; false when the path is none of them. */
-export async function answerLinkedData(graph: GraphStore, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+export async function answerLinkedData(graph: SparqlGraph, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
   const prefix = LINKED_DATA_PREFIXES.find((candidate) => url.pathname.startsWith(candidate));
   if (!prefix) return false;
   const tail = url.pathname.slice(prefix.length);
