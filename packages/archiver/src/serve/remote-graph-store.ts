@@ -44,6 +44,8 @@ const INSERT_BYTES = 1024 * 1024;
 const WRITES_IN_FLIGHT = 4;
 /** Subjects forgotten by one request. */
 const DELETE_SUBJECTS = 100;
+/** Times one write is sent when the connection fails under it. */
+const REQUEST_ATTEMPTS = 3;
 /** A write request is abandoned after this long. */
 const WRITE_TIMEOUT_MS = 120_000;
 /** Characters of a store's error text kept in a message. */
@@ -313,14 +315,25 @@ export class RemoteGraphStore implements SparqlGraph {
   }
 
   private async update(text: string): Promise<void> {
-    const response = await this.updates.send({
-      method: 'POST',
-      headers: { 'Content-Type': 'application/sparql-update; charset=utf-8', Accept: '*/*' },
-      body: text,
-      signal: AbortSignal.any([AbortSignal.timeout(WRITE_TIMEOUT_MS), this.stopping.signal]),
-    });
-    if (!response.ok) throw await this.refusal(response, 'update');
-    await response.body?.cancel();
+    for (let attempt = 1; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.updates.send({
+          method: 'POST',
+          headers: { 'Content-Type': 'application/sparql-update; charset=utf-8', Accept: '*/*' },
+          body: text,
+          signal: AbortSignal.any([AbortSignal.timeout(WRITE_TIMEOUT_MS), this.stopping.signal]),
+        });
+      } catch (error) {
+        // A connection the store closed under a request (seen with Virtuoso under load) is sent
+        // again at once; the walk's own retry, from the cursor, is for a store that is down.
+        if (attempt < REQUEST_ATTEMPTS && !this.closed && (error as Error).name !== 'TimeoutError') continue;
+        throw error;
+      }
+      if (!response.ok) throw await this.refusal(response, 'update');
+      await response.body?.cancel();
+      return;
+    }
   }
 
   /** The failure a store's error answer stands for: its first line, cut short. */
