@@ -341,6 +341,25 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
       `);
     },
   },
+  {
+    version: 9,
+    name: 'sparql store cursors',
+    up(db) {
+      // How far `serve --sparql-store` has written the archive's graph into each remote store
+      // (graph-chunk marks as JSON, serve/store-cursor.ts), so that a restarted serve resumes.
+      // Written by serve without the archive lock: no other command touches this table, and
+      // reindex leaves it empty (the store is then written again from the start).
+      db.exec(`
+        CREATE TABLE sparql_store_cursors (
+          store TEXT NOT NULL,
+          graph TEXT NOT NULL,
+          cursor TEXT NOT NULL,
+          written_at TEXT NOT NULL,
+          PRIMARY KEY (store, graph)
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
 ];
 
 /** A catalog of a format-1 archive: refused with both formats named. */

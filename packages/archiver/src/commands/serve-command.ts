@@ -1,10 +1,12 @@
 import { AuthFileError, loadAuthFile } from '@oaibag/oai-pmh';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ArchiverError } from '../core/errors.js';
+import { readPasswordLine } from '../core/password-file.js';
 import { openAccessLog } from '../serve/access-log.js';
 import { DEFAULT_ADMIN_EMAIL, SERVE_DEFAULTS } from '../serve/archive-oai.js';
 import { SPARQL_DEFAULTS, startArchiveServer } from '../serve/archive-server.js';
 import { SPARQL_BOUND_DEFAULTS, SPARQL_MAX_QUADS_DEFAULT, sizeText } from '../serve/graph-store.js';
+import type { RemoteStoreOptions } from '../serve/remote-graph-store.js';
 import { byteSize, httpUrl, pageByteSize, portNumber, wholeNumber } from './option-parsers.js';
 
 interface ServeOptions {
@@ -23,6 +25,11 @@ interface ServeOptions {
   sparqlResultSize: number;
   sparqlQuerySize: number;
   sparqlMaxQuads: number;
+  sparqlStore?: string;
+  sparqlStoreUpdate?: string;
+  sparqlStoreGraph?: string;
+  sparqlStoreUser?: string;
+  sparqlStorePasswordFile?: string;
   name?: string;
   adminEmail: string[];
   /** A file, `-` (standard output), or false with --no-access-log. */
@@ -77,6 +84,19 @@ export function serveCommand(): Command {
       SPARQL_MAX_QUADS_DEFAULT,
     )
     .option(
+      '--sparql-store <URL>',
+      "keep the archive's graph in this SPARQL 1.1 store (its query endpoint) rather than in memory",
+      httpUrl('--sparql-store', { pathOnly: true }),
+    )
+    .option(
+      '--sparql-store-update <URL>',
+      "the store's SPARQL Update endpoint (default: the --sparql-store URL)",
+      httpUrl('--sparql-store-update', { pathOnly: true }),
+    )
+    .option('--sparql-store-graph <IRI>', "the named graph the archive's graph is written to (default: BASE-URL/graph)", graphIri)
+    .option('--sparql-store-user <NAME>', 'the account the store is written with (Digest or Basic, as the store asks)')
+    .option('--sparql-store-password-file <FILE>', "file whose first line is that account's password (never on the command line)")
+    .option(
       '--auth <FILE>',
       "protected paths and their users, in oaibag-repository's --auth format (HTTP Basic); a protected /files/ path keeps its bytes from every route, and the Linked Data view is then for users refused nothing",
     )
@@ -113,6 +133,7 @@ export function serveCommand(): Command {
     )
     .action(async (options: ServeOptions) => {
       const auth = options.auth === undefined ? undefined : await loadAuth(options.auth);
+      const sparqlStore = await storeOptions(options);
       const notice = (line: string) => void process.stderr.write(`oaibag serve: ${line}\n`);
       const accessLog = options.accessLog === false ? undefined : openAccessLog(options.accessLog, notice);
       const server = await startArchiveServer({
@@ -129,6 +150,7 @@ export function serveCommand(): Command {
         sparqlRowLimit: options.sparqlRows,
         sparqlBounds: { memoryBytes: options.sparqlMemory, resultBytes: options.sparqlResultSize, queryBytes: options.sparqlQuerySize },
         sparqlMaxQuads: options.sparqlMaxQuads,
+        ...(sparqlStore ? { sparqlStore } : {}),
         ...(options.name !== undefined ? { repositoryName: options.name } : {}),
         ...(options.adminEmail.length > 0 ? { adminEmails: options.adminEmail } : {}),
         log: notice,
@@ -156,6 +178,34 @@ export function serveCommand(): Command {
       await accessLog?.close();
       process.stderr.write('oaibag serve: stopped\n');
     });
+}
+
+/** The remote store of `--sparql-store` and its companions, which mean nothing without it. */
+async function storeOptions(options: ServeOptions): Promise<RemoteStoreOptions | undefined> {
+  if ((options.sparqlStoreUser === undefined) !== (options.sparqlStorePasswordFile === undefined)) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', '--sparql-store-user and --sparql-store-password-file go together');
+  }
+  if (options.sparqlStore === undefined) {
+    const stray = (['sparqlStoreUpdate', 'sparqlStoreGraph', 'sparqlStoreUser'] as const).find((name) => options[name] !== undefined);
+    if (stray) throw new ArchiverError('ERR_ARCHIVE_USAGE', `--${stray.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --sparql-store`);
+    return undefined;
+  }
+  return {
+    queryUrl: options.sparqlStore,
+    ...(options.sparqlStoreUpdate !== undefined ? { updateUrl: options.sparqlStoreUpdate } : {}),
+    ...(options.sparqlStoreGraph !== undefined ? { graph: options.sparqlStoreGraph } : {}),
+    ...(options.sparqlStoreUser !== undefined
+      ? { credentials: { user: options.sparqlStoreUser, password: await readPasswordLine(options.sparqlStorePasswordFile!) } }
+      : {}),
+  };
+}
+
+/** An absolute IRI that can stand between < and > in SPARQL. */
+function graphIri(value: string): string {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>"{}|\\^`]+$/.test(value)) {
+    throw new InvalidArgumentError('give an absolute IRI (scheme:…) without spaces or any of <>"{}|\\^`');
+  }
+  return value;
 }
 
 async function loadAuth(file: string) {

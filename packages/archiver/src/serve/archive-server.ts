@@ -31,8 +31,10 @@ import { answerLinkedData, LINKED_DATA_PREFIXES } from './linked-data-routes.js'
 import { answerMemento } from './memento.js';
 import { ORE_PREFIX } from './ore-map.js';
 import { FILES_PREFIX, openServedPayload } from './payload-files.js';
+import { RemoteGraphStore, type RemoteStoreOptions } from './remote-graph-store.js';
 import { ORE_SCHEMA, ORE_SCHEMA_PATH } from './served-formats.js';
 import { answerSparql } from './sparql-endpoint.js';
+import type { SparqlGraph } from './sparql-graph.js';
 import { StoredRecords } from './stored-records.js';
 import { answerPlain, answerText } from './text-answers.js';
 
@@ -63,6 +65,8 @@ export interface ArchiveServerOptions {
   sparqlBounds?: Partial<SparqlBounds>;
   /** The most quads the embedded SPARQL store is loaded with (default 5,000,000: SPARQL_MAX_QUADS_DEFAULT); a larger graph is refused with ERR_SPARQL_TOO_LARGE. */
   sparqlMaxQuads?: number;
+  /** The archive's graph in a remote SPARQL 1.1 store rather than the embedded one (docs/linked-data.md, "A server-grade store"). */
+  sparqlStore?: RemoteStoreOptions;
   /** Users and protected path prefixes (`--auth`, the repository's format). */
   auth?: AuthConfig;
   /** One line per request that failed on the server's side. */
@@ -74,6 +78,8 @@ export interface ArchiveServerOptions {
 export interface ArchiveServer {
   /** `http://host:port` (or the base URL given), without a trailing slash. */
   readonly baseUrl: string;
+  /** The remote SPARQL store's follower, with `sparqlStore`. */
+  readonly sparqlStore?: RemoteGraphStore;
   close(): Promise<void>;
 }
 
@@ -143,9 +149,24 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   if (context.baseUrl === '') context.baseUrl = `http://${host}:${address.port}`;
+  if (options.sparqlStore) {
+    // Started now, not at the first query: it keeps the store in step with every harvest.
+    context.remote = RemoteGraphStore.start(
+      options.archiveDir,
+      catalog,
+      new ArchiveUris(context.baseUrl),
+      context.graphLimits,
+      options.sparqlStore,
+      context.log,
+    );
+    context.graph = Promise.resolve(context.remote);
+  }
   return {
     baseUrl: context.baseUrl,
+    ...(context.remote ? { sparqlStore: context.remote } : {}),
     close: async () => {
+      // The follower first: it reads the catalog closed with the server.
+      await context.remote?.close();
       await closeServer(server, catalog);
       await (await context.graph?.catch(() => undefined))?.close();
     },
@@ -167,8 +188,9 @@ interface ServerContext {
   catalog: Catalog;
   oai: ArchiveOai;
   baseUrl: string;
-  /** The SPARQL store, built on the first Linked Data request (docs/linked-data.md). */
-  graph?: Promise<GraphStore>;
+  /** The SPARQL store, built on the first Linked Data request (docs/linked-data.md), or the remote one. */
+  graph?: Promise<SparqlGraph>;
+  remote?: RemoteGraphStore;
   graphLimits: GraphLimits;
   access: ArchiveAccess;
   log: (line: string) => void;
@@ -196,7 +218,8 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
       res.setHeader('Allow', 'GET, HEAD');
       return answerPlain(res, 405, 'only GET and HEAD are answered here\n');
     }
-    return answerText(req, res, METRICS_CONTENT_TYPE, formatMetrics(await readArchiveHealth(context.catalog, context.archiveDir)));
+    const metrics = formatMetrics(await readArchiveHealth(context.catalog, context.archiveDir)) + (context.remote?.metrics() ?? '');
+    return answerText(req, res, METRICS_CONTENT_TYPE, metrics);
   }
   const linkedData = LINKED_DATA_PREFIXES.some((prefix) => path.startsWith(prefix));
   if ((path === '/sparql' || linkedData) && !context.access.allows(viewer, { graph: true })) return context.access.refuse(res, viewer);
@@ -241,7 +264,7 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
   answerPlain(res, 404, 'not found: the archive answers OAI-PMH at /oai, serves its payloads under /files/ and resource maps under /ore/\n');
 }
 
-function graphOf(context: ServerContext): Promise<GraphStore> {
+function graphOf(context: ServerContext): Promise<SparqlGraph> {
   context.graph ??= GraphStore.open(context.catalog, new ArchiveUris(context.baseUrl), context.graphLimits);
   return context.graph;
 }

@@ -66,12 +66,13 @@ export function sizeText(bytes: number): string {
 /**
  * Why a query was not answered: it ran too long (`timeout`), needed too much memory (`memory`),
  * gave too large an answer (`result`), met the store while it was being loaded again after one
- * of those (`reloading`), the query itself is wrong (`query`), or the store does not hold the
- * graph (`refused`: its message ends with the code, as the command's lines do).
+ * of those (`reloading`), found a remote store not answering (`unavailable`), the query itself
+ * is wrong (`query`), or the store does not hold the graph (`refused`: its message ends with
+ * the code, as the command's lines do).
  */
 export class QueryFailure extends Error {
   constructor(
-    readonly kind: 'timeout' | 'memory' | 'result' | 'reloading' | 'query' | 'refused',
+    readonly kind: 'timeout' | 'memory' | 'result' | 'reloading' | 'unavailable' | 'query' | 'refused',
     message: string,
   ) {
     super(message);

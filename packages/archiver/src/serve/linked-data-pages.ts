@@ -4,7 +4,7 @@
 // and deletions in time order, with their changes. `/sparql` without a query is a small query
 // page with example queries.
 import { escapeAttribute, escapeText } from '@oaibag/didl';
-import type { GraphStore } from './graph-store.js';
+import type { SparqlGraph } from './sparql-graph.js';
 
 /** What links to a thing, at most this many statements on its page (the rest is a SPARQL query away). */
 const INCOMING_LIMIT = 200;
@@ -20,13 +20,13 @@ interface Binding {
   [name: string]: { value: string; type: string } | undefined;
 }
 
-async function select(graph: GraphStore, query: string): Promise<Binding[]> {
+async function select(graph: SparqlGraph, query: string): Promise<Binding[]> {
   const { text } = await graph.query(query, 'application/sparql-results+json', true);
   return (JSON.parse(text) as { results: { bindings: Binding[] } }).results.bindings;
 }
 
 /** The page of the thing `uri` (`tail`: its path after /resource/). */
-export async function thingPage(graph: GraphStore, uri: string, tail: string): Promise<string> {
+export async function thingPage(graph: SparqlGraph, uri: string, tail: string): Promise<string> {
   const base = graph.uris.base;
   const outgoing = await select(graph, `select ?p ?o where { <${uri}> ?p ?o } order by ?p ?o`);
   const incoming = await select(graph, `select ?s ?p where { ?s ?p <${uri}> } order by ?p ?s limit ${INCOMING_LIMIT + 1}`);
@@ -50,7 +50,7 @@ export async function thingPage(graph: GraphStore, uri: string, tail: string): P
 }
 
 /** A resource's versions and deletions in time order, with their changes. */
-async function itemHistory(graph: GraphStore, uri: string): Promise<string> {
+async function itemHistory(graph: SparqlGraph, uri: string): Promise<string> {
   const base = graph.uris.base;
   const rows = await select(
     graph,

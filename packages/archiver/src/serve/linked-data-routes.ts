@@ -4,9 +4,10 @@
 // Accept or `?output=`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { negotiate, type Offer } from './content-negotiation.js';
-import { type GraphStore, QueryFailure } from './graph-store.js';
+import { QueryFailure } from './graph-store.js';
 import { thingPage } from './linked-data-pages.js';
 import { RDF_FORMATS } from './sparql-endpoint.js';
+import type { SparqlGraph } from './sparql-graph.js';
 import { answerPlain, answerText } from './text-answers.js';
 
 export const LINKED_DATA_PREFIXES = ['/resource/', '/data/', '/page/'] as const;
@@ -23,7 +24,7 @@ const RESOURCE_OFFERS: ReadonlyArray<Offer<'page' | 'data'>> = [
  * that cannot answer (past a limit, being loaded again, or refusing a graph too large) is a 503
  * with its one line, as at `/sparql`.
  */
-export async function answerLinkedData(graph: GraphStore, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+export async function answerLinkedData(graph: SparqlGraph, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
   try {
     return await answerThing(graph, req, res, url);
   } catch (error) {
@@ -33,7 +34,7 @@ export async function answerLinkedData(graph: GraphStore, req: IncomingMessage, 
   }
 }
 
-async function answerThing(graph: GraphStore, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+async function answerThing(graph: SparqlGraph, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
   const prefix = LINKED_DATA_PREFIXES.find((candidate) => url.pathname.startsWith(candidate));
   if (!prefix) return false;
   const tail = url.pathname.slice(prefix.length);

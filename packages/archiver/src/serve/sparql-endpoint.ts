@@ -3,8 +3,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readFormBody } from '@oaibag/oai-pmh';
 import { negotiate, type Offer } from './content-negotiation.js';
-import { type GraphStore, QueryFailure, sizeText } from './graph-store.js';
+import { QueryFailure, sizeText } from './graph-store.js';
 import { sparqlPage } from './linked-data-pages.js';
+import type { SparqlGraph } from './sparql-graph.js';
 import { answerPlain, answerText } from './text-answers.js';
 
 /** Result formats of solution queries (select, ask), first the default; `format=` names them by key. */
@@ -29,7 +30,7 @@ const QUERY_FORM = /^(select|ask|construct|describe)\b/i;
 type QueryForm = 'select' | 'ask' | 'construct' | 'describe';
 
 /** Answers one request to `/sparql`. */
-export async function answerSparql(graph: GraphStore, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+export async function answerSparql(graph: SparqlGraph, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const request = await readSparqlRequest(req, url, graph.bounds.queryBytes);
   if ('error' in request) return answerPlain(res, request.status, request.error);
   if (request.query !== undefined && Buffer.byteLength(request.query, 'utf8') > graph.bounds.queryBytes) {
