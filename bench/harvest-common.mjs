@@ -47,14 +47,15 @@ export function runHarvester({ oaiUrl, archiveDir, extraArgs = [], ...options })
  * figures; rejects when the command did not end with status 0. After `timeoutSeconds` the
  * child is killed (SIGKILL, after its VmHWM is read) and the result says `timedOut`, with the
  * bytes it had received into the archive's tmp/ so far: a run that does not finish is a figure too.
+ * `bin` runs another build of the command (a bundle of another commit, for A/B comparisons).
  */
-export function runArchiver({ args, archiveDir, sampleMs, cpuProfileDir, timeoutSeconds, json = true }) {
+export function runArchiver({ args, archiveDir, sampleMs, cpuProfileDir, timeoutSeconds, json = true, bin = ARCHIVER_BIN }) {
   const command = `oaibag ${args[0]}`;
   const peakFile = `${archiveDir}.peak.json`;
   rmSync(peakFile, { force: true });
   const nodeArgs = [...(cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []), '--import', join(ROOT, 'bench/harvest-peak.mjs')];
   const started = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, ARCHIVER_BIN, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, bin, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, OAIBAG_BENCH_PEAK_FILE: peakFile },
   });

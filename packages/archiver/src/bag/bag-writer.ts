@@ -182,7 +182,8 @@ class TempBag implements BagBuilder {
       throw new ArchiverError('ERR_ARCHIVE_BAG', `payload ${JSON.stringify(relName)}: ${bytes.byteLength} bytes, expected ${digests.size}`);
     }
     const path = this.claim(relName);
-    this.writeTag(path, bytes);
+    // The digests are the receiver's, of these very bytes: written, not hashed again.
+    this.writeSmallFile(path, bytes);
     const entry = { path, size: digests.size, sha256: digests.sha256.toLowerCase(), sha512: digests.sha512.toLowerCase() };
     this.payload.set(path, entry);
     return entry;
@@ -273,9 +274,16 @@ class TempBag implements BagBuilder {
     if (this.state !== 'open') throw new ArchiverError('ERR_ARCHIVE_BAG', `bag builder in ${this.tempDir} is already ${this.state}`);
   }
 
+  /**
+   * Creates a folder of the bag and any parents it lacks, one mkdir each: the set knows which
+   * exist (the bag made them all), where a recursive mkdir first tries the deepest and fails
+   * back up (a bag of a site's files makes hundreds of folders).
+   */
   private ensureFolder(folder: string): void {
     if (this.folders.has(folder)) return;
-    mkdirSync(folder, { recursive: true });
+    const parent = dirname(folder);
+    if (parent !== folder) this.ensureFolder(parent);
+    mkdirSync(folder);
     this.folders.add(folder);
   }
 
@@ -286,8 +294,14 @@ class TempBag implements BagBuilder {
     return path;
   }
 
-  /** Writes a file's bytes (small, already in memory) at `finalRel`; returns its sha256. Nothing is fsynced here (see aip/bag-placement.ts). */
+  /** Writes a tag file's bytes at `finalRel`; returns their sha256 (for the tag manifest). */
   private writeTag(finalRel: string, bytes: Uint8Array): string {
+    this.writeSmallFile(finalRel, bytes);
+    return createHash('sha256').update(bytes).digest('hex');
+  }
+
+  /** Writes a file's bytes (small, already in memory) at `finalRel`. Nothing is fsynced here (see aip/bag-placement.ts). */
+  private writeSmallFile(finalRel: string, bytes: Uint8Array): void {
     const target = join(this.tempDir, ...finalRel.split('/'));
     try {
       this.ensureFolder(dirname(target));
@@ -296,7 +310,6 @@ class TempBag implements BagBuilder {
       rmSync(target, { force: true });
       throw archiveIoError(error, `cannot write ${finalRel} in ${this.tempDir}`);
     }
-    return createHash('sha256').update(bytes).digest('hex');
   }
 
   /** Streams `source` into `finalRel` inside the bag (a failed write leaves no file there). */

@@ -707,7 +707,12 @@ export class Catalog {
         this.reading = true;
       }
     }
-    if (this.db.inTransaction) return this.db.transaction(fn)();
+    // A nested call joins the open transaction as it is, without a SAVEPOINT: whatever throws
+    // inside rolls the whole transaction back (no caller catches within one). A savepoint per
+    // call (one per record of a batch) made SQLite keep every page each statement touched in
+    // its in-memory statement journal until the batch ended, and walk that journal at the end
+    // of every statement: a fifth of a harvest's CPU (bench/README.md, "Per-record cost").
+    if (this.db.inTransaction) return fn();
     this.db.pragma('synchronous = FULL');
     try {
       return this.db.transaction(fn).immediate();

@@ -2,7 +2,6 @@
 // after a fixity check that found damage, `--on-failure CMD` runs a command and `--notify URL`
 // POSTs the same JSON. A notification never stops what sent it: its own failure is one log line.
 import { spawn } from 'node:child_process';
-import { request } from 'undici';
 
 /** What happened, as the command reads it on its standard input and the URL receives it. */
 export interface Notice {
@@ -97,6 +96,9 @@ function runCommand(command: string, notice: Notice, json: string, timeoutMs: nu
 
 async function postNotice(url: string, json: string, timeoutMs: number, log: (line: string) => void): Promise<void> {
   try {
+    // Loaded when a notice is sent: undici's index (fetch, WebSocket, Node's own copy of undici
+    // and its WebAssembly parser) cost every harvest ~0.3 s of CPU at start when imported above.
+    const { request } = await import('undici');
     const response = await request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
