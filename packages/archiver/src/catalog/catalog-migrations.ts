@@ -353,8 +353,7 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
       // write of the resource's state, in the writer's transaction. The MIME sets' columns are
       // computed from mime_type: the essence (lower case, no parameters) and its major type,
       // NULL when the essence is not `type/…`. Each index ends with the row id, the lists'
-      // second key. (identifier, source_id) makes "an earlier source has this identifier" and
-      // GetRecord a seek.
+      // second key.
       db.exec(`
         ALTER TABLE resources ADD COLUMN served_at INTEGER;
         ALTER TABLE resources ADD COLUMN mime_essence TEXT GENERATED ALWAYS AS
@@ -366,7 +365,6 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
         CREATE INDEX resources_served_by_source ON resources (source_id, served_at);
         CREATE INDEX resources_served_by_mime ON resources (mime_essence, served_at);
         CREATE INDEX resources_served_by_major ON resources (mime_major, served_at);
-        CREATE INDEX resources_by_identifier ON resources (identifier, source_id);
         CREATE TRIGGER resources_served_at_updated AFTER UPDATE OF current_version_id, deleted_at ON resources
         BEGIN
           UPDATE resources SET served_at = ${SERVED_AT} WHERE id = NEW.id;

@@ -53,9 +53,11 @@ export const QUALIFIED_PREFIX = 'info:oaibag/source/';
 // so each list shape seeks one index: resources_served (all items, and any MIME type),
 // resources_served_by_source, resources_served_by_major, resources_served_by_mime; each ends
 // with the row id, so (served_at, id) order comes from the index with no sort. "An earlier
-// source has the same identifier" is a seek of resources_by_identifier.
+// source has the same identifier" is one seek of the (source_id, identifier) key per earlier
+// source (an archive has a few): an index on the identifier alone would cost a copy of every
+// identifier, the catalog's largest column, for this one question.
 const SELECTED = `SELECT r.id, r.source_id, r.identifier, r.deleted_at IS NOT NULL AS deleted, r.served_at AS stamp,
-    EXISTS (SELECT 1 FROM resources o WHERE o.identifier = r.identifier AND o.source_id < r.source_id) AS shadowed,
+    EXISTS (SELECT 1 FROM sources e CROSS JOIN resources o ON o.source_id = e.id AND o.identifier = r.identifier WHERE e.id < r.source_id) AS shadowed,
     r.mime_type AS resource_mime_type, v.id AS v_id, v.datestamp AS v_datestamp, v.mime_type, v.size, v.sha256, v.last_modified, v.stored_at, v.record,
     b.bag_path, s.base_url
   FROM resources r JOIN sources s ON s.id = r.source_id
@@ -143,12 +145,12 @@ export function listItems(catalog: Catalog, query: ItemQuery): ArchiveItem[] {
   return rows.map(toItem);
 }
 
-/** GetRecord's item: a seek of resources_by_identifier (the earliest source first). */
+/** GetRecord's item: one seek of the (source_id, identifier) key per source, the earliest first. */
 export function findItemSql(identifier: string): ServedSql {
   const qualified = identifier.startsWith(QUALIFIED_PREFIX) ? /^(\d+)\/(.+)$/s.exec(identifier.slice(QUALIFIED_PREFIX.length)) : null;
   return {
-    sql: `${SELECTED} WHERE r.served_at IS NOT NULL AND r.identifier = :identifier AND (:source IS NULL OR r.source_id = :source)
-      ORDER BY r.source_id LIMIT 1`,
+    sql: `${SELECTED} WHERE r.source_id IN (SELECT id FROM sources WHERE :source IS NULL OR id = :source) AND r.identifier = :identifier
+      AND r.served_at IS NOT NULL ORDER BY r.source_id LIMIT 1`,
     params: { identifier: qualified ? qualified[2]! : identifier, source: qualified ? Number(qualified[1]) : null },
   };
 }
