@@ -75,6 +75,8 @@ function answers(archive: string) {
         bytes: status.payloadBytes,
         stored: status.storedBytes,
       },
+      // What `oaibag serve` lists by: each resource's served datestamp and MIME set columns.
+      served: catalog.statement('SELECT source_id, identifier, served_at, mime_essence, mime_major FROM resources ORDER BY served_at, id').all(),
       harvests: [1, 2, 3].map((id) => {
         const row = catalog.harvest(id);
         // The politeness a harvest used is how it asked, not what it stored: the bags do not

@@ -49,61 +49,126 @@ export interface ItemQuery {
 /** Served identifiers of items whose original an earlier source uses too. */
 export const QUALIFIED_PREFIX = 'info:oaibag/source/';
 
-// Each resource once, with its ingest time: the current version's stored_at, or when it is
-// deleted now, the latest deletion's recorded_at.
-const ITEMS = `WITH items AS (
-  SELECT r.id, r.source_id, r.identifier, r.deleted_at IS NOT NULL AS deleted, r.current_version_id,
-    CAST(strftime('%s', CASE WHEN r.deleted_at IS NOT NULL
-      THEN (SELECT MAX(d.recorded_at) FROM deletions d WHERE d.resource_id = r.id)
-      ELSE (SELECT v.stored_at FROM versions v WHERE v.id = r.current_version_id) END) AS INTEGER) AS stamp,
-    EXISTS (SELECT 1 FROM resources o WHERE o.identifier = r.identifier AND o.source_id < r.source_id) AS shadowed,
-    r.mime_type AS resource_mime_type,
-    lower(trim(CASE WHEN instr(r.mime_type, ';') > 0 THEN substr(r.mime_type, 1, instr(r.mime_type, ';') - 1) ELSE r.mime_type END)) AS essence
-  FROM resources r)`;
-
-// The MIME filter compares the type's essence (lower case, no parameters) as mimeSetSpec does.
-const WHERE = `i.stamp IS NOT NULL AND (:from IS NULL OR i.stamp >= :from) AND i.stamp <= :until AND (:source IS NULL OR i.source_id = :source)
-  AND (:anyMime IS NULL OR instr(i.essence, '/') > 1) AND (:mimeType IS NULL OR substr(i.essence, 1, length(:mimeType) + 1) = :mimeType || '/')
-  AND (:mimeFull IS NULL OR i.essence = :mimeFull)`;
-
-const SELECTED = `SELECT i.*, v.id AS v_id, v.datestamp AS v_datestamp, v.mime_type, v.size, v.sha256, v.last_modified, v.stored_at, v.record,
+// An item's columns. served_at, mime_essence and mime_major are kept in the row (migration 9),
+// so each list shape seeks one index: resources_served (all items, and any MIME type),
+// resources_served_by_source, resources_served_by_major, resources_served_by_mime; each ends
+// with the row id, so (served_at, id) order comes from the index with no sort. "An earlier
+// source has the same identifier" is one seek of the (source_id, identifier) key per earlier
+// source (an archive has a few): an index on the identifier alone would cost a copy of every
+// identifier, the catalog's largest column, for this one question.
+const SELECTED = `SELECT r.id, r.source_id, r.identifier, r.deleted_at IS NOT NULL AS deleted, r.served_at AS stamp,
+    EXISTS (SELECT 1 FROM sources e CROSS JOIN resources o ON o.source_id = e.id AND o.identifier = r.identifier WHERE e.id < r.source_id) AS shadowed,
+    r.mime_type AS resource_mime_type, v.id AS v_id, v.datestamp AS v_datestamp, v.mime_type, v.size, v.sha256, v.last_modified, v.stored_at, v.record,
     b.bag_path, s.base_url
-  FROM items i JOIN sources s ON s.id = i.source_id
-  LEFT JOIN versions v ON v.id = i.current_version_id AND NOT i.deleted LEFT JOIN bags b ON b.id = v.bag_id`;
+  FROM resources r JOIN sources s ON s.id = r.source_id
+  LEFT JOIN versions v ON v.id = r.current_version_id AND r.deleted_at IS NULL LEFT JOIN bags b ON b.id = v.bag_id`;
 
-export function countItems(catalog: Catalog, query: ItemQuery): number {
-  const row = catalog.statement(`${ITEMS} SELECT COUNT(*) AS n FROM items i WHERE ${WHERE}`).get(parameters(query)) as { n: number };
-  return row.n;
+/** One statement of the served lists and its parameters: what runs, and what a test explains. */
+export interface ServedSql {
+  sql: string;
+  params: Record<string, number | string | null>;
 }
 
+/** The conditions of a window's set (the same for a count and for a page). */
+function setConditions(query: ItemQuery): ServedSql {
+  const conditions: string[] = [];
+  const params: ServedSql['params'] = {};
+  if (query.sourceId !== undefined) {
+    conditions.push('r.source_id = :source');
+    params.source = query.sourceId;
+  }
+  const mime = query.mime;
+  if (mime?.type !== undefined && mime.subtype !== undefined) {
+    conditions.push('r.mime_essence = :mimeFull');
+    params.mimeFull = `${mime.type}/${mime.subtype}`;
+  } else if (mime?.type !== undefined) {
+    conditions.push('r.mime_major = :mimeType');
+    params.mimeType = mime.type;
+  } else if (mime) {
+    conditions.push('r.mime_major IS NOT NULL');
+  }
+  return { sql: conditions.map((condition) => ` AND ${condition}`).join(''), params };
+}
+
+/** The count of a window: a range of one index, covering for all items, a source and a MIME type. */
+export function itemCountSql(query: ItemQuery): ServedSql {
+  const set = setConditions(query);
+  return {
+    sql: `SELECT COUNT(*) AS n FROM resources r WHERE r.served_at >= :from AND r.served_at <= :until${set.sql}`,
+    params: { ...set.params, from: query.from ?? Number.MIN_SAFE_INTEGER, until: query.until },
+  };
+}
+
+/**
+ * A page of a window, strictly after `after`, as one or two statements, each a range of one
+ * index, run in order while the page is not full (each has its `limit` parameter): the rest of
+ * `after`'s second (its ids above `after`'s), then the seconds after it. A row-value condition
+ * `(served_at, id) > (?, ?)` would seek on served_at alone and step through that second's earlier
+ * rows one by one: SQLite seeks on an index's columns, not on the row id that ends each entry.
+ */
+export function itemPageSql(query: ItemQuery): ServedSql[] {
+  const set = setConditions(query);
+  const limit = query.limit ?? Number.MAX_SAFE_INTEGER;
+  let from = query.from ?? Number.MIN_SAFE_INTEGER;
+  const statements: ServedSql[] = [];
+  const after = query.after;
+  if (after) {
+    if (after.datestamp >= from && after.datestamp <= query.until) {
+      statements.push({
+        sql: `${SELECTED} WHERE r.served_at = :stamp AND r.id > :id${set.sql} ORDER BY r.id LIMIT :limit`,
+        params: { ...set.params, stamp: after.datestamp, id: after.id, limit },
+      });
+    }
+    from = Math.max(from, after.datestamp + 1);
+  }
+  statements.push({
+    sql: `${SELECTED} WHERE r.served_at >= :from AND r.served_at <= :until${set.sql} ORDER BY r.served_at, r.id LIMIT :limit`,
+    params: { ...set.params, from, until: query.until, limit },
+  });
+  return statements;
+}
+
+/** How many items a window holds. The provider counts once per list, on its first page, and carries the number in its tokens. */
+export function countItems(catalog: Catalog, query: ItemQuery): number {
+  const { sql, params } = itemCountSql(query);
+  return (catalog.statement(sql).get(params) as { n: number }).n;
+}
+
+/** At most `limit` items of a window in (datestamp, id) order, strictly after `after`. */
 export function listItems(catalog: Catalog, query: ItemQuery): ArchiveItem[] {
-  const rows = catalog
-    .statement(
-      `${ITEMS} ${SELECTED}
-       WHERE ${WHERE} AND (:afterStamp IS NULL OR i.stamp > :afterStamp OR (i.stamp = :afterStamp AND i.id > :afterId))
-       ORDER BY i.stamp, i.id LIMIT :limit`,
-    )
-    .all({ ...parameters(query), afterStamp: query.after?.datestamp ?? null, afterId: query.after?.id ?? 0, limit: query.limit ?? -1 }) as Row[];
+  const rows: Row[] = [];
+  const limit = query.limit ?? Number.MAX_SAFE_INTEGER;
+  for (const { sql, params } of itemPageSql(query)) {
+    if (rows.length >= limit) break;
+    rows.push(...(catalog.statement(sql).all({ ...params, limit: limit - rows.length }) as Row[]));
+  }
   return rows.map(toItem);
+}
+
+/** GetRecord's item: one seek of the (source_id, identifier) key per source, the earliest first. */
+export function findItemSql(identifier: string): ServedSql {
+  const qualified = identifier.startsWith(QUALIFIED_PREFIX) ? /^(\d+)\/(.+)$/s.exec(identifier.slice(QUALIFIED_PREFIX.length)) : null;
+  return {
+    sql: `${SELECTED} WHERE r.source_id IN (SELECT id FROM sources WHERE :source IS NULL OR id = :source) AND r.identifier = :identifier
+      AND r.served_at IS NOT NULL ORDER BY r.source_id LIMIT 1`,
+    params: { identifier: qualified ? qualified[2]! : identifier, source: qualified ? Number(qualified[1]) : null },
+  };
 }
 
 /** The item an identifier as served names, if any. */
 export function findItem(catalog: Catalog, identifier: string): ArchiveItem | undefined {
-  const qualified = identifier.startsWith(QUALIFIED_PREFIX) ? /^(\d+)\/(.+)$/s.exec(identifier.slice(QUALIFIED_PREFIX.length)) : null;
-  const row = catalog
-    .statement(
-      `${ITEMS} ${SELECTED}
-       WHERE i.stamp IS NOT NULL AND i.identifier = :identifier AND (:source IS NULL OR i.source_id = :source)
-       ORDER BY i.source_id LIMIT 1`,
-    )
-    .get({ identifier: qualified ? qualified[2]! : identifier, source: qualified ? Number(qualified[1]) : null }) as Row | undefined;
+  const { sql, params } = findItemSql(identifier);
+  const row = catalog.statement(sql).get(params) as Row | undefined;
   const item = row && toItem(row);
   return item && item.identifier === identifier ? item : undefined;
 }
 
+/** Identify's earliestDatestamp: the first entry of resources_served. */
+export const EARLIEST_SQL = 'SELECT MIN(served_at) AS first FROM resources';
+
 /** The earliest ingest time of anything served, seconds (undefined: the archive is empty). */
 export function earliestDatestamp(catalog: Catalog): number | undefined {
-  const row = catalog.statement(`${ITEMS} SELECT MIN(stamp) AS first FROM items`).get() as { first: number | null };
+  const row = catalog.statement(EARLIEST_SQL).get() as { first: number | null };
   return row.first ?? undefined;
 }
 
@@ -115,23 +180,20 @@ export function sourcesWithItems(catalog: Catalog): Array<{ id: number; baseUrl:
   return rows.map((row) => ({ id: Number(row.id), baseUrl: String(row.base_url), name: row.repository_name === null ? null : String(row.repository_name) }));
 }
 
-function parameters(query: ItemQuery): Record<string, number | string | null> {
-  const mime = query.mime;
-  return {
-    from: query.from ?? null,
-    until: query.until,
-    source: query.sourceId ?? null,
-    anyMime: mime ? 1 : null,
-    mimeType: mime?.type !== undefined && mime.subtype === undefined ? mime.type : null,
-    mimeFull: mime?.type !== undefined && mime.subtype !== undefined ? `${mime.type}/${mime.subtype}` : null,
-  };
+/**
+ * The MIME types of the items (live or deleted), each essence once: the archive's MIME sets.
+ * One seek of resources_served_by_mime per type (a skip through the index), not a read of every
+ * resource.
+ */
+export function itemMimeTypes(catalog: Catalog): string[] {
+  const rows = catalog.statement(MIME_TYPES_SQL).all() as Array<{ essence: string }>;
+  return rows.map((row) => row.essence);
 }
 
-/** The MIME types of the items (live or deleted): the archive's MIME sets. */
-export function itemMimeTypes(catalog: Catalog): string[] {
-  const rows = catalog.statement('SELECT DISTINCT mime_type FROM resources WHERE mime_type IS NOT NULL').all() as Array<{ mime_type: string }>;
-  return rows.map((row) => row.mime_type);
-}
+export const MIME_TYPES_SQL = `WITH RECURSIVE types (essence) AS (
+    SELECT MIN(mime_essence) FROM resources
+    UNION ALL SELECT (SELECT MIN(mime_essence) FROM resources WHERE mime_essence > types.essence) FROM types WHERE types.essence IS NOT NULL)
+  SELECT essence FROM types WHERE essence IS NOT NULL`;
 
 function toItem(row: Row): ArchiveItem {
   const original = String(row.identifier);

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { RepositoryError } from '../core/errors.js';
 import type { IndexedFile } from '../core/model.js';
+import { MIME_SET_ROOT } from './set-spec.js';
 
 /** What the scanner learnt about one exported file (everything but the id and datestamp). */
 export type FileFacts = Omit<IndexedFile, 'id' | 'datestamp' | 'deleted'>;
@@ -202,14 +203,17 @@ export class FileIndex {
     return this.db.transaction(work)();
   }
 
-  /** Items of a list window, in (datestamp, id) order, deleted ones included. */
+  /** Items of a list window, in (datestamp, id) order, deleted ones included: one or two index seeks (listSql). */
   list(query: ListQuery): IndexedFile[] {
-    const { sql, params } = listSql('SELECT *', query);
-    const rows = this.query(`${sql} ORDER BY datestamp, id LIMIT ?`).all(...params, query.limit) as RecordRow[];
+    const rows: RecordRow[] = [];
+    for (const { sql, params } of listSql(query)) {
+      if (rows.length >= query.limit) break;
+      rows.push(...(this.query(sql).all(...params, query.limit - rows.length) as RecordRow[]));
+    }
     return rows.map(toFile);
   }
 
-  /** How many items a list window holds (for completeListSize). */
+  /** How many items a list window holds (for completeListSize: the provider counts once per list, on its first page). */
   count(query: Omit<ListQuery, 'limit' | 'after'>): number {
     if (query.from === undefined && query.setSpec === undefined && query.hiddenPrefixes.length === 0) {
       // A whole-table count(*) is several times faster than counting a range of the datestamp
@@ -219,27 +223,21 @@ export class FileIndex {
       const later = (this.query('SELECT count(*) AS n FROM records WHERE datestamp > ?').get(query.until) as { n: number }).n;
       return all - later;
     }
-    const { sql, params } = listSql('SELECT count(*) AS n', query);
-    return (this.query(sql).get(...params) as { n: number }).n;
+    const counted = countSql(query);
+    return counted === null ? 0 : (this.query(counted.sql).get(...counted.params) as { n: number }).n;
   }
 
   /** The oldest datestamp among the items the requester may see. */
   earliestDatestamp(hiddenPrefixes: readonly string[] = []): number | undefined {
-    const hidden = hiddenClause(hiddenPrefixes);
-    // ORDER BY … LIMIT 1 walks the datestamp index and stops at the first visible row.
-    const row = this.db.prepare(`SELECT datestamp FROM records WHERE 1${hidden.sql} ORDER BY datestamp LIMIT 1`).get(...hidden.params) as
-      | { datestamp: number }
-      | undefined;
+    const { sql, params } = earliestSql(hiddenPrefixes);
+    const row = this.db.prepare(sql).get(...params) as { datestamp: number } | undefined;
     return row?.datestamp;
   }
 
   /** setSpecs of live items the requester may see (leaf sets only; callers add ancestors). */
   liveSetSpecs(hiddenPrefixes: readonly string[]): string[] {
-    const hidden = hiddenClause(hiddenPrefixes);
-    const rows = this.db.prepare(`SELECT DISTINCT set_spec FROM records WHERE deleted = 0${hidden.sql} ORDER BY set_spec`).all(...hidden.params) as {
-      set_spec: string;
-    }[];
-    return rows.map((row) => row.set_spec);
+    const { sql, params } = liveSetSpecsSql(hiddenPrefixes);
+    return (this.db.prepare(sql).all(...params) as { set_spec: string }[]).map((row) => row.set_spec);
   }
 
   private meta(key: string): string | undefined {
@@ -294,30 +292,104 @@ function createSchema(db: Database.Database): void {
     );
     CREATE INDEX IF NOT EXISTS records_by_datestamp ON records (datestamp, id);
     CREATE INDEX IF NOT EXISTS records_by_set ON records (set_spec, datestamp, id);
+    CREATE INDEX IF NOT EXISTS records_by_major_type ON records (${MAJOR_TYPE_SET}, datestamp, id);
   `);
   const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
   if (!version) db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
   else if (version.value !== SCHEMA_VERSION) throw new Error(`index schema version ${version.value}, this program reads ${SCHEMA_VERSION}`);
 }
 
-function listSql(select: string, query: Omit<ListQuery, 'limit'>): { sql: string; params: unknown[] } {
-  let sql = `${select} FROM records WHERE datestamp <= ?`;
-  const params: unknown[] = [query.until];
-  if (query.from !== undefined) {
-    sql += ' AND datestamp >= ?';
-    params.push(query.from);
-  }
-  if (query.after) {
-    sql += ' AND (datestamp, id) > (?, ?)';
-    params.push(query.after.datestamp, query.after.id);
-  }
-  if (query.setSpec !== undefined) {
-    // `:` is followed by `;` in ASCII: [spec + ':', spec + ';') holds exactly the subsets.
-    sql += ' AND (set_spec = ? OR (set_spec >= ? AND set_spec < ?))';
-    params.push(query.setSpec, `${query.setSpec}:`, `${query.setSpec};`);
-  }
+/** A statement of the index and its parameters: what runs, and what a test explains. */
+export interface IndexSql {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * The major-type set of a row (`mime:image` for `mime:image:png`), as an expression that
+ * records_by_major_type indexes. Every row's set_spec is a leaf of the MIME hierarchy,
+ * `mime:type:subtype` (setSpecForMimeType), so the root `mime` holds every row.
+ */
+const MAJOR_TYPE_SET = "substr(set_spec, 1, 4 + instr(substr(set_spec, 6), ':'))";
+
+/**
+ * The condition of a set as one index prefix: a leaf is an equality on set_spec
+ * (records_by_set), a major type one on MAJOR_TYPE_SET (records_by_major_type), the root none
+ * (records_by_datestamp); null for a set that can hold no row.
+ */
+function setCondition(setSpec: string | undefined): IndexSql | null {
+  if (setSpec === undefined || setSpec === MIME_SET_ROOT) return { sql: '', params: [] };
+  const parts = setSpec.split(':');
+  if (parts[0] !== MIME_SET_ROOT || parts.length > 3) return null;
+  return parts.length === 3 ? { sql: ' AND set_spec = ?', params: [setSpec] } : { sql: ` AND ${MAJOR_TYPE_SET} = ?`, params: [setSpec] };
+}
+
+/**
+ * A page of a list window as one or two statements, each a range of one index that gives
+ * (datestamp, id) order without a sort, run in order while the page is not full; each takes
+ * the page's remaining size as its last parameter. After a key: the rest of that key's second
+ * (ids above its id), then the seconds after it. A row-value `(datestamp, id) > (?, ?)` seeks
+ * on the datestamp alone and steps through that second's earlier rows, which is a page's whole
+ * cost when a million files share one mtime second (measured in bench/lists.mjs).
+ */
+export function listSql(query: Omit<ListQuery, 'limit'>): IndexSql[] {
+  const set = setCondition(query.setSpec);
+  if (set === null) return [];
   const hidden = hiddenClause(query.hiddenPrefixes);
-  return { sql: sql + hidden.sql, params: [...params, ...hidden.params] };
+  const statements: IndexSql[] = [];
+  let from = query.from ?? Number.MIN_SAFE_INTEGER;
+  if (query.after) {
+    const { datestamp, id } = query.after;
+    if (datestamp >= from && datestamp <= query.until) {
+      statements.push({
+        sql: `SELECT * FROM records WHERE datestamp = ? AND id > ?${set.sql}${hidden.sql} ORDER BY id LIMIT ?`,
+        params: [datestamp, id, ...set.params, ...hidden.params],
+      });
+    }
+    from = Math.max(from, datestamp + 1);
+  }
+  statements.push({
+    sql: `SELECT * FROM records WHERE datestamp >= ? AND datestamp <= ?${set.sql}${hidden.sql} ORDER BY datestamp, id LIMIT ?`,
+    params: [from, query.until, ...set.params, ...hidden.params],
+  });
+  return statements;
+}
+
+/** The count of a list window through the same index as its pages; null when the set holds nothing. */
+export function countSql(query: Omit<ListQuery, 'limit' | 'after'>): IndexSql | null {
+  const set = setCondition(query.setSpec);
+  if (set === null) return null;
+  const hidden = hiddenClause(query.hiddenPrefixes);
+  return {
+    sql: `SELECT count(*) AS n FROM records WHERE datestamp >= ? AND datestamp <= ?${set.sql}${hidden.sql}`,
+    params: [query.from ?? Number.MIN_SAFE_INTEGER, query.until, ...set.params, ...hidden.params],
+  };
+}
+
+/** The oldest datestamp a requester may see: records_by_datestamp walked from its start to the first visible row. */
+export function earliestSql(hiddenPrefixes: readonly string[]): IndexSql {
+  const hidden = hiddenClause(hiddenPrefixes);
+  return {
+    sql: `SELECT datestamp FROM records WHERE datestamp >= ?${hidden.sql} ORDER BY datestamp LIMIT 1`,
+    params: [Number.MIN_SAFE_INTEGER, ...hidden.params],
+  };
+}
+
+/**
+ * The leaf sets with a live row the requester may see: a skip through records_by_set from one
+ * set_spec to the next (one seek per set, not a read of every row), each checked for a live,
+ * visible member.
+ */
+export function liveSetSpecsSql(hiddenPrefixes: readonly string[]): IndexSql {
+  const hidden = hiddenClause(hiddenPrefixes);
+  return {
+    sql: `WITH RECURSIVE specs (spec) AS (
+        SELECT MIN(set_spec) FROM records
+        UNION ALL SELECT (SELECT MIN(set_spec) FROM records WHERE set_spec > specs.spec) FROM specs WHERE specs.spec IS NOT NULL)
+      SELECT spec AS set_spec FROM specs
+      WHERE spec IS NOT NULL AND EXISTS (SELECT 1 FROM records WHERE set_spec = specs.spec AND deleted = 0${hidden.sql})`,
+    params: hidden.params,
+  };
 }
 
 /** SQL for "not under any of these prefixes", with the rule of access-control.ts. */
