@@ -1,7 +1,8 @@
 // The report of the scale benchmark (scale.mjs): the growth exponent of each step between
 // consecutive sizes (log(t2/t1) / log(n2/n1), for wall time, each process's CPU time and peak
 // RSS), the targets of issue 27's "Done when" (measured at 1M, or projected to 1M from the largest
-// size measured with the last exponent, and said so), and the Markdown tables for bench/README.md.
+// size measured with the last CPU-time exponent, and said so), and the Markdown tables for
+// bench/README.md.
 
 const MB = 1e6;
 export const MILLION = 1_000_000;
@@ -88,10 +89,16 @@ export function checkTargets(entries) {
   const find = (step) => last.steps.find((candidate) => candidate.step === step);
   const basis = (e, kind) =>
     at1M ? 'measured at 1M' : `projected from ${sizeLabel(last.n)} with ${kind} exponent ${e.toFixed(2)}${pair ? '' : ' (assumed: one size measured)'}`;
+  // Projections use the CPU time's exponent (on a shared machine the wall time's follows the
+  // load), the largest of the step's processes: the one growing fastest takes over at 1M.
+  const cpuExponent = (growthPair, step) => {
+    const values = Object.values(growthPair?.steps[step]?.cpu ?? {}).filter((value) => value !== undefined);
+    return values.length > 0 ? Math.max(...values) : undefined;
+  };
   for (const target of TIME_TARGETS) {
     const step = find(target.step);
     if (!step) continue;
-    const e = Math.max(target.floor, pair?.steps[target.step]?.time ?? target.floor);
+    const e = Math.max(target.floor, cpuExponent(pair, target.step) ?? target.floor);
     const value = step.ok ? (at1M ? step.seconds : step.seconds * (MILLION / last.n) ** e) : Number.POSITIVE_INFINITY;
     checks.push({
       text: target.text,
@@ -99,7 +106,7 @@ export function checkTargets(entries) {
       limit: target.limit,
       unit: 's',
       pass: value <= target.limit,
-      basis: step.ok ? basis(e, 'time') : `failed at ${sizeLabel(last.n)}`,
+      basis: step.ok ? basis(e, 'CPU time') : `failed at ${sizeLabel(last.n)}`,
     });
   }
   const served = find('serve-harvest');
@@ -147,7 +154,9 @@ export function checkTargets(entries) {
   if (pair) {
     for (const [step, growth] of Object.entries(pair.steps)) {
       const main = mainProcess(last.steps.find((candidate) => candidate.step === step));
-      if (growth.time !== undefined) checks.push(exponentCheck(`${step}: time exponent`, growth.time, 1.1, pair));
+      const cpu = growth.cpu[main];
+      if (growth.time !== undefined)
+        checks.push(exponentCheck(`${step}: time exponent`, growth.time, 1.1, pair, cpu === undefined ? '' : `; CPU ${cpu.toFixed(2)}`));
       const memory = growth.memory[main];
       if (memory !== undefined) checks.push(exponentCheck(`${step}: memory exponent (${main})`, memory, 0.1, pair));
     }
@@ -155,14 +164,15 @@ export function checkTargets(entries) {
   return checks;
 }
 
-function exponentCheck(text, value, limit, pair) {
+/** A growth exponent against its limit; `more` ends the basis (the CPU time's exponent beside the wall time's). */
+function exponentCheck(text, value, limit, pair, more = '') {
   return {
     text: `${text} ≤ ${limit}`,
     value,
     limit,
     unit: '',
     pass: value <= limit,
-    basis: `${sizeLabel(pair.from)} → ${sizeLabel(pair.to)}${pair.sameCode ? '' : ' (different code)'}`,
+    basis: `${sizeLabel(pair.from)} → ${sizeLabel(pair.to)}${pair.sameCode ? '' : ' (different code)'}${more}`,
   };
 }
 
