@@ -5,6 +5,7 @@
 // a command printing a line per resource costs the benchmark nothing.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ARCHIVER_BIN } from './harvest-common.mjs';
 import { cpuSecondsOf, memoryOf, ROOT } from './repository-common.mjs';
@@ -34,7 +35,7 @@ function resetPeak(pid) {
  * are those it had reached.
  */
 export function runMeasured({ args, script = ARCHIVER_BIN, stdoutFile, timeoutSeconds, label = `oaibag ${args[0]}` }) {
-  const peakFile = `${stdoutFile ?? join(ROOT, 'bench/work')}.${process.pid}.${Date.now()}.peak.json`;
+  const peakFile = join(tmpdir(), `oaibag-scale-${process.pid}-${Date.now()}.peak.json`);
   const out = stdoutFile ? openSync(stdoutFile, 'w') : 'ignore';
   const started = performance.now();
   const child = spawn(process.execPath, ['--import', PEAK_PRELOAD, script, ...args], {
