@@ -45,11 +45,20 @@ export interface PlacedRow {
 /** Where a page read stopped: the next page starts after it. */
 export type PlanCursor = readonly [Buffer, Buffer, number];
 
+const REFUSED_PAGE = 'SELECT id, source_id, identifier, reason FROM refused WHERE (ident_key, source_id) > (?, ?) ORDER BY ident_key, source_id LIMIT ?';
+const PLACED_PAGE = `SELECT id, source_id, path, version FROM placed
+  WHERE (path_key, ident_key, source_id) > (?, ?, ?) ORDER BY path_key, ident_key, source_id LIMIT ?`;
+const PLACED_PAGE_WINNERS = `SELECT id, source_id, path, version FROM placed
+  WHERE (path_key, ident_key, source_id) > (?, ?, ?) AND lost = 0 ORDER BY path_key, ident_key, source_id LIMIT ?`;
+
+const WINNER_PATHS_PAGE = `SELECT id, source_id, path, json_extract(version, '$.identifier') AS identifier, json_extract(version, '$.size') AS size
+  FROM placed WHERE (path_key, ident_key, source_id) > (?, ?, ?) AND lost = 0 ORDER BY path_key, ident_key, source_id LIMIT ?`;
+
 const SCHEMA = `
   CREATE TABLE unreadable (kind INTEGER NOT NULL, source_index INTEGER NOT NULL, row_id INTEGER NOT NULL,
     identifier TEXT NOT NULL, datestamp TEXT NOT NULL, PRIMARY KEY (kind, source_index, row_id)) WITHOUT ROWID;
-  CREATE TABLE refused (ident_key BLOB NOT NULL, source_id INTEGER NOT NULL, identifier TEXT NOT NULL, reason TEXT NOT NULL,
-    PRIMARY KEY (ident_key, source_id)) WITHOUT ROWID;
+  CREATE TABLE refused (id INTEGER PRIMARY KEY, ident_key BLOB NOT NULL, source_id INTEGER NOT NULL, identifier TEXT NOT NULL, reason TEXT NOT NULL);
+  CREATE UNIQUE INDEX refused_in_order ON refused (ident_key, source_id);
   CREATE TABLE placed (id INTEGER PRIMARY KEY, path_key BLOB NOT NULL, ident_key BLOB NOT NULL, source_id INTEGER NOT NULL,
     path TEXT NOT NULL, lost INTEGER NOT NULL DEFAULT 0, version TEXT NOT NULL);
   CREATE UNIQUE INDEX placed_in_order ON placed (path_key, ident_key, source_id);
@@ -111,7 +120,12 @@ export class RestorePlanTable {
   }
 
   addRefused(row: RefusedRow): void {
-    this.statement('INSERT INTO refused VALUES (?, ?, ?, ?)').run(codeUnitKey(row.identifier), row.sourceId, row.identifier, row.reason);
+    this.statement('INSERT INTO refused (ident_key, source_id, identifier, reason) VALUES (?, ?, ?, ?)').run(
+      codeUnitKey(row.identifier),
+      row.sourceId,
+      row.identifier,
+      row.reason,
+    );
   }
 
   addPlaced(row: PlacedRow): void {
@@ -151,46 +165,53 @@ export class RestorePlanTable {
   *refused(): Generator<RefusedRow> {
     let after: [Buffer, number] = [Buffer.alloc(0), -1];
     for (;;) {
-      const rows = this.statement('SELECT * FROM refused WHERE (ident_key, source_id) > (?, ?) ORDER BY ident_key, source_id LIMIT ?').all(
-        ...after,
-        this.pageRows,
-      ) as Array<{ ident_key: Buffer; source_id: number; identifier: string; reason: string }>;
+      const rows = this.statement(REFUSED_PAGE).all(...after, this.pageRows) as Array<{ id: number; source_id: number; identifier: string; reason: string }>;
       for (const row of rows) yield { identifier: row.identifier, sourceId: row.source_id, reason: row.reason };
       const last = rows.at(-1);
       if (last === undefined || rows.length < this.pageRows) return;
-      after = [last.ident_key, last.source_id];
+      const key = this.statement('SELECT ident_key FROM refused WHERE id = ?').get(last.id) as { ident_key: Buffer };
+      after = [key.ident_key, last.source_id];
     }
   }
 
   /**
    * The placed resources in path order (code units), then identifier and source (the first of
    * equal paths keeps the place); with `winners`, only those that were not marked lost. Each
-   * row comes with its cursor, for {@link markLost}.
+   * row comes with its row id, for {@link markLost}.
    */
-  *placed(winners: boolean): Generator<PlacedRow & { cursor: PlanCursor }> {
+  *placed(winners: boolean): Generator<PlacedRow & { rowId: number }> {
+    for (const page of this.pages<{ path: string; version: string }>(winners ? PLACED_PAGE_WINNERS : PLACED_PAGE)) {
+      for (const row of page) yield { path: row.path, version: JSON.parse(row.version) as VersionRecord, rowId: row.id };
+    }
+  }
+
+  /** The files of the state (placed, not lost), in path order, as their path, identifier and size alone (no version is parsed). */
+  *winnerPaths(): Generator<{ path: string; identifier: string; size: number }> {
+    for (const page of this.pages<{ path: string; identifier: string; size: number }>(WINNER_PATHS_PAGE)) {
+      for (const row of page) yield { path: row.path, identifier: row.identifier, size: row.size };
+    }
+  }
+
+  /**
+   * The pages of a keyset read over `placed` in path order (`sql` takes the cursor and the page
+   * size). The keys are read for a page's last row only: each Buffer is an ArrayBuffer of its
+   * own, and one per row made the garbage collector the largest cost of a restore.
+   */
+  private *pages<T>(sql: string): Generator<Array<T & { id: number; source_id: number }>> {
     let after: PlanCursor = [Buffer.alloc(0), Buffer.alloc(0), -1];
-    const sql = `SELECT path_key, ident_key, source_id, path, version FROM placed
-      WHERE (path_key, ident_key, source_id) > (?, ?, ?)${winners ? ' AND lost = 0' : ''} ORDER BY path_key, ident_key, source_id LIMIT ?`;
     for (;;) {
-      const rows = this.statement(sql).all(...after, this.pageRows) as Array<{
-        path_key: Buffer;
-        ident_key: Buffer;
-        source_id: number;
-        path: string;
-        version: string;
-      }>;
-      for (const row of rows) {
-        yield { path: row.path, version: JSON.parse(row.version) as VersionRecord, cursor: [row.path_key, row.ident_key, row.source_id] };
-      }
+      const rows = this.statement(sql).all(...after, this.pageRows) as Array<T & { id: number; source_id: number }>;
+      yield rows;
       const last = rows.at(-1);
       if (last === undefined || rows.length < this.pageRows) return;
-      after = [last.path_key, last.ident_key, last.source_id];
+      const key = this.statement('SELECT path_key, ident_key FROM placed WHERE id = ?').get(last.id) as { path_key: Buffer; ident_key: Buffer };
+      after = [key.path_key, key.ident_key, last.source_id];
     }
   }
 
   /** Marks a placed resource as having lost its path to another (it is not written). */
-  markLost(cursor: PlanCursor): void {
-    this.statement('UPDATE placed SET lost = 1 WHERE path_key = ? AND ident_key = ? AND source_id = ?').run(...cursor);
+  markLost(rowId: number): void {
+    this.statement('UPDATE placed SET lost = 1 WHERE id = ?').run(rowId);
   }
 
   /** True when a file of the state (a placed resource that kept its path) is at `path`. */
@@ -220,11 +241,10 @@ export class RestorePlanTable {
   explainPageReads(): string[] {
     const plans = [
       ['SELECT * FROM unreadable WHERE (kind, source_index, row_id) > (?, ?, ?) ORDER BY kind, source_index, row_id LIMIT ?', [0, 0, 0, 1]],
-      ['SELECT * FROM refused WHERE (ident_key, source_id) > (?, ?) ORDER BY ident_key, source_id LIMIT ?', [Buffer.alloc(0), 0, 1]],
-      [
-        'SELECT path, version FROM placed WHERE (path_key, ident_key, source_id) > (?, ?, ?) AND lost = 0 ORDER BY path_key, ident_key, source_id LIMIT ?',
-        [Buffer.alloc(0), Buffer.alloc(0), 0, 1],
-      ],
+      [REFUSED_PAGE, [Buffer.alloc(0), 0, 1]],
+      [PLACED_PAGE, [Buffer.alloc(0), Buffer.alloc(0), 0, 1]],
+      [PLACED_PAGE_WINNERS, [Buffer.alloc(0), Buffer.alloc(0), 0, 1]],
+      [WINNER_PATHS_PAGE, [Buffer.alloc(0), Buffer.alloc(0), 0, 1]],
       ['SELECT 1 FROM placed WHERE path_key >= ? AND path_key < ? AND lost = 0 LIMIT 1', [Buffer.alloc(0), Buffer.alloc(0)]],
       ['SELECT 1 FROM present WHERE path = ?', ['']],
     ] as const;

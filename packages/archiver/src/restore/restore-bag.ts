@@ -87,7 +87,7 @@ export async function openPayload(source: PayloadSource): Promise<FileHandle> {
 }
 
 /**
- * The bytes of an open payload file, 1 MiB at a time (memory does not grow with file size),
+ * The bytes of an open payload file, up to 1 MiB at a time (memory does not grow with file size),
  * hashed on the way. After the last chunk they are compared with the part's sha-256 and size
  * and, for a one-part version, with the version's: a mismatch throws Damage (so whoever takes
  * the chunks must not keep them until the end). Leaves the handle open.
@@ -96,7 +96,10 @@ export async function* readVerified(handle: FileHandle, source: PayloadSource, v
   const { part, name } = source;
   const hash = createHash('sha256');
   let size = 0;
-  for await (const chunk of handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false }) as AsyncIterable<Buffer>) {
+  // A read buffer no larger than the file needs: fs allocates the whole buffer for every read, and
+  // 1 MiB for each of a site's small files made the restore's garbage (and its RSS) grow.
+  const highWaterMark = Math.min(1 << 20, Math.max(part.size + 1, 16 * 1024));
+  for await (const chunk of handle.createReadStream({ highWaterMark, autoClose: false }) as AsyncIterable<Buffer>) {
     hash.update(chunk);
     size += chunk.byteLength;
     yield chunk;

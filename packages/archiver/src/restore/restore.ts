@@ -105,6 +105,8 @@ function beforeTheArchive(summary: RestoreSummary, earliest: { datestamp: string
 export interface PlannedWork {
   /** The files to write (the resources that kept their path), in code-unit order of the paths. */
   files(): Iterable<PlannedFile>;
+  /** The same files as their path, identifier and size alone (cheaper: no version is read). */
+  fileNames(): Iterable<{ path: string; identifier: string; size: number }>;
   /** Which paths are files of the plan or folders they go into (for the survey of a non-empty folder). */
   paths: PlannedPaths;
   /** Planned paths where something other than a folder already is (filled by the survey). */
@@ -171,7 +173,7 @@ function claimPaths(table: RestorePlanTable, report: RestoreReport): RestoreCoun
       continue;
     }
     report.refuse('collision', row.version.identifier, `its path ${row.path} is taken by ${winner.identifier} (${winner.path})`);
-    lost.push(row.cursor);
+    lost.push(row.rowId);
     if (lost.length >= table.pageRows) markLost();
   }
   markLost();
@@ -183,6 +185,7 @@ function plannedWork(table: RestorePlanTable): PlannedWork {
     *files() {
       for (const row of table.placed(true)) yield { version: row.version, path: row.path, segments: row.path.split('/') };
     },
+    fileNames: () => table.winnerPaths(),
     paths: { files: { has: (path) => table.hasFile(path) }, folders: { has: (path) => table.hasFolder(path) } },
     present: { has: (path) => table.isPresent(path), add: (path) => table.addPresent(path) },
     close: () => table.close(),
