@@ -182,22 +182,25 @@ export class BatchBag {
     };
     const numbers: number[] = [];
     const records: Buffer[] = [];
-    let events = '';
+    // Each record's events made UTF-8 on their own: one string for the run of records, turned
+    // into bytes whole, cost some 30 µs a record against 4 (see utf8Joined).
+    const events: string[] = [];
     for (const facts of entries) {
       const n = ++this.counts.records;
       numbers.push(n);
       if (facts.kind === 'deletion') this.counts.deletions++;
       else this.counts.revisits += facts.payloads.filter((payload) => payload.revisitOf !== undefined).length;
       records.push(recordXml(n, facts));
-      events += recordEventsXml(n, facts, context);
+      events.push(recordEventsXml(n, facts, context));
     }
     // Compressed and written behind the caller, in order: a failure is thrown by the next
     // append or by seal, so that nothing of a batch that could not be written is committed.
     const recordBytes = Buffer.concat(records);
+    const eventBytes = utf8Joined(events);
     const previous = this.writing;
     this.writing = (async () => {
       await previous;
-      const [recordsGz, eventsGz] = await Promise.all([gzip(recordBytes), gzip(events)]);
+      const [recordsGz, eventsGz] = await Promise.all([gzip(recordBytes), gzip(eventBytes)]);
       await this.records.write(recordsGz);
       await writeFully(this.events.handle, eventsGz);
     })().catch((error: unknown) => {
@@ -220,7 +223,7 @@ export class BatchBag {
       await this.records.close();
       await this.events.handle.close();
       const premis = await this.builder.openTagFile(PREMIS_FILE.slice('metadata/'.length));
-      await premis.write(await gzip(premisHead() + this.objects.map(premisObjectXml).join('')));
+      await premis.write(await gzip(utf8Joined([premisHead(), ...this.objects.map(premisObjectXml)])));
       // The events' gzip members, as they are: a gzip stream may be any number of members.
       await premis.write(await readFile(this.events.path));
       await premis.write(gzipSync(premisTail(this.setup.agent)));
@@ -274,6 +277,16 @@ export class BatchBag {
     for (let i = 1; i < segments.length; i++) if (this.files.has(segments.slice(0, i).join('/'))) return false;
     return true;
   }
+}
+
+/**
+ * The strings as one run of UTF-8 bytes, each converted on its own. Node turns a short string
+ * into bytes several times faster than a long one: the PREMIS events of 64 records joined into
+ * one string and converted cost 23–40 µs a record, converted record by record 3.4–4.4
+ * (measured 2026-11-27 on this machine, Node 20).
+ */
+function utf8Joined(pieces: readonly string[]): Buffer {
+  return Buffer.concat(pieces.map((piece) => Buffer.from(piece, 'utf8')));
 }
 
 /** The path in NFC when the bag writer accepts it as it is, else undefined. */

@@ -84,8 +84,8 @@ export class IngestBatch {
   private staged: Staged[] = [];
   /** identifier, datestamp, sha-256 of the versions taken since the last commit. */
   private readonly states = new Set<string>();
-  /** Payload locations looked up since the last commit (see heldElsewhere). */
-  private readonly heldLookups = new Map<string, PayloadLocation>();
+  /** Payload locations looked up since the last commit, null for bytes no recorded bag holds (see heldElsewhere). */
+  private readonly heldLookups = new Map<string, PayloadLocation | null>();
   private firstPage: number | undefined;
   private lastPage: number | undefined;
   private sequence = 0;
@@ -156,14 +156,15 @@ export class IngestBatch {
 
   /**
    * Where a recorded bag holds bytes with this sha-256. A payload's place never changes once
-   * recorded, so the answer `holdsPayload` found for a datastream is kept for its record's
-   * `takePayload` (forgotten when the batch commits).
+   * recorded, and no payload is recorded but by this batch's commit (the run holds the archive
+   * lock), so the answer `holdsPayload` found for a datastream, found or not, is kept for its
+   * record's `takePayload`: new bytes cost one lookup, not two (forgotten when the batch commits).
    */
   private heldElsewhere(sha256: string): PayloadLocation | undefined {
     const known = this.heldLookups.get(sha256);
-    if (known) return known;
+    if (known !== undefined) return known ?? undefined;
     const held = this.harvest.catalog.payload(sha256);
-    if (held) this.heldLookups.set(sha256, held);
+    this.heldLookups.set(sha256, held ?? null);
     return held;
   }
 
