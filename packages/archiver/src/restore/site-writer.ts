@@ -1,10 +1,11 @@
-// The apply step of a restore: the planned files written into the restore folder. A few are
-// staged at once (stage-version.ts: read from the payload files the catalog names, verified,
-// written under temporary names); verified files wait and are made durable a batch at a time (one syncfs where
-// available), then renamed: the same guarantee as fsyncing each, for a fraction of the cost
-// (see flush-to-disk.ts). Outcomes are taken in the plan's order, so reports and the summary do
-// not depend on timing.
-import { lstat, mkdir, rename, rm, unlink } from 'node:fs/promises';
+// The apply step of a restore: the planned files written into the restore folder. Each is
+// staged in turn (stage-version.ts: read from the payload files the catalog names, verified,
+// written under a temporary name, in synchronous calls); verified files wait and are made durable
+// a batch at a time (one syncfs where available), then renamed: the same guarantee as fsyncing
+// each, for a fraction of the cost (see flush-to-disk.ts). Outcomes are taken in the plan's
+// order, so reports and the summary do not depend on timing.
+import { lstatSync, renameSync, rmSync } from 'node:fs';
+import { mkdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DiskFlusher, fsyncFolderIfPossible, openDiskFlusher } from '../archive/flush-to-disk.js';
 import { ArchiverError, isStorageExhausted } from '../core/errors.js';
@@ -29,7 +30,7 @@ interface StagedFile extends StagedVersion {
   before?: ExistingFile | undefined;
 }
 
-/** What was at the file's place before (only looked at in a restore folder that was not empty). */
+/** A file staged, or why not; with what was at its place before (only looked at in a restore folder that was not empty). */
 type Outcome = { entry: PlannedFile; bag: string; staged?: StagedVersion; error?: unknown; before?: ExistingFile };
 
 /**
@@ -46,8 +47,6 @@ const BATCH_FILES = 256;
 const BATCH_BYTES = 256 * 1024 * 1024;
 /** Folders remembered as checked real directories, at most. */
 const KNOWN_FOLDERS = 100_000;
-/** Files read from the archive and written at once (each is a dozen fs calls, mostly waiting: one at a time left the process idle 70% of a restore). */
-const PARALLEL_FILES = 4;
 
 /** Writes planned files into `root` (an absolute folder), reporting each outcome. */
 export class SiteWriter {
@@ -95,36 +94,31 @@ export class SiteWriter {
    */
   async writeAll(work: Iterable<PlannedFile>, total: RestoreCounts, existing?: ExistingFiles): Promise<void> {
     this.existing = existing;
-    const window: Array<Promise<Outcome>> = [];
     try {
-      for (const entry of work) {
-        window.push(this.stage(entry));
-        if (window.length >= PARALLEL_FILES) await this.take(await window.shift()!, total);
-      }
-      while (window.length > 0) await this.take(await window.shift()!, total);
+      for (const entry of work) await this.take(await this.stage(entry), total);
       await this.place(total);
       if (this.flusher.mode === 'filesystem') await this.flusher.flush({ folders: [this.root] }).catch(() => undefined);
       else for (const folder of this.touched) await fsyncFolderIfPossible(folder);
     } finally {
-      // Files still being staged when something failed: let them finish, then remove them.
-      for (const outcome of await Promise.all(window)) if (outcome.staged) this.batch.push({ ...outcome.staged, entry: outcome.entry, bag: outcome.bag });
-      for (const file of this.batch) await rm(file.temp, { force: true }).catch(() => undefined);
+      // Files staged when something failed: removed.
+      for (const file of this.batch) removeQuietly(file.temp);
       await this.flusher.close();
     }
   }
 
-  private stage(entry: PlannedFile): Promise<Outcome> {
+  private async stage(entry: PlannedFile): Promise<Outcome> {
     // A cache: a folder forgotten is only checked again (lstat), and a site of a million folders does not fill memory.
     if (this.folders.size > KNOWN_FOLDERS) this.folders.clear();
     const bag = holdingBag(this.archiveDir, entry.version);
+    let staged: StagedVersion;
+    try {
+      staged = stageVersion(this.archiveDir, this.root, entry.version, entry.segments, this.folders, this.touched);
+    } catch (error) {
+      return { entry, bag, error };
+    }
     const part = entry.version.parts[0];
-    return stageVersion(this.archiveDir, this.root, entry.version, entry.segments, this.folders, this.touched).then(
-      async (staged) =>
-        part !== undefined && this.existing?.present.has(entry.path)
-          ? { entry, bag, staged, before: await compareExisting(staged.target, part) }
-          : { entry, bag, staged },
-      (error: unknown) => ({ entry, bag, error }),
-    );
+    if (part === undefined || !this.existing?.present.has(entry.path)) return { entry, bag, staged };
+    return { entry, bag, staged, before: await compareExisting(staged.target, part) };
   }
 
   /**
@@ -171,7 +165,7 @@ export class SiteWriter {
       await this.flusher.flush({ files: staged.map((file) => file.temp) });
     } catch (error) {
       for (const file of staged) {
-        await rm(file.temp, { force: true }).catch(() => undefined);
+        removeQuietly(file.temp);
         this.report.failed(file.entry.version.identifier, file.entry.path, error, this.root);
         await this.unwritten(file.entry);
       }
@@ -180,9 +174,8 @@ export class SiteWriter {
     const summary = this.report.summary;
     for (const file of staged) {
       try {
-        const existing = await lstat(file.target).catch(() => undefined);
-        if (existing?.isDirectory()) throw new InTheWay(`${file.entry.path} is a folder in the restore folder`);
-        await rename(file.temp, file.target);
+        if (lstatSync(file.target, { throwIfNoEntry: false })?.isDirectory()) throw new InTheWay(`${file.entry.path} is a folder in the restore folder`);
+        renameSync(file.temp, file.target);
         this.touched.add(file.folder);
         summary.restored += 1;
         summary.bytes += file.size;
@@ -190,7 +183,7 @@ export class SiteWriter {
           listEntry(summary, 'extraParts', summary.extraParts, { identifier: file.entry.version.identifier, bag: file.bag, parts: file.extraParts });
         if (file.before === 'same' || file.before === 'different') this.report.existing(file.entry.path, file.entry.version.identifier, file.before === 'same');
       } catch (error) {
-        await rm(file.temp, { force: true }).catch(() => undefined);
+        removeQuietly(file.temp);
         if (error instanceof InTheWay) this.report.refuse('in-the-way', file.entry.version.identifier, error.message);
         else this.report.failed(file.entry.version.identifier, file.entry.path, error, this.root);
         await this.unwritten(file.entry);
@@ -201,5 +194,14 @@ export class SiteWriter {
 
   private tick(total: RestoreCounts): void {
     this.progress?.({ files: this.report.summary.restored, bytes: this.report.summary.bytes }, total);
+  }
+}
+
+/** Removes a temporary file; an error there must not hide the one being reported. */
+function removeQuietly(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // left behind: the next restore into this folder removes it (removeStaleTemporaries)
   }
 }
