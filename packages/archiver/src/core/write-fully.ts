@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 
 /**
@@ -9,6 +10,18 @@ export async function writeFully(handle: FileHandle, bytes: Uint8Array): Promise
   let offset = 0;
   while (offset < bytes.byteLength) {
     const { bytesWritten } = await handle.write(bytes, offset, bytes.byteLength - offset);
+    if (bytesWritten <= 0) {
+      throw Object.assign(new Error(`the file system took no byte (${offset} of ${bytes.byteLength} written)`), { code: 'EIO' });
+    }
+    offset += bytesWritten;
+  }
+}
+
+/** {@link writeFully} for a file descriptor, in synchronous calls. */
+export function writeFullySync(fd: number, bytes: Uint8Array): void {
+  let offset = 0;
+  while (offset < bytes.byteLength) {
+    const bytesWritten = writeSync(fd, bytes, offset, bytes.byteLength - offset);
     if (bytesWritten <= 0) {
       throw Object.assign(new Error(`the file system took no byte (${offset} of ${bytes.byteLength} written)`), { code: 'EIO' });
     }

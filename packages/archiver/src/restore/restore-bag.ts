@@ -4,7 +4,7 @@
 // of payload files, see stage-version.ts; no tag file or manifest is read by a restore).
 
 import { createHash } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { resolveArchivePath } from '../archive/storage-path.js';
@@ -72,10 +72,7 @@ export async function openPayload(source: PayloadSource): Promise<FileHandle> {
   try {
     handle = await open(source.file, OPEN_PAYLOAD);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new Damage(`${source.name} is missing`);
-    if (code === 'ELOOP') throw new Damage(`${source.name} is a symbolic link`);
-    throw error;
+    throw payloadOpenError(source, error);
   }
   try {
     if (!(await handle.stat()).isFile()) throw new Damage(`${source.name} is not a regular file`);
@@ -86,6 +83,31 @@ export async function openPayload(source: PayloadSource): Promise<FileHandle> {
   }
 }
 
+/** {@link openPayload} in one synchronous step: the file descriptor (the caller closes it). */
+export function openPayloadSync(source: PayloadSource): number {
+  let fd: number;
+  try {
+    fd = openSync(source.file, OPEN_PAYLOAD);
+  } catch (error) {
+    throw payloadOpenError(source, error);
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new Damage(`${source.name} is not a regular file`);
+    return fd;
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/** Why a payload file could not be opened: Damage when it is missing or a link, else the I/O error itself. */
+function payloadOpenError(source: PayloadSource, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return new Damage(`${source.name} is missing`);
+  if (code === 'ELOOP') return new Damage(`${source.name} is a symbolic link`);
+  return error;
+}
+
 /**
  * The bytes of an open payload file, up to 1 MiB at a time (memory does not grow with file size),
  * hashed on the way. After the last chunk they are compared with the part's sha-256 and size
@@ -93,7 +115,7 @@ export async function openPayload(source: PayloadSource): Promise<FileHandle> {
  * the chunks must not keep them until the end). Leaves the handle open.
  */
 export async function* readVerified(handle: FileHandle, source: PayloadSource, version: PlanVersion): AsyncGenerator<Buffer, void, undefined> {
-  const { part, name } = source;
+  const { part } = source;
   const hash = createHash('sha256');
   let size = 0;
   // A read buffer no larger than the file needs: fs allocates the whole buffer for every read, and
@@ -104,7 +126,15 @@ export async function* readVerified(handle: FileHandle, source: PayloadSource, v
     size += chunk.byteLength;
     yield chunk;
   }
-  const found = hash.digest('hex');
+  checkPayload(source, version, hash.digest('hex'), size);
+}
+
+/**
+ * The check every payload read ends with: the sha-256 and size of the bytes read against the
+ * part's and, for a one-part version, the version's. Throws Damage on a mismatch.
+ */
+export function checkPayload(source: PayloadSource, version: PlanVersion, found: string, size: number): void {
+  const { part, name } = source;
   if (found !== part.sha256) throw new Damage(`${name} does not match its sha-256`, part.sha256, found);
   if (size !== part.size) throw new Damage(`${name} does not match its size`, `${part.size} bytes`, `${size} bytes`);
   if (version.parts.length === 1 && (found !== version.sha256 || size !== version.size)) {

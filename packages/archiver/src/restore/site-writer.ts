@@ -1,10 +1,11 @@
-// The apply step of a restore: the planned files written into the restore folder. A few are
-// staged at once (stage-version.ts: read from the payload files the catalog names, verified,
-// written under temporary names); verified files wait and are made durable a batch at a time (one syncfs where
-// available), then renamed: the same guarantee as fsyncing each, for a fraction of the cost
-// (see flush-to-disk.ts). Outcomes are taken in the plan's order, so reports and the summary do
-// not depend on timing.
-import { lstat, mkdir, rename, rm, unlink } from 'node:fs/promises';
+// The apply step of a restore: the planned files written into the restore folder. Each is
+// staged in turn (stage-version.ts: read from the payload files the catalog names, verified,
+// written under a temporary name, in synchronous calls); verified files wait and are made durable
+// a batch at a time (one syncfs where available), then renamed: the same guarantee as fsyncing
+// each, for a fraction of the cost (see flush-to-disk.ts). Outcomes are taken in the plan's
+// order, so reports and the summary do not depend on timing.
+import { lstatSync, renameSync, rmSync } from 'node:fs';
+import { mkdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DiskFlusher, fsyncFolderIfPossible, openDiskFlusher } from '../archive/flush-to-disk.js';
 import { ArchiverError, isStorageExhausted } from '../core/errors.js';
@@ -22,14 +23,7 @@ export interface PlannedFile {
   segments: string[];
 }
 
-/** A verified file under its temporary name, waiting for its batch to be made durable. */
-interface StagedFile extends StagedVersion {
-  entry: PlannedFile;
-  bag: string;
-  before?: ExistingFile | undefined;
-}
-
-/** What was at the file's place before (only looked at in a restore folder that was not empty). */
+/** A file staged, or why not; with what was at its place before (only looked at in a restore folder that was not empty). */
 type Outcome = { entry: PlannedFile; bag: string; staged?: StagedVersion; error?: unknown; before?: ExistingFile };
 
 /**
@@ -41,13 +35,15 @@ export interface ExistingFiles {
   clean: boolean;
 }
 
-/** A batch is made durable and renamed at this many files or bytes, whichever comes first. */
+/**
+ * A batch is made durable and renamed at this many files or bytes, whichever comes first. Its
+ * flush runs while the next batch is staged (syncfs in the helper process, fsyncs in the thread
+ * pool), and the batch is renamed before the next one is flushed.
+ */
 const BATCH_FILES = 256;
 const BATCH_BYTES = 256 * 1024 * 1024;
 /** Folders remembered as checked real directories, at most. */
 const KNOWN_FOLDERS = 100_000;
-/** Files read from the archive and written at once (each is a dozen fs calls, mostly waiting: one at a time left the process idle 70% of a restore). */
-const PARALLEL_FILES = 4;
 
 /** Writes planned files into `root` (an absolute folder), reporting each outcome. */
 export class SiteWriter {
@@ -55,9 +51,13 @@ export class SiteWriter {
   private readonly folders = new Set<string>();
   /** Folders whose entries changed: flushed at the end. */
   private readonly touched: Set<string>;
-  private batch: StagedFile[] = [];
+  /** Outcomes in plan order since the last batch was handed to the flusher, and the files and bytes staged among them. */
+  private current: Outcome[] = [];
+  private currentFiles = 0;
+  private currentBytes = 0;
+  /** The batch being made durable: its outcomes (in plan order, those not yet taken) and the flush's error, if any. */
+  private flushing: { outcomes: Outcome[]; flushed: Promise<unknown> } | undefined;
   private existing: ExistingFiles | undefined;
-  private batchBytes = 0;
 
   private constructor(
     private readonly archiveDir: string,
@@ -95,36 +95,41 @@ export class SiteWriter {
    */
   async writeAll(work: Iterable<PlannedFile>, total: RestoreCounts, existing?: ExistingFiles): Promise<void> {
     this.existing = existing;
-    const window: Array<Promise<Outcome>> = [];
     try {
       for (const entry of work) {
-        window.push(this.stage(entry));
-        if (window.length >= PARALLEL_FILES) await this.take(await window.shift()!, total);
+        const outcome = await this.stage(entry);
+        this.current.push(outcome);
+        if (outcome.staged) {
+          this.currentFiles += 1;
+          this.currentBytes += outcome.staged.size;
+        }
+        // Out of room: the verified files staged so far are still placed, then the restore stops (taking this outcome throws).
+        if (isStorageExhausted(outcome.error)) await this.drain(total);
+        else if (this.currentFiles >= BATCH_FILES || this.currentBytes >= BATCH_BYTES) await this.rotate(total);
       }
-      while (window.length > 0) await this.take(await window.shift()!, total);
-      await this.place(total);
+      await this.drain(total);
       if (this.flusher.mode === 'filesystem') await this.flusher.flush({ folders: [this.root] }).catch(() => undefined);
       else for (const folder of this.touched) await fsyncFolderIfPossible(folder);
     } finally {
-      // Files still being staged when something failed: let them finish, then remove them.
-      for (const outcome of await Promise.all(window)) if (outcome.staged) this.batch.push({ ...outcome.staged, entry: outcome.entry, bag: outcome.bag });
-      for (const file of this.batch) await rm(file.temp, { force: true }).catch(() => undefined);
+      // Files staged and not renamed when something failed: removed.
+      for (const outcome of [...(this.flushing?.outcomes ?? []), ...this.current]) if (outcome.staged) removeQuietly(outcome.staged.temp);
       await this.flusher.close();
     }
   }
 
-  private stage(entry: PlannedFile): Promise<Outcome> {
+  private async stage(entry: PlannedFile): Promise<Outcome> {
     // A cache: a folder forgotten is only checked again (lstat), and a site of a million folders does not fill memory.
     if (this.folders.size > KNOWN_FOLDERS) this.folders.clear();
     const bag = holdingBag(this.archiveDir, entry.version);
+    let staged: StagedVersion;
+    try {
+      staged = stageVersion(this.archiveDir, this.root, entry.version, entry.segments, this.folders, this.touched);
+    } catch (error) {
+      return { entry, bag, error };
+    }
     const part = entry.version.parts[0];
-    return stageVersion(this.archiveDir, this.root, entry.version, entry.segments, this.folders, this.touched).then(
-      async (staged) =>
-        part !== undefined && this.existing?.present.has(entry.path)
-          ? { entry, bag, staged, before: await compareExisting(staged.target, part) }
-          : { entry, bag, staged },
-      (error: unknown) => ({ entry, bag, error }),
-    );
+    if (part === undefined || !this.existing?.present.has(entry.path)) return { entry, bag, staged };
+    return { entry, bag, staged, before: await compareExisting(staged.target, part) };
   }
 
   /**
@@ -144,62 +149,82 @@ export class SiteWriter {
     if (this.existing.clean) await unlink(target).catch((error: unknown) => this.report.notRemoved(entry.path, error));
   }
 
-  /** One outcome, in plan order: a staged file joins the batch; a failure is reported. */
-  private async take(outcome: Outcome, total: RestoreCounts): Promise<void> {
-    const { entry, bag, staged, error } = outcome;
-    if (staged) {
-      this.batch.push({ ...staged, entry, bag, before: outcome.before });
-      this.batchBytes += staged.size;
-      if (this.batch.length >= BATCH_FILES || this.batchBytes >= BATCH_BYTES) await this.place(total);
-      return;
-    }
-    // Out of room: the verified files staged so far are still placed, then the restore stops.
-    if (isStorageExhausted(error)) await this.place(total);
-    if (error instanceof Damage) this.report.damaged(entry.version, bag, error.message, error.expected, error.found);
-    else if (error instanceof InTheWay) this.report.refuse('in-the-way', entry.version.identifier, error.message);
-    else this.report.failed(entry.version.identifier, entry.path, error, this.root);
-    await this.unwritten(entry);
-    this.tick(total);
+  /** Takes the batch being flushed (once it is durable), then starts the flush of the current one. */
+  private async rotate(total: RestoreCounts): Promise<void> {
+    await this.settle(total);
+    const outcomes = this.current;
+    this.current = [];
+    this.currentFiles = 0;
+    this.currentBytes = 0;
+    const files = outcomes.flatMap((outcome) => (outcome.staged ? [outcome.staged.temp] : []));
+    // The flush's error, if any, is what it resolves to: it is taken in plan order with the outcomes.
+    this.flushing = {
+      outcomes,
+      flushed: this.flusher.flush({ files }).then(
+        () => undefined,
+        (error: unknown) => error ?? new Error('the flush failed'),
+      ),
+    };
   }
 
-  /** Makes the batch durable, then renames each file into place. */
-  private async place(total: RestoreCounts): Promise<void> {
-    const staged = this.batch;
-    this.batch = [];
-    this.batchBytes = 0;
-    try {
-      await this.flusher.flush({ files: staged.map((file) => file.temp) });
-    } catch (error) {
-      for (const file of staged) {
-        await rm(file.temp, { force: true }).catch(() => undefined);
-        this.report.failed(file.entry.version.identifier, file.entry.path, error, this.root);
-        await this.unwritten(file.entry);
-      }
+  /** Every outcome taken: the batch being flushed, then the current one, flushed and taken. */
+  private async drain(total: RestoreCounts): Promise<void> {
+    await this.rotate(total);
+    await this.settle(total);
+  }
+
+  /** Waits for the batch being flushed, then takes its outcomes in plan order: a failure is reported, a verified file renamed into place. */
+  private async settle(total: RestoreCounts): Promise<void> {
+    const batch = this.flushing;
+    if (batch === undefined) return;
+    const flushError = await batch.flushed;
+    for (let outcome = batch.outcomes.shift(); outcome !== undefined; outcome = batch.outcomes.shift()) {
+      await this.take(outcome, flushError);
+      this.tick(total);
+    }
+    this.flushing = undefined;
+  }
+
+  /** One outcome, in plan order, once its batch's flush has ended (with `flushError` when it failed). */
+  private async take(outcome: Outcome, flushError: unknown): Promise<void> {
+    const { entry, bag, staged, error } = outcome;
+    if (staged === undefined) {
+      if (error instanceof Damage) this.report.damaged(entry.version, bag, error.message, error.expected, error.found);
+      else if (error instanceof InTheWay) this.report.refuse('in-the-way', entry.version.identifier, error.message);
+      else this.report.failed(entry.version.identifier, entry.path, error, this.root);
+      await this.unwritten(entry);
       return;
     }
     const summary = this.report.summary;
-    for (const file of staged) {
-      try {
-        const existing = await lstat(file.target).catch(() => undefined);
-        if (existing?.isDirectory()) throw new InTheWay(`${file.entry.path} is a folder in the restore folder`);
-        await rename(file.temp, file.target);
-        this.touched.add(file.folder);
-        summary.restored += 1;
-        summary.bytes += file.size;
-        if (file.extraParts.length > 0)
-          listEntry(summary, 'extraParts', summary.extraParts, { identifier: file.entry.version.identifier, bag: file.bag, parts: file.extraParts });
-        if (file.before === 'same' || file.before === 'different') this.report.existing(file.entry.path, file.entry.version.identifier, file.before === 'same');
-      } catch (error) {
-        await rm(file.temp, { force: true }).catch(() => undefined);
-        if (error instanceof InTheWay) this.report.refuse('in-the-way', file.entry.version.identifier, error.message);
-        else this.report.failed(file.entry.version.identifier, file.entry.path, error, this.root);
-        await this.unwritten(file.entry);
-      }
-      this.tick(total);
+    try {
+      // Not known to be durable: not renamed.
+      if (flushError !== undefined) throw flushError;
+      if (lstatSync(staged.target, { throwIfNoEntry: false })?.isDirectory()) throw new InTheWay(`${entry.path} is a folder in the restore folder`);
+      renameSync(staged.temp, staged.target);
+      this.touched.add(staged.folder);
+      summary.restored += 1;
+      summary.bytes += staged.size;
+      if (staged.extraParts.length > 0)
+        listEntry(summary, 'extraParts', summary.extraParts, { identifier: entry.version.identifier, bag, parts: staged.extraParts });
+      if (outcome.before === 'same' || outcome.before === 'different') this.report.existing(entry.path, entry.version.identifier, outcome.before === 'same');
+    } catch (error) {
+      removeQuietly(staged.temp);
+      if (error instanceof InTheWay) this.report.refuse('in-the-way', entry.version.identifier, error.message);
+      else this.report.failed(entry.version.identifier, entry.path, error, this.root);
+      await this.unwritten(entry);
     }
   }
 
   private tick(total: RestoreCounts): void {
     this.progress?.({ files: this.report.summary.restored, bytes: this.report.summary.bytes }, total);
+  }
+}
+
+/** Removes a temporary file; an error there must not hide the one being reported. */
+function removeQuietly(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // left behind: the next restore into this folder removes it (removeStaleTemporaries)
   }
 }

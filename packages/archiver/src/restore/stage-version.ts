@@ -1,18 +1,35 @@
 // Writing one version of the plan beside its place in the restore folder, under a temporary
 // name, every byte checked on the way (see stageVersion); and the folder work around it: real
 // folders only (never through a link), and the temporary files a killed restore left behind.
-import { randomBytes } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
+//
+// Synchronous system calls, on purpose: a restored file is a dozen of them (open, fstat, read,
+// write, futimes, close…), each a few microseconds for a site's small files. Through the
+// promise API each went through libuv's thread pool, and the hand-offs cost 0.6 ms of CPU a
+// file on the 2-core test machine against 0.1 ms this way (bench/README.md, issue 27).
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, constants as fsConstants, fstatSync, futimesSync, lstatSync, mkdirSync, openSync, readSync, rmSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFully } from '../core/write-fully.js';
-import { locatePayload, openPayload, payloadName, readVerified } from './restore-bag.js';
+import { writeFullySync } from '../core/write-fully.js';
+import { checkPayload, locatePayload, openPayloadSync, payloadName } from './restore-bag.js';
 import { datestampSeconds, type PlanVersion } from './restore-plan.js';
 
 /** Names of the files a restore leaves only while it writes one (a crash can leave one behind). */
 export const RESTORE_TEMP_PREFIX = '.oaibag-restore-';
 
 const OPEN_TEMP = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
+
+/** Bytes read and written at a time; one buffer, reused for every file (memory does not grow with file size). */
+const CHUNK_BYTES = 1 << 20;
+let chunk: Buffer | undefined;
+
+/**
+ * The temporary names of this process: `<pid>-<16 random hex digits, once><counter in hex>`.
+ * Unique as a random name per file was (O_EXCL refuses a clash anyway), without a call to the
+ * random source per file.
+ */
+const TEMP_STEM = `${RESTORE_TEMP_PREFIX}${process.pid}-${randomBytes(8).toString('hex')}`;
+let tempCount = 0;
 
 /** Something in the restore folder stands where a file or folder of the site must go. */
 export class InTheWay extends Error {}
@@ -41,50 +58,70 @@ export function versionMtime(version: PlanVersion): number {
  * Writes one version beside its place below `root`, under a temporary name. The bytes are those
  * of the version's first part, wherever the catalog's payload index says the archive holds them
  * (its own batch bag, or an earlier one for a revisit): the payload file is opened without
- * following a link, streamed into the temporary file while hashed, compared with the part's
+ * following a link, copied into the temporary file while hashed, compared with the part's
  * sha-256 and size (and, for a one-part version, the version's; see restore-bag.ts), and the
  * file given its mtime. The caller makes it durable and renames it (see SiteWriter). Throws
  * Damage (the payload file, named by its archive path), InTheWay (the restore folder) or an I/O
  * error, and then leaves no temporary file.
  */
-export async function stageVersion(
+export function stageVersion(
   archiveDir: string,
   root: string,
   version: PlanVersion,
   segments: string[],
   folders: Set<string>,
   touched: Set<string>,
-): Promise<StagedVersion> {
+): StagedVersion {
   const payload = locatePayload(archiveDir, version);
   const mtime = versionMtime(version);
 
-  const folder = await prepareFolder(root, segments.slice(0, -1), folders, touched);
+  const folder = prepareFolder(root, segments.slice(0, -1), folders, touched);
   const target = join(folder, segments[segments.length - 1]!);
-  const source = await openPayload(payload);
+  const source = openPayloadSync(payload);
   // The pid in the name tells a later restore whether the writer is still running (see removeStaleTemporaries).
-  const temp = join(folder, `${RESTORE_TEMP_PREFIX}${process.pid}-${randomBytes(8).toString('hex')}`);
-  let written: FileHandle | undefined;
+  const temp = join(folder, `${TEMP_STEM}${(tempCount++).toString(16)}`);
+  let written: number | undefined;
   let placed = false;
   try {
-    written = await open(temp, OPEN_TEMP, 0o644);
+    written = openSync(temp, OPEN_TEMP, 0o644);
+    const buffer = (chunk ??= Buffer.allocUnsafe(CHUNK_BYTES));
+    const hash = createHash('sha256');
     let size = 0;
-    for await (const chunk of readVerified(source, payload, version)) {
-      size += chunk.byteLength;
-      await writeFully(written, chunk);
+    // Until read says the end: a short read is not taken for it.
+    for (let read = readSync(source, buffer, 0, CHUNK_BYTES, null); read > 0; read = readSync(source, buffer, 0, CHUNK_BYTES, null)) {
+      const bytes = buffer.subarray(0, read);
+      hash.update(bytes);
+      size += read;
+      writeFullySync(written, bytes);
     }
+    // Checked before anything else is done with the file: a mismatch throws Damage, and the temporary file is removed.
+    checkPayload(payload, version, hash.digest('hex'), size);
     // What landed on disk, not only what was read, must be the size the catalog records.
-    const landed = (await written.stat()).size;
+    const landed = fstatSync(written).size;
     if (landed !== size) throw Object.assign(new Error(`${landed} bytes written of ${size}`), { code: 'EIO' });
-    await written.utimes(mtime, mtime);
-    await written.close();
+    futimesSync(written, mtime, mtime);
+    closeSync(written);
     written = undefined;
     placed = true; // handed to the caller, which renames or removes it
     return { temp, target, folder, size, extraParts: version.parts.slice(1).map(payloadName) };
   } finally {
-    await source.close().catch(() => undefined);
-    await written?.close().catch(() => undefined);
-    if (!placed) await rm(temp, { force: true }).catch(() => undefined);
+    closeQuietly(source);
+    if (written !== undefined) closeQuietly(written);
+    if (!placed) quietly(() => rmSync(temp, { force: true }));
   }
+}
+
+/** Cleanup that must not hide the error being thrown. */
+function quietly(cleanup: () => void): void {
+  try {
+    cleanup();
+  } catch {
+    // the error that led here is the one reported
+  }
+}
+
+function closeQuietly(fd: number): void {
+  quietly(() => closeSync(fd));
 }
 
 /**
@@ -133,22 +170,22 @@ function processRuns(pid: number): boolean {
  * an existing folder is used only when lstat says it is a real directory, so a symbolic link
  * left in the restore folder can never lead a write elsewhere. Returns the absolute folder.
  */
-async function prepareFolder(root: string, segments: string[], folders: Set<string>, touched: Set<string>): Promise<string> {
+function prepareFolder(root: string, segments: string[], folders: Set<string>, touched: Set<string>): string {
   let current = root;
-  for (let n = 0; n < segments.length; n++) {
-    const rel = segments.slice(0, n + 1).join('/');
-    const next = join(current, segments[n]!);
+  let rel = '';
+  for (const segment of segments) {
+    rel = rel === '' ? segment : `${rel}/${segment}`;
+    const next = join(current, segment);
     if (!folders.has(rel)) {
-      let info = await lstat(next).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return undefined;
-        throw error;
-      });
+      let info = lstatSync(next, { throwIfNoEntry: false });
       if (info === undefined) {
-        await mkdir(next).catch((error: NodeJS.ErrnoException) => {
-          if (error.code !== 'EEXIST') throw error;
-        });
+        try {
+          mkdirSync(next);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        }
         touched.add(current);
-        info = await lstat(next);
+        info = lstatSync(next);
       }
       if (info.isSymbolicLink()) throw new InTheWay(`${rel} is a symbolic link in the restore folder (never followed)`);
       if (!info.isDirectory()) throw new InTheWay(`${rel} is a file in the restore folder, where a folder is needed`);
