@@ -15,36 +15,63 @@ export interface SpanHandlers {
 
 /** Reads `text` (one well-formed element) and reports each tag's span; throws on malformed XML. */
 export function scanXmlSpans(text: string, handlers: SpanHandlers): void {
-  let runStart = 0;
-  let runEnd = 0;
-  const tagStart = () => text.lastIndexOf('<', runEnd - 1);
-  let lastOpenStart = -1;
-  const tokenizer = new XmlTokenizer({
-    openTag: (tag) => {
-      lastOpenStart = tagStart();
-      handlers.open(tag, lastOpenStart, runEnd);
-    },
-    closeTag: (name) => {
-      // An empty-element tag closes in the same run it opened in.
-      const start = text.charCodeAt(runEnd - 2) === SLASH && lastOpenStart >= runStart ? lastOpenStart : tagStart();
-      handlers.close(name, start, runEnd);
-    },
-    text: () => {},
-    cdata: () => {},
-    comment: () => {},
-    doctype: () => {},
-    processingInstruction: () => {},
-    error: (reason) => {
-      throw new Error(`not well-formed XML: ${reason}`);
-    },
-  });
-  while (runEnd < text.length) {
-    runStart = runEnd;
-    const gt = text.indexOf('>', runEnd);
-    runEnd = gt === -1 ? text.length : gt + 1;
-    tokenizer.write(text.slice(runStart, runEnd));
+  const scanner = new XmlSpanScanner(text, handlers);
+  while (scanner.step());
+}
+
+/**
+ * The same reading of `text`, one run of markup (up to the next `>`) per `step()`, so a caller
+ * reads only as far as it needs now and goes on later from there (stored-records.ts reads a
+ * bag's records.xml up to the record asked for). `step()` returns false once the text is read
+ * (and checked to end where its element ends); it throws on malformed XML.
+ */
+export class XmlSpanScanner {
+  private readonly tokenizer: XmlTokenizer;
+  private runStart = 0;
+  private runEnd = 0;
+  private lastOpenStart = -1;
+  private ended = false;
+
+  constructor(
+    private readonly text: string,
+    handlers: SpanHandlers,
+  ) {
+    const tagStart = () => text.lastIndexOf('<', this.runEnd - 1);
+    this.tokenizer = new XmlTokenizer({
+      openTag: (tag) => {
+        this.lastOpenStart = tagStart();
+        handlers.open(tag, this.lastOpenStart, this.runEnd);
+      },
+      closeTag: (name) => {
+        // An empty-element tag closes in the same run it opened in.
+        const start = text.charCodeAt(this.runEnd - 2) === SLASH && this.lastOpenStart >= this.runStart ? this.lastOpenStart : tagStart();
+        handlers.close(name, start, this.runEnd);
+      },
+      text: () => {},
+      cdata: () => {},
+      comment: () => {},
+      doctype: () => {},
+      processingInstruction: () => {},
+      error: (reason) => {
+        throw new Error(`not well-formed XML: ${reason}`);
+      },
+    });
   }
-  tokenizer.end();
+
+  step(): boolean {
+    if (this.ended) return false;
+    const text = this.text;
+    if (this.runEnd >= text.length) {
+      this.ended = true;
+      this.tokenizer.end();
+      return false;
+    }
+    this.runStart = this.runEnd;
+    const gt = text.indexOf('>', this.runEnd);
+    this.runEnd = gt === -1 ? text.length : gt + 1;
+    this.tokenizer.write(text.slice(this.runStart, this.runEnd));
+    return true;
+  }
 }
 
 const SLASH = 0x2f;

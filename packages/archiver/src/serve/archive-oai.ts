@@ -51,6 +51,10 @@ export function isOaiEmail(value: string): boolean {
   return dot > 0 && dot <= domain.length - 2;
 }
 
+/** Pages of ListRecords served to nobody when serve starts ({@link ArchiveOai.warmUp}), and the payload bytes they may read. */
+const WARM_UP_PAGES = 3;
+const WARM_UP_BYTES = 4 * 1024 * 1024;
+
 export const SERVE_DEFAULTS = { byValueMax: 16 * 1024 * 1024, pageRecords: 100, pageIdentifiers: 1000, pageBytes: 64 * 1024 * 1024 } as const;
 
 export class ArchiveOai {
@@ -76,6 +80,42 @@ export class ArchiveOai {
    */
   respond(pairs: Array<[string, string]>, baseUrl: string, mayRead: PayloadGate, now = Math.floor(Date.now() / 1000)): Promise<ResponseBody> {
     return this.provider.respond(this.items(baseUrl, mayRead), pairs, now);
+  }
+
+  /**
+   * Serves the first WARM_UP_PAGES pages of the whole ListRecords list in oai_didl to nobody
+   * (their text is dropped), so that the first harvester's first page does not pay for V8
+   * compiling the record path: without it that page cost about 0.43 s of CPU against 0.05 s for
+   * a later one (30,000 resources on this project's 2-core machine), with it about 0.08 s.
+   * Bounded: at most WARM_UP_BYTES of payloads are read (the others go By-Reference here).
+   * Errors are not reported (a damaged bag is the error of the request that reads it).
+   */
+  async warmUp(baseUrl: string): Promise<void> {
+    let budget = WARM_UP_BYTES;
+    const mayRead: PayloadGate = (payload) => {
+      if (payload.size > budget) return false;
+      budget -= payload.size;
+      return true;
+    };
+    let pairs: Array<[string, string]> = [
+      ['verb', 'ListRecords'],
+      ['metadataPrefix', 'oai_didl'],
+    ];
+    try {
+      for (let page = 0; page < WARM_UP_PAGES; page++) {
+        let last = '';
+        for await (const part of await this.respond(pairs, baseUrl, mayRead)) last = part;
+        // The token is in the page's last part (the provider writes it with the closing tags).
+        const token = /<resumptionToken[^>]*>([^<]+)</.exec(last)?.[1];
+        if (!token) return;
+        pairs = [
+          ['verb', 'ListRecords'],
+          ['resumptionToken', token],
+        ];
+      }
+    } catch {
+      // Nothing to warm, or a damaged bag: reported when a client asks for it.
+    }
   }
 
   /** The ORE resource map of the version a bag's record holds (`/ore/<bag>/<record>`); undefined when there is none. */

@@ -149,6 +149,8 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   if (context.baseUrl === '') context.baseUrl = `http://${host}:${address.port}`;
+  // Before serve says it listens: a harvester's first page then costs what the others do.
+  await oai.warmUp(context.baseUrl);
   if (options.sparqlStore) {
     // Started now, not at the first query: it keeps the store in step with every harvest.
     context.remote = RemoteGraphStore.start(

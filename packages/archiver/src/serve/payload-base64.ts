@@ -3,7 +3,8 @@
 // response off (the harvester sees a broken page and asks again; `oaibag verify` names the
 // damage), so a record is never sent with bytes its digest does not match.
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeBase64Lines } from '@oaibag/didl';
 import type { PayloadLocation } from '../catalog/catalog-types.js';
@@ -16,16 +17,54 @@ export function payloadBase64(archiveDir: string, payload: PayloadLocation): Asy
   return encodeBase64Lines(checkedBytes(archiveDir, payload));
 }
 
+/** Payloads up to this size are read with one blocking read (see checkedBytes). */
+const BLOCKING_READ_MAX = READ_CHUNK;
+
+/**
+ * The file's bytes, checked. A payload of at most BLOCKING_READ_MAX bytes (a site's pages and
+ * images, most of an archive) is read whole with one blocking read of one byte more (a regular
+ * file's short read is its end): on this project's 2-core machine an open, read and close
+ * through libuv's thread pool cost about 250 µs of CPU a file against 25 µs blocking, the
+ * largest cost of a served ListRecords page; the event loop waits a few µs per file on a local
+ * disk. A larger payload is read through a file handle, READ_CHUNK at a time, without blocking.
+ */
 async function* checkedBytes(archiveDir: string, payload: PayloadLocation): AsyncGenerator<Uint8Array> {
   const file = join(archiveDir, ...payload.bagPath.split('/'), ...payload.path.split('/'));
   const hash = createHash('sha256');
   let size = 0;
-  for await (const chunk of createReadStream(file, { highWaterMark: READ_CHUNK }) as AsyncIterable<Buffer>) {
-    hash.update(chunk);
-    size += chunk.length;
-    yield chunk;
+  if (payload.size <= BLOCKING_READ_MAX) {
+    const bytes = readSmall(file, payload.size);
+    hash.update(bytes);
+    size = bytes.length;
+    yield bytes;
+  } else {
+    const handle = await open(file, 'r');
+    try {
+      for (;;) {
+        const want = Math.min(READ_CHUNK, payload.size - size + 1);
+        const { bytesRead, buffer } = await handle.read(Buffer.allocUnsafe(want), 0, want, null);
+        const chunk = buffer.subarray(0, bytesRead);
+        hash.update(chunk);
+        size += bytesRead;
+        if (bytesRead > 0) yield chunk;
+        if (bytesRead < want || size > payload.size) break;
+      }
+    } finally {
+      await handle.close();
+    }
   }
   if (size !== payload.size || hash.digest('hex') !== payload.sha256) {
     throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${file} is not the payload the catalog holds (size or SHA-256 differ): run oaibag verify`, { path: file });
+  }
+}
+
+/** Up to `size + 1` bytes of a file (more than `size` tells it is larger than the catalog says). */
+function readSmall(file: string, size: number): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(size + 1);
+    return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, null));
+  } finally {
+    closeSync(fd);
   }
 }

@@ -3,7 +3,11 @@
 // pointers) and its `about` containers, as the XML text the bag keeps.
 //
 // A bag is sealed once placed and never changes, so what was read is kept: a ListRecords walk
-// reads each bag once, not once per page. The cache is bounded by the text it holds.
+// inflates each bag once, not once per page. The cache is bounded by the text it holds. A bag's
+// text is cut into records only as far as the record asked for (a list asks for them in the
+// bag's order): a page pays for its own records, and the first page of a bag costs about what
+// the others do, rather than the whole bag's 1,000 records. Malformed XML is found when the
+// reading reaches it; the records before it were whole elements and are served.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,7 +16,7 @@ import { NS } from '@oaibag/didl';
 import { AIP_NAMESPACE } from '../aip/aip-metadata.js';
 import { RECORDS_FILE } from '../aip/batch-bag.js';
 import { ArchiverError } from '../core/errors.js';
-import { scanXmlSpans } from '../core/xml-spans.js';
+import { XmlSpanScanner } from '../core/xml-spans.js';
 
 /** One record of records.xml, its parts as the text the bag keeps. */
 export interface StoredRecordXml {
@@ -33,26 +37,26 @@ const MAX_RECORDS_BYTES = 512 * 1024 * 1024;
 const gunzipAsync = promisify(gunzip);
 
 export class StoredRecords {
-  private readonly cache = new Map<string, { records: Map<number, StoredRecordXml>; chars: number }>();
+  private readonly cache = new Map<string, BagRecords>();
   private cachedChars = 0;
 
   constructor(private readonly archiveDir: string) {}
 
   /** The record `n` of the bag at `bagPath` (relative to the archive); throws ERR_ARCHIVE_DAMAGED when it is not there. */
   async record(bagPath: string, n: number): Promise<StoredRecordXml> {
-    const records = await this.bag(bagPath);
-    const record = records.get(n);
+    const bag = await this.bag(bagPath);
+    const record = bag.record(n);
     if (!record) throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${bagPath}/${RECORDS_FILE} has no record ${n}`, { path: bagPath });
     return record;
   }
 
-  private async bag(bagPath: string): Promise<Map<number, StoredRecordXml>> {
+  private async bag(bagPath: string): Promise<BagRecords> {
     const cached = this.cache.get(bagPath);
     if (cached) {
       // Most recently used last.
       this.cache.delete(bagPath);
       this.cache.set(bagPath, cached);
-      return cached.records;
+      return cached;
     }
     const file = join(this.archiveDir, ...bagPath.split('/'), ...RECORDS_FILE.split('/'));
     let text: string;
@@ -61,60 +65,83 @@ export class StoredRecords {
     } catch (error) {
       throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${file} cannot be read: ${(error as Error).message}`, { path: file });
     }
-    let records: Map<number, StoredRecordXml>;
-    try {
-      records = splitRecords(text);
-    } catch (error) {
-      throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${file}: ${(error as Error).message}`, { path: file });
-    }
-    let chars = 0;
-    for (const record of records.values())
-      chars += record.header.length + (record.didl?.length ?? 0) + record.about.reduce((sum, about) => sum + about.length, 0);
-    this.cache.set(bagPath, { records, chars });
-    this.cachedChars += chars;
+    // Another request may have read the same bag meanwhile: keep one.
+    const raced = this.cache.get(bagPath);
+    if (raced) return raced;
+    const bag = new BagRecords(text, file);
+    // The records are slices of the text: the text is what the cache holds.
+    this.cache.set(bagPath, bag);
+    this.cachedChars += text.length;
     for (const [key, entry] of this.cache) {
       if (this.cachedChars <= CACHE_CHARS || key === bagPath) break;
       this.cache.delete(key);
       this.cachedChars -= entry.chars;
     }
-    return records;
+    return bag;
   }
 }
 
-/** Cuts records.xml into its records: the children of each `<record>` or `<deleted>`. */
-function splitRecords(text: string): Map<number, StoredRecordXml> {
-  const records = new Map<number, StoredRecordXml>();
-  let depth = 0;
-  let current: StoredRecordXml | undefined;
-  let childStart = -1;
-  let childKind: 'header' | 'didl' | 'about' | undefined;
-  scanXmlSpans(text, {
-    open(tag, start) {
-      depth++;
-      if (depth === 2 && tag.uri === AIP_NAMESPACE && (tag.local === 'record' || tag.local === 'deleted')) {
-        const n = Number(tag.attributes.n?.value);
-        if (!Number.isSafeInteger(n)) throw new Error(`<${tag.local}> without a whole n`);
-        current = { n, header: '', about: [] };
-        records.set(n, current);
-      } else if (depth === 3 && current) {
-        if (tag.uri === NS.oai && tag.local === 'header') childKind = 'header';
-        else if (tag.uri === NS.oai && tag.local === 'about') childKind = 'about';
-        else if (tag.uri === NS.didl && tag.local === 'DIDL') childKind = 'didl';
-        else childKind = undefined;
-        childStart = start;
+/** One bag's records.xml, cut into its records (the children of each `<record>` or `<deleted>`) as far as asked. */
+class BagRecords {
+  private readonly records = new Map<number, StoredRecordXml>();
+  private readonly scanner: XmlSpanScanner;
+  private damage: ArchiverError | undefined;
+  /** The record being read (its children are not all read yet). */
+  private current: StoredRecordXml | undefined;
+
+  constructor(
+    private readonly text: string,
+    private readonly file: string,
+  ) {
+    let depth = 0;
+    let childStart = -1;
+    let childKind: 'header' | 'didl' | 'about' | undefined;
+    this.scanner = new XmlSpanScanner(text, {
+      open: (tag, start) => {
+        depth++;
+        if (depth === 2 && tag.uri === AIP_NAMESPACE && (tag.local === 'record' || tag.local === 'deleted')) {
+          const n = Number(tag.attributes.n?.value);
+          if (!Number.isSafeInteger(n)) throw new Error(`<${tag.local}> without a whole n`);
+          this.current = { n, header: '', about: [] };
+        } else if (depth === 3 && this.current) {
+          if (tag.uri === NS.oai && tag.local === 'header') childKind = 'header';
+          else if (tag.uri === NS.oai && tag.local === 'about') childKind = 'about';
+          else if (tag.uri === NS.didl && tag.local === 'DIDL') childKind = 'didl';
+          else childKind = undefined;
+          childStart = start;
+        }
+      },
+      close: (_name, _start, end) => {
+        const current = this.current;
+        if (depth === 3 && current && childKind) {
+          const element = text.slice(childStart, end);
+          if (childKind === 'about') current.about.push(element);
+          else current[childKind] = element;
+          childKind = undefined;
+        } else if (depth === 2 && current) {
+          this.records.set(current.n, current);
+          this.current = undefined;
+        }
+        depth--;
+      },
+    });
+  }
+
+  get chars(): number {
+    return this.text.length;
+  }
+
+  /** Record `n`, reading on until it is whole; undefined when the file ends without it. */
+  record(n: number): StoredRecordXml | undefined {
+    for (;;) {
+      const record = this.records.get(n);
+      if (record) return record;
+      if (this.damage) throw this.damage;
+      try {
+        if (!this.scanner.step()) return undefined;
+      } catch (error) {
+        this.damage = new ArchiverError('ERR_ARCHIVE_DAMAGED', `${this.file}: ${(error as Error).message}`, { path: this.file });
       }
-    },
-    close(_name, _start, end) {
-      if (depth === 3 && current && childKind) {
-        const element = text.slice(childStart, end);
-        if (childKind === 'about') current.about.push(element);
-        else current[childKind] = element;
-        childKind = undefined;
-      } else if (depth === 2) {
-        current = undefined;
-      }
-      depth--;
-    },
-  });
-  return records;
+    }
+  }
 }
