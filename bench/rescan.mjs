@@ -28,9 +28,10 @@ if (process.argv[2] === '--child') {
   const summary = fresh ? undefined : await repository.scan();
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
+  const { heapTotal } = process.memoryUsage();
   await repository.close();
   const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) * 1024;
-  process.stdout.write(`${JSON.stringify({ seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssBytes: hwm, summary })}\n`);
+  process.stdout.write(`${JSON.stringify({ seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssBytes: hwm, heapTotal, summary })}\n`);
   process.exit(0);
 }
 
@@ -59,7 +60,7 @@ function pass(name, fresh) {
   const perFile = (result.cpuSeconds / files) * 1e6;
   console.log(
     `${name.padEnd(7)} CPU ${result.cpuSeconds.toFixed(2)} s (${perFile.toFixed(0)} µs a file), wall ${result.seconds.toFixed(2)} s, ` +
-      `peak ${(result.peakRssBytes / 1e6).toFixed(0)} MB${result.summary ? `, ${JSON.stringify({ ...result.summary, milliseconds: undefined })}` : ''}`,
+      `peak ${(result.peakRssBytes / 1e6).toFixed(0)} MB (V8 heap ${(result.heapTotal / 1e6).toFixed(0)} MB)${result.summary ? `, ${JSON.stringify({ ...result.summary, milliseconds: undefined })}` : ''}`,
   );
 }
 
