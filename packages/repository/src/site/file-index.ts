@@ -74,6 +74,10 @@ export class FileIndex {
       // 16 MiB of page cache instead of 2: the first page of a list over a million rows
       // counts through the datestamp index (measured in bench/: the count halves).
       db.pragma('cache_size = -16384');
+      // The upsert of a changed file runs with a statement journal, a temporary file by
+      // default: two writes a page to it halved what a rescan of touched files wrote
+      // (measured in bench/rescan.mjs). It holds a statement's pages, a few, in memory.
+      db.pragma('temp_store = MEMORY');
       createSchema(db);
     } catch (error) {
       throw new RepositoryError('ERR_REPO_INDEX', `cannot open the index ${file}: ${(error as Error).message}`, {
@@ -157,28 +161,22 @@ export class FileIndex {
   }
 
   /** Adds or replaces the live version of a file with the given datestamp. */
-  putVersion(facts: FileFacts, datestamp: number, scanGeneration = 0): IndexedFile {
-    this.statements.upsert.run({ ...factsRow(facts), datestamp, scan_gen: scanGeneration });
+  putVersion(facts: FileFacts, datestamp: number): IndexedFile {
+    const row = this.statements.upsert.get({ ...factsRow(facts), datestamp }) as RecordRow;
     this.wrote();
-    return this.byPath(facts.path)!;
+    return toFile(row);
   }
 
   /** Updates what only tells whether to re-hash (a chmod, a rename onto itself): no new datestamp. */
-  putStat(path: string, facts: Pick<FileFacts, 'ctimeNs' | 'fileKey' | 'mtimeNs'>, scanGeneration = 0): void {
-    this.statements.updateStat.run({
+  putStat(path: string, facts: Pick<FileFacts, 'ctimeNs' | 'fileKey' | 'mtimeNs'>): IndexedFile | undefined {
+    const row = this.statements.updateStat.get({
       path,
       ctime_ns: String(facts.ctimeNs),
       mtime_ns: String(facts.mtimeNs),
       file_key: facts.fileKey,
-      scan_gen: scanGeneration,
-    });
+    }) as RecordRow | undefined;
     this.wrote();
-  }
-
-  /** Records that a scan saw this path unchanged. */
-  markSeen(path: string, scanGeneration: number): void {
-    this.statements.markSeen.run(scanGeneration, path);
-    this.wrote();
+    return row && toFile(row);
   }
 
   markDeleted(path: string, datestamp: number): void {
@@ -186,17 +184,13 @@ export class FileIndex {
     this.wrote();
   }
 
-  /** Live paths (below `folder`, when given) that a scan of generation `scanGeneration` did not see. */
-  unseenLivePaths(scanGeneration: number, folder = ''): string[] {
-    const rows = folder === '' ? this.statements.unseen.all(scanGeneration) : this.statements.unseenBelow.all(scanGeneration, `${folder}/`, `${folder}0`);
-    return (rows as { path: string }[]).map((row) => row.path);
-  }
-
-  /** Next scan generation number (persisted, so it survives restarts). */
-  nextScanGeneration(): number {
-    const next = Number(this.meta('scan_generation') ?? '0') + 1;
-    this.statements.setMeta.run('scan_generation', String(next));
-    return next;
+  /**
+   * A page of the live rows a scan compares with the tree: in path order, after `after`
+   * (a path, or '' for the start), below `folder` ('' for all), at most `limit`.
+   */
+  scanPage(after: string, folder: string, limit: number): ScanRow[] {
+    const { sql, params } = scanPageSql(after, folder);
+    return this.query(sql).all(...params, limit) as ScanRow[];
   }
 
   transaction<T>(work: () => T): T {
@@ -256,19 +250,14 @@ export class FileIndex {
       setMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       byPath: db.prepare('SELECT * FROM records WHERE path = ?'),
       upsert: db.prepare(`
-        INSERT INTO records (path, datestamp, deleted, mime_type, set_spec, size, mtime_ns, ctime_ns, file_key, sha256, scan_gen)
-        VALUES (@path, @datestamp, 0, @mime_type, @set_spec, @size, @mtime_ns, @ctime_ns, @file_key, @sha256, @scan_gen)
+        INSERT INTO records (path, datestamp, deleted, mime_type, set_spec, size, mtime_ns, ctime_ns, file_key, sha256)
+        VALUES (@path, @datestamp, 0, @mime_type, @set_spec, @size, @mtime_ns, @ctime_ns, @file_key, @sha256)
         ON CONFLICT (path) DO UPDATE SET datestamp = excluded.datestamp, deleted = 0, mime_type = excluded.mime_type,
           set_spec = excluded.set_spec, size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns,
-          file_key = excluded.file_key, sha256 = excluded.sha256, scan_gen = excluded.scan_gen`),
-      updateStat: db.prepare(
-        'UPDATE records SET ctime_ns = @ctime_ns, mtime_ns = @mtime_ns, file_key = @file_key, scan_gen = max(scan_gen, @scan_gen) WHERE path = @path',
-      ),
-      markSeen: db.prepare('UPDATE records SET scan_gen = ? WHERE path = ?'),
+          file_key = excluded.file_key, sha256 = excluded.sha256
+        RETURNING *`),
+      updateStat: db.prepare('UPDATE records SET ctime_ns = @ctime_ns, mtime_ns = @mtime_ns, file_key = @file_key WHERE path = @path RETURNING *'),
       markDeleted: db.prepare('UPDATE records SET deleted = 1, datestamp = ? WHERE path = ? AND deleted = 0'),
-      unseen: db.prepare('SELECT path FROM records WHERE deleted = 0 AND scan_gen < ?'),
-      // '/' + 1 is '0': [folder + '/', folder + '0') is everything below the folder.
-      unseenBelow: db.prepare('SELECT path FROM records WHERE deleted = 0 AND scan_gen < ? AND path >= ? AND path < ?'),
     };
   }
 }
@@ -288,6 +277,8 @@ function createSchema(db: Database.Database): void {
       ctime_ns TEXT NOT NULL,
       file_key TEXT NOT NULL,
       sha256 TEXT NOT NULL,
+      -- Unused since scans compare the tree with the index in path order (no mark per file
+      -- seen); kept so that indexes made before open unchanged.
       scan_gen INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX IF NOT EXISTS records_by_datestamp ON records (datestamp, id);
@@ -303,6 +294,31 @@ function createSchema(db: Database.Database): void {
 export interface IndexSql {
   sql: string;
   params: unknown[];
+}
+
+/** What a scan needs of a live row to tell, from an lstat alone, that its file did not change. */
+export interface ScanRow {
+  path: string;
+  size: number;
+  mtime_ns: string;
+  ctime_ns: string;
+  file_key: string;
+}
+
+/**
+ * A page of a scan's walk through the index: a range of the path index (its UNIQUE
+ * constraint), in path order, which is the order the scan walks the tree in (tree-walk.ts);
+ * takes the page size as its last parameter.
+ */
+export function scanPageSql(after: string, folder: string): IndexSql {
+  const columns = 'SELECT path, size, mtime_ns, ctime_ns, file_key FROM records';
+  if (folder === '') return { sql: `${columns} WHERE path > ? AND deleted = 0 ORDER BY path LIMIT ?`, params: [after] };
+  // '/' + 1 is '0': [folder + '/', folder + '0') is everything below the folder.
+  const below = `${folder}/`;
+  return {
+    sql: `${columns} WHERE path > ? AND path < ? AND deleted = 0 ORDER BY path LIMIT ?`,
+    params: [after < below ? below : after, `${folder}0`],
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { type BigIntStats, constants } from 'node:fs';
-import { type FileHandle, open, readlink, realpath, stat } from 'node:fs/promises';
+import { type BigIntStats, closeSync, constants, fstatSync, openSync, read, readlinkSync, readSync, realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
+import { promisify } from 'node:util';
 import { type ExportPolicy, isAddressablePath, mimeTypeForPath } from '@oaibag/oai-pmh';
 import type { IndexedFile } from '../core/model.js';
 import type { FileFacts } from './file-index.js';
@@ -30,6 +30,7 @@ export interface SiteRoot {
 // O_NONBLOCK: opening a fifo must not wait for a writer; O_NOCTTY: never adopt a terminal.
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
 const HASH_CHUNK = 1 << 20;
+const readAsync = promisify(read);
 
 /**
  * Looks at one path as the server would serve it: applies the export rules, opens it,
@@ -37,6 +38,11 @@ const HASH_CHUNK = 1 << 20;
  * root (a symbolic link may point elsewhere), and hashes it unless the index already holds
  * this exact version. Every check is made on the opened descriptor, so a symlink swapped in
  * between two checks cannot point the answer at another file.
+ *
+ * The open, the checks and the reading of a file up to HASH_CHUNK are synchronous calls: the
+ * kernel answers them in microseconds from its cache, where each promise was a round trip
+ * through libuv's thread pool (a rescan's largest cost, docs/repository.md). Larger files
+ * are read through the pool, a chunk at a time, so a big file never holds up requests.
  */
 export async function inspectFile(
   root: SiteRoot,
@@ -50,9 +56,9 @@ export async function inspectFile(
   // A name no URL can carry (control characters, backslashes, over-long): it has no identifier.
   if (!isAddressablePath(relPath)) return { kind: 'not-exported', reason: 'unaddressable' };
 
-  let handle: FileHandle;
+  let fd: number;
   try {
-    handle = await open(join(root.real, relPath), OPEN_FLAGS);
+    fd = openSync(join(root.real, relPath), OPEN_FLAGS);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'absent' };
@@ -61,19 +67,19 @@ export async function inspectFile(
   }
   try {
     for (let attempt = 0; ; attempt++) {
-      const stats = await handle.stat({ bigint: true });
+      const stats = fstatSync(fd, { bigint: true });
       if (!stats.isFile()) return { kind: 'not-exported', reason: 'not-a-regular-file' };
       // Mode 000 (or no read bit at all) means nobody is meant to read it, even a server run as root.
       if ((stats.mode & 0o444n) === 0n) return { kind: 'not-exported', reason: 'unreadable' };
 
-      const realRelPath = await realPathBelowRoot(root, handle, join(root.real, relPath), stats);
+      const realRelPath = realPathBelowRoot(root, fd, join(root.real, relPath), stats);
       if (realRelPath === null) return { kind: 'not-exported', reason: 'outside-root' };
       if (realRelPath !== relPath) {
         const targetReason = policy.excludedReason(realRelPath);
         if (targetReason) return { kind: 'not-exported', reason: targetReason };
         // Links to folders are not followed (loops, and one file under two identifiers):
         // the folders on the way must be real folders, only the last step may be a link.
-        if (!(await folderIsReal(root, relPath))) return { kind: 'not-exported', reason: 'through-folder-link' };
+        if (!folderIsReal(root, relPath)) return { kind: 'not-exported', reason: 'through-folder-link' };
         if (!linkAllowed(relPath, realRelPath)) return { kind: 'not-exported', reason: 'link-less-protected' };
       }
 
@@ -81,8 +87,8 @@ export async function inspectFile(
       if (known && !known.deleted && sameSignature(known, signature)) {
         return { kind: 'file', facts: factsOf(known), unchanged: true };
       }
-      const { sha256, bytes } = await hashHandle(handle, Number(stats.size));
-      const after = statSignature(await handle.stat({ bigint: true }));
+      const { sha256, bytes } = await hashDescriptor(fd, Number(stats.size));
+      const after = statSignature(fstatSync(fd, { bigint: true }));
       // Written to while we read it: look again (a few times), so digest and size agree.
       if ((bytes !== Number(stats.size) || !sameSignature(after, signature)) && attempt < 3) continue;
       const mimeType = mimeTypeForPath(relPath);
@@ -93,7 +99,7 @@ export async function inspectFile(
       };
     }
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
@@ -103,11 +109,15 @@ export async function inspectFile(
  */
 export type LinkRule = (linkPath: string, targetPath: string) => boolean;
 
-async function folderIsReal(root: SiteRoot, relPath: string): Promise<boolean> {
+function folderIsReal(root: SiteRoot, relPath: string): boolean {
   const slash = relPath.lastIndexOf('/');
   if (slash === -1) return true;
   const folder = join(root.real, relPath.slice(0, slash));
-  return (await realpath(folder).catch(() => null)) === folder;
+  try {
+    return realpathSync(folder) === folder;
+  } catch {
+    return false;
+  }
 }
 
 /** The facts that tell whether a file may have changed since it was hashed. */
@@ -136,14 +146,14 @@ function factsOf(file: IndexedFile): FileFacts {
  * /proc/self/fd names the descriptor's own path (race-free); elsewhere realpath() is
  * checked against the descriptor's device and inode.
  */
-async function realPathBelowRoot(root: SiteRoot, handle: FileHandle, path: string, stats: BigIntStats): Promise<string | null> {
+function realPathBelowRoot(root: SiteRoot, fd: number, path: string, stats: BigIntStats): string | null {
   let real: string;
   try {
-    real = await readlink(`/proc/self/fd/${handle.fd}`);
+    real = readlinkSync(`/proc/self/fd/${fd}`);
   } catch {
     try {
-      real = await realpath(path);
-      const check = await stat(real, { bigint: true });
+      real = realpathSync(path);
+      const check = statSync(real, { bigint: true });
       if (check.dev !== stats.dev || check.ino !== stats.ino) return null;
     } catch {
       return null;
@@ -154,16 +164,28 @@ async function realPathBelowRoot(root: SiteRoot, handle: FileHandle, path: strin
   return real.slice(prefix.length).split(sep).join('/');
 }
 
-async function hashHandle(handle: FileHandle, expectedSize: number): Promise<{ sha256: string; bytes: number }> {
+/** The buffer of the synchronous reads: used and done with before anything else runs. */
+const smallReads = Buffer.allocUnsafe(HASH_CHUNK);
+
+/** The sha-256 and length of what the descriptor holds now: at once when small, else a chunk per round trip. */
+async function hashDescriptor(fd: number, expectedSize: number): Promise<{ sha256: string; bytes: number }> {
   const hash = createHash('sha256');
-  // Most web files are small: no 1 MiB buffer for a 5 KiB page (+1 to see the end at once).
-  const buffer = Buffer.allocUnsafe(Math.min(HASH_CHUNK, expectedSize + 1));
   let bytes = 0;
-  for (;;) {
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, bytes);
-    if (bytesRead === 0) break;
+  let ended = false;
+  // A small file in one synchronous read of its size + 1: a short read of a regular file is
+  // its end. One that grows meanwhile goes on through the pool after its first MiB.
+  while (!ended && expectedSize < HASH_CHUNK && bytes < HASH_CHUNK) {
+    const bytesRead = readSync(fd, smallReads, 0, expectedSize + 1, bytes);
+    hash.update(smallReads.subarray(0, bytesRead));
+    bytes += bytesRead;
+    ended = bytesRead <= expectedSize;
+  }
+  const buffer = ended ? smallReads : Buffer.allocUnsafe(HASH_CHUNK);
+  while (!ended) {
+    const { bytesRead } = await readAsync(fd, buffer, 0, buffer.length, bytes);
     hash.update(buffer.subarray(0, bytesRead));
     bytes += bytesRead;
+    ended = bytesRead === 0;
   }
   return { sha256: hash.digest('hex'), bytes };
 }

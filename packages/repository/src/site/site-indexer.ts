@@ -1,10 +1,13 @@
-import { type Dir, type FSWatcher, watch } from 'node:fs';
-import { lstat, opendir } from 'node:fs/promises';
+import { type BigIntStats, type FSWatcher, lstatSync, watch } from 'node:fs';
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type ExportPolicy, lastModifiedSeconds } from '@oaibag/oai-pmh';
 import type { IndexedFile } from '../core/model.js';
-import type { FileIndex } from './file-index.js';
-import { type Inspection, inspectFile, type LinkRule, type SiteRoot, sameSignature, statSignature } from './inspect-file.js';
+import type { FileIndex, ScanRow } from './file-index.js';
+import { type Inspection, inspectFile, type LinkRule, type SiteRoot } from './inspect-file.js';
+import { ScanCursor } from './scan-cursor.js';
+import { comparePaths, walkInPathOrder } from './tree-walk.js';
 
 export interface ScanSummary {
   /** Files looked at. */
@@ -20,8 +23,10 @@ export interface ScanProgress {
   directories: number;
 }
 
-/** Parallel inspections while walking: keeps libuv's thread pool busy on many small files. */
+/** Inspections under way at once while walking (a large file is hashed through libuv's pool). */
 const INSPECT_CONCURRENCY = 16;
+/** A scan's synchronous stretch between two turns of the event loop, so requests go on being answered. */
+const SLICE_MS = 10;
 
 /**
  * Keeps the index true to the tree. The datestamp rule lives here (docs/repository.md):
@@ -48,11 +53,13 @@ export class SiteIndexer {
    * its datestamp before anyone is told about it.
    */
   refresh(relPath: string): Promise<IndexedFile | null> {
-    const running = this.inFlight.get(relPath);
-    if (running) return running;
+    return this.inFlight.get(relPath) ?? this.startRefresh(relPath, this.index.byPath(relPath), false);
+  }
+
+  /** One refresh of a path at a time: a request and a scan looking at it together share it. */
+  private startRefresh(relPath: string, known: IndexedFile | undefined, initial: boolean): Promise<IndexedFile | null> {
     const work = (async () => {
-      const known = this.index.byPath(relPath);
-      return this.apply(relPath, await inspectFile(this.root, relPath, this.policy, known, this.linkAllowed), known, false, 0);
+      return this.apply(relPath, await inspectFile(this.root, relPath, this.policy, known, this.linkAllowed), known, initial);
     })().finally(() => this.inFlight.delete(relPath));
     this.inFlight.set(relPath, work);
     return work;
@@ -103,8 +110,8 @@ export class SiteIndexer {
         if (stats?.isDirectory()) await this.scanFolder(relPath);
         else {
           await this.refresh(relPath);
-          // A folder that went away takes its files with it.
-          if (!stats) await this.refreshKnownBelow(relPath);
+          // A folder that went away takes its files with it (a scan of it finds none).
+          if (!stats) await this.scanFolder(relPath);
         }
       } catch {
         // The periodic scan will catch up; an event is only a hint.
@@ -112,70 +119,56 @@ export class SiteIndexer {
     }
   }
 
-  private async refreshKnownBelow(relDir: string): Promise<void> {
-    for (const path of this.index.unseenLivePaths(Number.MAX_SAFE_INTEGER, relDir)) await this.refresh(path);
-  }
-
+  /**
+   * Compares the tree below `relDir` with the index: the walk and the index's rows, both in
+   * path order, merged as two sorted lists. A plain file whose row matches its lstat is
+   * unchanged and costs no write; any other file is inspected (new, changed, a link); a row
+   * with no file where it sorts is looked at again (gone, no longer exported, or created
+   * since the walk passed). Synchronous calls throughout, in slices between turns of the
+   * event loop (docs/repository.md, "The index").
+   */
   private async scanFolder(relDir: string, onProgress?: (progress: ScanProgress) => void): Promise<ScanSummary> {
     const started = Date.now();
     const initial = relDir === '' && this.index.needsFirstScan();
-    const generation = this.index.nextScanGeneration();
     const summary: ScanSummary = { files: 0, added: 0, changed: 0, deleted: 0, milliseconds: 0 };
     const progress: ScanProgress = { files: 0, directories: 0 };
     const pending = new Set<Promise<void>>();
+    const rows = new ScanCursor(this.index, relDir);
+    let sliceStarted = performance.now();
 
-    const inspectOne = async (relPath: string, plainFile: boolean) => {
-      if (plainFile && (await this.unchangedByLstat(relPath, generation))) return;
-      const known = this.index.byPath(relPath);
-      const inspection = await inspectFile(this.root, relPath, this.policy, known, this.linkAllowed);
-      const before = known && !known.deleted ? known.datestamp : undefined;
-      const after = this.apply(relPath, inspection, known, initial, generation);
-      if (!after && before !== undefined) summary.deleted++;
-      else if (after && before === undefined) summary.added++;
-      else if (after && after.datestamp !== before) summary.changed++;
-    };
-
-    const walk = async (dir: string): Promise<void> => {
-      if (dir !== '' && this.policy.excludedDirectoryReason(dir)) return;
-      let handle: Dir;
-      try {
-        handle = await opendir(join(this.root.real, dir));
-      } catch {
-        return; // vanished or unreadable: its files are found missing below
-      }
-      progress.directories++;
-      for await (const entry of handle) {
-        // Node puts U+FFFD where a name is not valid UTF-8: such a file cannot be named in a URL.
-        if (entry.name.includes('\uFFFD')) continue;
-        const relPath = dir === '' ? entry.name : `${dir}/${entry.name}`;
-        if (entry.isDirectory()) {
-          await walk(relPath);
-          continue;
-        }
-        // Symbolic links to folders are not followed (loops, and one file under two names).
-        if (!entry.isFile() && !entry.isSymbolicLink()) continue;
-        if (this.policy.excludedReason(relPath)) continue;
-        summary.files++;
-        progress.files++;
-        if (onProgress && progress.files % 1000 === 0) onProgress({ ...progress });
-        const job = inspectOne(relPath, entry.isFile()).finally(() => pending.delete(job));
-        pending.add(job);
-        if (pending.size >= INSPECT_CONCURRENCY) await Promise.race(pending);
-      }
+    const lookAt = async (relPath: string) => {
+      const job = this.inspectAndCount(relPath, initial, summary).finally(() => pending.delete(job));
+      pending.add(job);
+      if (pending.size >= INSPECT_CONCURRENCY) await Promise.race(pending);
     };
 
     this.index.beginBatch();
     try {
-      await walk(relDir);
+      for (const file of walkInPathOrder(this.root.real, relDir, this.policy, progress)) {
+        summary.files++;
+        progress.files++;
+        if (onProgress && progress.files % 1000 === 0) onProgress({ ...progress });
+        let row = rows.current();
+        // Rows that sort before this file have no file in the tree.
+        for (; row && comparePaths(row.path, file.path) < 0; row = rows.current()) {
+          rows.advance();
+          await lookAt(row.path);
+        }
+        const known = row?.path === file.path ? row : undefined;
+        if (known) rows.advance();
+        if (!(known && file.regular && this.unchangedByLstat(known))) await lookAt(file.path);
+        if (performance.now() - sliceStarted > SLICE_MS) {
+          await nextTurn();
+          sliceStarted = performance.now();
+        }
+      }
+      for (let row = rows.current(); row; row = rows.current()) {
+        rows.advance();
+        await lookAt(row.path);
+      }
       await Promise.all(pending);
     } finally {
       this.index.endBatch();
-    }
-    // Whatever was live below relDir and not seen is gone (or no longer exported): look again
-    // one at a time, because it may have been created after the walk passed its folder.
-    for (const path of this.index.unseenLivePaths(generation, relDir)) {
-      const result = await this.refresh(path);
-      if (result === null) summary.deleted++;
     }
     if (initial) this.index.markFirstScanCompleted();
     summary.milliseconds = Date.now() - started;
@@ -183,40 +176,48 @@ export class SiteIndexer {
     return summary;
   }
 
-  /** The fast path of a rescan: a plain file whose lstat matches the index is not opened. */
-  private async unchangedByLstat(relPath: string, generation: number): Promise<boolean> {
+  /** Inspects one path, brings its row up to date and counts what changed. */
+  private async inspectAndCount(relPath: string, initial: boolean, summary: ScanSummary): Promise<void> {
     const known = this.index.byPath(relPath);
-    if (!known || known.deleted) return false;
+    const before = known && !known.deleted ? known.datestamp : undefined;
+    const after = await (this.inFlight.get(relPath) ?? this.startRefresh(relPath, known, initial));
+    if (!after && before !== undefined) summary.deleted++;
+    else if (after && before === undefined) summary.added++;
+    else if (after && after.datestamp !== before) summary.changed++;
+  }
+
+  /** The fast path of a rescan: a plain file whose lstat matches its row is not opened. */
+  private unchangedByLstat(row: ScanRow): boolean {
+    let stats: BigIntStats | undefined;
     try {
-      const stats = await lstat(join(this.root.real, relPath), { bigint: true });
-      if (!stats.isFile() || (stats.mode & 0o444n) === 0n || !sameSignature(known, statSignature(stats))) return false;
+      stats = lstatSync(`${this.root.real}/${row.path}`, { bigint: true, throwIfNoEntry: false });
     } catch {
       return false;
     }
-    this.index.markSeen(relPath, generation);
-    return true;
+    if (!stats?.isFile()) return false;
+    return (
+      (stats.mode & 0o444n) !== 0n &&
+      Number(stats.size) === row.size &&
+      String(stats.mtimeNs) === row.mtime_ns &&
+      String(stats.ctimeNs) === row.ctime_ns &&
+      `${stats.dev}:${stats.ino}` === row.file_key
+    );
   }
 
   /** Writes what an inspection found into the index, applying the datestamp rule. */
-  private apply(relPath: string, inspection: Inspection, known: IndexedFile | undefined, initial: boolean, generation: number): IndexedFile | null {
+  private apply(relPath: string, inspection: Inspection, known: IndexedFile | undefined, initial: boolean): IndexedFile | null {
     if (inspection.kind !== 'file') {
       if (known && !known.deleted) this.index.markDeleted(relPath, this.index.observationDatestamp());
       return null;
     }
     const { facts } = inspection;
     if (known && !known.deleted) {
-      if (inspection.unchanged) {
-        if (generation > 0) this.index.markSeen(relPath, generation);
-        return known;
-      }
-      if (sameVersion(known, facts)) {
-        this.index.putStat(relPath, facts, generation);
-        return this.index.byPath(relPath) ?? null;
-      }
+      if (inspection.unchanged) return known;
+      if (sameVersion(known, facts)) return this.index.putStat(relPath, facts) ?? null;
     }
     const now = Math.floor(Date.now() / 1000);
     const datestamp = initial ? Math.min(lastModifiedSeconds(facts.mtimeNs), this.index.observationDatestamp(now)) : this.index.observationDatestamp(now);
-    return this.index.putVersion(facts, Math.max(datestamp, 0), generation);
+    return this.index.putVersion(facts, Math.max(datestamp, 0));
   }
 }
 
