@@ -257,7 +257,8 @@ try {
       firstLoad,
       change: { commitSeconds, catchUp },
       triplesPerSecond: { firstLoad: Math.round(afterFirst / firstLoad.wallSeconds), catchUp: Math.round((afterSecond - afterFirst) / catchUp.wallSeconds) },
-      servePeakRssBytes: serve.watch.lifetime().peakRssBytes,
+      // Each wait resets VmHWM: the peak is the larger of the two.
+      servePeakRssBytes: Math.max(firstLoad.servePeakRssBytes, catchUp.servePeakRssBytes),
       queries: { afterFirstLoad: queriesBefore, afterChange: queriesAfter },
       machine: { cpus: os.cpus().length, node: process.version, loadAverage: os.loadavg().map((value) => round(value, 1)) },
     };
