@@ -8,22 +8,27 @@
 // query (the versions of one URL), "what changed since" (deleted since a date; every PDF that
 // changed in the last harvest) and the digest join. CPU time (user + system) of this process
 // (serve's side) and of Virtuoso, and this process's peak RSS, besides wall times: the machine
-// is shared. Run with `node --import tsx bench/sparql-store.mjs [--resources N] [--runs N]`
-// after `npx tsc -b`.
+// is shared. Writes go by the Graph Store Protocol (`--sparql-store-data`, the documented setup)
+// or, with `--write update`, by SPARQL Update alone. Run with `node --import tsx
+// bench/sparql-store.mjs [--resources N] [--runs N] [--write post|update]` after `npx tsc -b`.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 import { median, ROOT, round } from './repository-common.mjs';
 
-const USAGE = `usage: node --import tsx bench/sparql-store.mjs [--resources N] [--runs N]
+const USAGE = `usage: node --import tsx bench/sparql-store.mjs [--resources N] [--runs N] [--write post|update]
 
-  --resources N   resources in the archive (default 20000); two harvests: N versions each
-  --runs N        repetitions of each query; medians are reported (default 5)`;
+  --resources N     resources in the archive (default 20000); two harvests: N versions each
+  --runs N          repetitions of each query; medians are reported (default 5)
+  --write post      triples POSTed by the Graph Store Protocol (default)
+  --write update    triples sent as SPARQL Update INSERT DATA`;
 const { args, usageError } = parseBenchArgs('sparql-store', USAGE, {
   resources: { type: 'string', default: '20000' },
   runs: { type: 'string', default: '5' },
+  write: { type: 'string', default: 'post' },
 });
+if (args.write !== 'post' && args.write !== 'update') usageError(`--write: "${args.write}" is neither post nor update`);
 const RESOURCES = wholeNumberArg(args.resources, '--resources', usageError, 100);
 const RUNS = wholeNumberArg(args.runs, '--runs', usageError);
 
@@ -96,7 +101,7 @@ function addHarvest(catalog, source, salt, datestamp) {
 }
 
 const QUERIES = {
-  'point query: the versions of one URL': `PREFIX dcterms: <http://purl.org/dc/terms/> SELECT ?v ?t WHERE { ?i dcterms:source <${identifier(4242)}> ; dcterms:hasVersion ?v . ?v <http://www.w3.org/ns/prov#generatedAtTime> ?t } ORDER BY ?t`,
+  'point query: the versions of one URL': `PREFIX dcterms: <http://purl.org/dc/terms/> SELECT ?v ?t WHERE { ?i dcterms:source <${identifier(4242)}> . ?v dcterms:isVersionOf ?i ; <http://www.w3.org/ns/prov#generatedAtTime> ?t } ORDER BY ?t`,
   'what changed since: resources deleted since a date':
     'PREFIX prov: <http://www.w3.org/ns/prov#> SELECT (COUNT(?d) AS ?n) WHERE { ?i prov:qualifiedInvalidation ?d . ?d prov:atTime ?t FILTER (?t >= "2026-01-15T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>) }',
   'what changed since: every PDF that changed in the last harvest':
@@ -153,7 +158,12 @@ try {
   process.stderr.write(`harvest 1: ${RESOURCES} resources added, in ${dir}\n`);
   addHarvest(catalog, source, 1, '2026-01-01T00:00:00Z');
   const uris = new ArchiveUris('http://127.0.0.1:8080');
-  const options = { queryUrl: virtuoso.queryUrl, updateUrl: virtuoso.updateUrl, credentials: { user: virtuoso.user, password: virtuoso.password } };
+  const options = {
+    queryUrl: virtuoso.queryUrl,
+    updateUrl: virtuoso.updateUrl,
+    ...(args.write === 'post' ? { dataUrl: virtuoso.dataUrl } : {}),
+    credentials: { user: virtuoso.user, password: virtuoso.password },
+  };
   const store = RemoteGraphStore.start(dir, catalog, uris, { timeoutMs: 600_000, rowLimit: 10_000 }, options, (line) =>
     process.stderr.write(`  serve: ${line}\n`),
   );
@@ -180,6 +190,7 @@ try {
   }
   const result = {
     resources: RESOURCES,
+    write: args.write,
     versions: 2 * RESOURCES,
     triples: { afterFirstHarvest: afterFirst, afterSecondHarvest: afterSecond },
     firstLoad,

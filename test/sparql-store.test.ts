@@ -1,12 +1,15 @@
 // `serve --sparql-store` against a real Virtuoso Open Source 7 (test/virtuoso-server.ts): the
 // archive's graph written into the store and kept in step with harvests (a change and a
-// deletion), the documented example queries answering as the embedded store does, a restarted
+// deletion), by SPARQL Update and by the Graph Store Protocol (through a loopback relay that
+// counts its POSTs), the documented example queries answering as the embedded store does, a restarted
 // serve resuming from its cursor, the store down during a harvest (a visible failure, then the
 // catch-up), updates and federated queries refused, and the time, row and size bounds of
 // `/sparql` holding against the remote store.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -54,6 +57,34 @@ function storeOptions(): NonNullable<ArchiveServerOptions['sparqlStore']> {
 
 async function serveRemote(extra: Partial<ArchiveServerOptions> = {}): Promise<ArchiveServer> {
   return startArchiveServer({ archiveDir: archive, sparqlStore: storeOptions(), log: (line) => logged.push(line), ...extra });
+}
+
+/**
+ * A loopback relay to `target` (the store's Graph Store Protocol endpoint) that counts the
+ * N-Triples POSTs the store accepted: proof that writes took that way.
+ */
+async function countingRelay(target: string): Promise<{ url: string; accepted: () => number; server: Server }> {
+  let accepted = 0;
+  const server = createServer(async (request, response) => {
+    const body: Buffer[] = [];
+    for await (const part of request) body.push(part as Buffer);
+    const headers = Object.fromEntries(
+      Object.entries(request.headers).filter(([name, value]) => typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)),
+    ) as Record<string, string>;
+    const answer = await fetch(target + request.url!.slice(request.url!.indexOf('?')), {
+      method: request.method!,
+      headers,
+      ...(body.length > 0 ? { body: Buffer.concat(body) } : {}),
+    });
+    if (answer.ok && request.method === 'POST' && headers['content-type'] === 'application/n-triples') accepted++;
+    const challenge = answer.headers.get('www-authenticate');
+    response.writeHead(answer.status, challenge ? { 'WWW-Authenticate': challenge } : {});
+    response.end(Buffer.from(await answer.arrayBuffer()));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}/sparql-graph-crud-auth`, accepted: () => accepted, server };
 }
 
 /** Waits until the follower has written everything the catalog holds (and says so at /metrics). */
@@ -149,32 +180,47 @@ after(async () => {
 test('the graph is written into the store and kept in step: a change and a deletion arrive; answers as the embedded store gives', {
   skip: VIRTUOSO_SKIP,
 }, async () => {
+  const relay = await countingRelay(virtuoso.dataUrl);
+  // Two followers, each its own graph (its own base URL): one writes by SPARQL Update only, one
+  // POSTs its triples by the Graph Store Protocol.
   const remote = await serveRemote();
+  const posting = await serveRemote({ sparqlStore: { ...storeOptions(), dataUrl: relay.url } });
   const embedded = await startArchiveServer({ archiveDir: archive });
   try {
     await inStep(remote);
-    assert.equal(await count(remote, '?i a oai:Item'), 6);
-    await sameAnswers(remote, embedded);
+    await inStep(posting);
+    assert.ok(relay.accepted() > 0, 'the triples were POSTed by the Graph Store Protocol');
+    for (const server of [remote, posting]) {
+      assert.equal(await count(server, '?i a oai:Item'), 6);
+      await sameAnswers(server, embedded);
+    }
     // The graph is the archive's named graph; the cursor of a writable archive is in its catalog, not in the store.
     assert.ok((await storeCount(`graph <${remote.baseUrl}/graph> { ?s ?p ?o }`)) > 50);
     assert.equal(await storeCount(`graph <${remote.baseUrl}/graph#oaibag-cursor> { ?s ?p ?o }`), 0);
+    const posted = relay.accepted();
 
     write('index.html', '<p>home, edited</p>', YEAR_2000 + 86_400);
     write('docs/report.pdf', '%PDF-1.4 report, second edition', YEAR_2000 + 86_400);
     unlinkSync(join(site, 'gone.txt'));
     await harvestAgain();
     await inStep(remote);
-    assert.equal(await count(remote, '?v oaibag:change "modified"'), 2);
-    assert.equal(await count(remote, '?i prov:qualifiedInvalidation ?d'), 1);
-    // The second harvest's status was written as running, then rewritten: one status each.
-    assert.equal(await count(remote, '?h a prov:Activity ; oaibag:status ?s'), 2);
-    assert.equal(await count(remote, '?h a prov:Activity ; oaibag:status "complete"'), 2);
-    await sameAnswers(remote, embedded);
-    const pdfs = await solutions(remote, EXAMPLES[0]!);
-    assert.equal(pdfs.length, 1, 'the PDF changed in the last harvest');
+    await inStep(posting);
+    assert.ok(relay.accepted() > posted, 'the second harvest was POSTed too');
+    for (const server of [remote, posting]) {
+      assert.equal(await count(server, '?v oaibag:change "modified"'), 2);
+      assert.equal(await count(server, '?i prov:qualifiedInvalidation ?d'), 1);
+      // The second harvest's status was written as running, then rewritten: one status each.
+      assert.equal(await count(server, '?h a prov:Activity ; oaibag:status ?s'), 2);
+      assert.equal(await count(server, '?h a prov:Activity ; oaibag:status "complete"'), 2);
+      await sameAnswers(server, embedded);
+      const pdfs = await solutions(server, EXAMPLES[0]!);
+      assert.equal(pdfs.length, 1, 'the PDF changed in the last harvest');
+    }
   } finally {
     await remote.close();
+    await posting.close();
     await embedded.close();
+    relay.server.close();
   }
 });
 
@@ -355,7 +401,18 @@ test('oaibag serve --sparql-store: the account from a password file; the options
   const args = ['serve', '--archive', archive, '--port', '0', '--access-log', '/dev/null', '--sparql-store', virtuoso.queryUrl];
   const child = spawn(
     process.execPath,
-    [BIN, ...args, '--sparql-store-update', virtuoso.updateUrl, '--sparql-store-user', virtuoso.user, '--sparql-store-password-file', virtuoso.passwordFile],
+    [
+      BIN,
+      ...args,
+      '--sparql-store-update',
+      virtuoso.updateUrl,
+      '--sparql-store-data',
+      virtuoso.dataUrl,
+      '--sparql-store-user',
+      virtuoso.user,
+      '--sparql-store-password-file',
+      virtuoso.passwordFile,
+    ],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
     },
@@ -386,14 +443,19 @@ test('oaibag serve --sparql-store: the account from a password file; the options
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
   }
-  const lone = spawn(process.execPath, [BIN, 'serve', '--archive', archive, '--sparql-store-user', 'oaibag'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let text = '';
-  lone.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    text += chunk;
-  });
-  const code = await new Promise((resolve) => lone.once('exit', resolve));
-  assert.equal(code, 2);
-  assert.match(text, /--sparql-store-user and --sparql-store-password-file go together/);
+  for (const [option, said] of [
+    [['--sparql-store-user', 'oaibag'], /--sparql-store-user and --sparql-store-password-file go together/],
+    [['--sparql-store-data', virtuoso.dataUrl], /--sparql-store-data needs --sparql-store/],
+  ] as const) {
+    const lone = spawn(process.execPath, [BIN, 'serve', '--archive', archive, ...option], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let text = '';
+    lone.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+    });
+    const code = await new Promise((resolve) => lone.once('exit', resolve));
+    assert.equal(code, 2);
+    assert.match(text, said);
+  }
 });
 
 /** `oaibag serve ARGS` as a process (as a user the archive's modes bind, with `asUser`); its base URL and a way to stop it. */

@@ -1,7 +1,8 @@
 // A Virtuoso Open Source 7 instance of a test's own (Debian's `virtuoso-opensource-7`, which
 // .ci/run installs when absent; its Debian service stays off): its database in a temporary
 // folder, its SQL and HTTP ports free loopback ports, listening on 127.0.0.1 only. SPARQL 1.1
-// queries at /sparql; SPARQL Update at /sparql-auth with HTTP Digest, as an account `oaibag`
+// queries at /sparql; SPARQL Update at /sparql-auth and the Graph Store HTTP Protocol at
+// /sparql-graph-crud-auth, both with HTTP Digest, as an account `oaibag`
 // made as docs/linked-data.md says (SPARQL_UPDATE granted through isql-vt; dba's default
 // password replaced). Where `virtuoso-t` is missing the tests that need it are skipped with
 // VIRTUOSO_SKIP's message.
@@ -26,6 +27,8 @@ export interface Virtuoso {
   origin: string;
   queryUrl: string;
   updateUrl: string;
+  /** The Graph Store HTTP Protocol endpoint (`--sparql-store-data`). */
+  dataUrl: string;
   user: string;
   password: string;
   /** A file whose first line is the password (for `--sparql-store-password-file`). */
@@ -145,6 +148,7 @@ MaxQueryExecutionTime = 120
     origin,
     queryUrl: `${origin}/sparql`,
     updateUrl: `${origin}/sparql-auth`,
+    dataUrl: `${origin}/sparql-graph-crud-auth`,
     user: 'oaibag',
     password,
     passwordFile,

@@ -7,7 +7,7 @@
 import type { Catalog } from '../catalog/catalog.js';
 import { type GraphMarks, NO_MARKS, versionsAfter } from '../catalog/graph-rows.js';
 import { readStoreCursor, writeStoreCursor } from '../catalog/store-cursors.js';
-import { GraphProgress } from './graph-chunks.js';
+import { type GraphPaging, GraphProgress } from './graph-chunks.js';
 
 export interface StoreCursor {
   /** The base URL serve minted the graph's URIs with. */
@@ -48,10 +48,10 @@ export function cursorOf(catalog: Catalog, base: string, progress: GraphProgress
  * The walk's progress saved in `text`, when it was written from this catalog with this base
  * URL; undefined otherwise (nothing saved, another base, a rebuilt catalog, a text not ours).
  */
-export function resumedProgress(catalog: Catalog, base: string, text: string | undefined): GraphProgress | undefined {
+export function resumedProgress(catalog: Catalog, base: string, text: string | undefined, paging: Partial<GraphPaging> = {}): GraphProgress | undefined {
   const cursor = parseCursor(text);
   if (!cursor || cursor.base !== base || versionName(catalog, cursor.marks.version) !== cursor.lastVersion) return undefined;
-  const progress = new GraphProgress();
+  const progress = new GraphProgress(paging);
   progress.marks = cursor.marks;
   progress.openHarvest = cursor.openHarvest;
   return progress;
