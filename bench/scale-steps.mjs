@@ -145,7 +145,7 @@ function sparqlQueries({ identifier, lastHarvestStarted }) {
   const prefixes =
     'prefix dcterms: <http://purl.org/dc/terms/> prefix prov: <http://www.w3.org/ns/prov#> prefix oaibag: <urn:oaibag:terms:> prefix xsd: <http://www.w3.org/2001/XMLSchema#> ';
   return {
-    'point: the versions of one URL': `${prefixes}select ?v ?t where { ?i dcterms:source <${identifier}> ; dcterms:hasVersion ?v . ?v prov:generatedAtTime ?t } order by ?t`,
+    'point: the versions of one URL': `${prefixes}select ?v ?t where { ?i dcterms:source <${identifier}> . ?v dcterms:isVersionOf ?i ; prov:generatedAtTime ?t } order by ?t`,
     'what changed since the last harvest began': `${prefixes}select ?item ?version ?change where { ?version prov:generatedAtTime ?t ; oaibag:change ?change ; dcterms:isVersionOf ?item . filter (?t >= "${lastHarvestStarted.replace(/\.\d+Z$/, 'Z')}"^^xsd:dateTime) } limit 1000`,
     'resources deleted since a date': `${prefixes}select ?item ?original ?at where { ?item prov:qualifiedInvalidation ?deletion . optional { ?item dcterms:source ?original } ?deletion prov:atTime ?at . filter (?at >= "2000-01-01T00:00:00Z"^^xsd:dateTime) } order by ?at limit 1000`,
     'digest join: versions whose bytes were already held': `${prefixes}select ?version ?earlier where { ?version dcterms:identifier ?digest ; prov:generatedAtTime ?t ; dcterms:isVersionOf ?item . ?earlier dcterms:identifier ?digest ; prov:generatedAtTime ?t0 ; dcterms:isVersionOf ?other . filter (?t0 < ?t) } limit 100`,
