@@ -3,7 +3,7 @@
 // code cannot be interrupted any other way. It answers one message at a time, in order, and
 // says with each answer how much WebAssembly memory it holds: that memory grows and never
 // shrinks, so the store ends this thread (and loads a fresh one) when a query left it large.
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { initSync, namedNode, Store } from 'oxigraph/web.js';
 import { firstSolutions, RESULT_MEDIA_TYPES, writeSolutions } from './sparql-results.js';
@@ -38,6 +38,20 @@ export type SparqlWorkerAnswer =
 const wasm = initSync({ module: readFileSync(new URL('web_bg.wasm', import.meta.resolve('oxigraph/web.js'))) });
 const store = new Store();
 
+/**
+ * For tests only (test/sparql-cap.test.ts), neither an option nor part of the documented
+ * interface: `OAIBAG_TEST_SPARQL_WORKER=<fault>:<file>` appends a line to `<file>` as each
+ * worker starts (how many times the store was loaded), and fault `trap` makes every load trap
+ * as the WebAssembly code does when its memory cannot grow (a RuntimeError `unreachable`, as the worker sees it),
+ * `die` makes the worker die while loading (an uncaught error); `none` only counts.
+ */
+const testFault = ((setting: string | undefined) => {
+  const match = setting === undefined ? null : /^(none|trap|die):(.+)$/.exec(setting);
+  if (match === null) return undefined;
+  appendFileSync(match[2]!, 'started\n');
+  return match[1] as 'none' | 'trap' | 'die';
+})(process.env.OAIBAG_TEST_SPARQL_WORKER);
+
 /** A string of more than `limit` bytes of UTF-8 (without encoding a long one to count). */
 function tooLong(text: string, limit: number): boolean {
   return text.length > limit || (text.length * 3 > limit && Buffer.byteLength(text, 'utf8') > limit);
@@ -52,6 +66,7 @@ function answer(request: SparqlWorkerRequest): SparqlWorkerAnswer {
     (globalThis as { gc?: () => void }).gc?.();
     result = String(process.memoryUsage().rss);
   } else if (request.op === 'load') {
+    if (testFault === 'trap') throw Object.assign(new Error('unreachable'), { name: 'RuntimeError' });
     // In a transaction: loading without one measured 2.5 times slower (oxigraph 0.5).
     store.load(request.ntriples, { format: 'application/n-triples' });
   } else if (request.op === 'forget') {
@@ -74,6 +89,12 @@ function answer(request: SparqlWorkerRequest): SparqlWorkerAnswer {
 }
 
 parentPort!.on('message', (request: SparqlWorkerRequest) => {
+  if (request.op === 'load' && testFault === 'die') {
+    setImmediate(() => {
+      throw new Error('the worker died (OAIBAG_TEST_SPARQL_WORKER)');
+    });
+    return;
+  }
   let reply: SparqlWorkerAnswer;
   try {
     reply = answer(request);
