@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Parser as N3Parser } from 'n3';
-import { type ArchiveServer, type ArchiveServerOptions, harvest, startArchiveServer } from '../packages/archiver/src/index.ts';
+import { type ArchiveServer, type ArchiveServerOptions, Catalog, harvest, startArchiveServer } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { RUN_AS, readOnlyCopy, SKIP_CLI, tree } from './read-only-copy.ts';
 import { startVirtuoso, VIRTUOSO_SKIP, type Virtuoso } from './virtuoso-server.ts';
@@ -460,4 +460,46 @@ test('a read-only archive: the cursor is kept in the store, in a graph of its ow
     assert.equal(await serve.stop(), 0, serve.stderr());
   }
   assert.deepEqual(tree(copy), before, 'nothing written to the read-only archive');
+});
+
+test('an item whose MIME type changes in later versions moves to the new set, in the store and the embedded one alike', { skip: VIRTUOSO_SKIP }, async () => {
+  const remote = await serveRemote();
+  const embedded = await startArchiveServer({ archiveDir: archive });
+  const identifier = `${repository.baseUrl}/a.txt`;
+  const setsOf = (server: ArchiveServer) =>
+    solutions(
+      server,
+      `${PREFIXES}SELECT ?set WHERE { ?i dcterms:identifier "${identifier}" ; dcterms:isPartOf ?set FILTER (CONTAINS(STR(?set), "/set/mime")) }`,
+    );
+  const catalog = Catalog.open(archive, { create: false });
+  /** A new version of a.txt of `mimeType`: the same bytes, another datestamp. */
+  const version = (mimeType: string, day: number) => {
+    const source = catalog.source(`${repository.baseUrl}/oai`)!;
+    const latest = catalog.latestVersion(source.id, identifier)!;
+    const datestamp = `2001-01-${String(day).padStart(2, '0')}T00:00:00Z`;
+    const { bagPath, record, size, sha256 } = latest;
+    catalog.recordVersion({ sourceId: source.id, identifier, datestamp, size, sha256, mimeType, bagPath, record, parts: [sha256] });
+  };
+  const both = async (expected: string[]) => {
+    await inStep(remote);
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // the embedded store reads the catalog at most once a second
+    assert.deepEqual(await setsOf(remote), expected, 'the SPARQL store');
+    assert.deepEqual(await setsOf(embedded), expected, 'the embedded store');
+  };
+  try {
+    await both(['uri:B/resource/set/mime%3Atext%3Aplain']);
+    // Two versions in one transaction (the store sees both at once: a chain), then one more.
+    catalog.transaction(() => {
+      version('application/pdf', 2);
+      version('image/png', 3);
+    });
+    await both(['uri:B/resource/set/mime%3Aimage%3Apng']);
+    version('text/plain', 4);
+    await both(['uri:B/resource/set/mime%3Atext%3Aplain']);
+    await sameAnswers(remote, embedded);
+  } finally {
+    catalog.close();
+    await remote.close();
+    await embedded.close();
+  }
 });
