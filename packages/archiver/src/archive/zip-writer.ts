@@ -281,15 +281,20 @@ function extendedTimestamp(seconds: number, local: boolean): Buffer {
   return field;
 }
 
+/** The ZIP64 extended information extra field (0x0001) holding `values`, 8 bytes each, in the format's order. */
+function zip64Extra(values: number[]): Buffer {
+  const field = Buffer.alloc(4 + 8 * values.length);
+  field.writeUInt16LE(0x0001, 0);
+  field.writeUInt16LE(8 * values.length, 2);
+  values.forEach((value, index) => writeUInt64(field, value, 4 + 8 * index));
+  return field;
+}
+
 function localHeader(name: Buffer, entry: ZipEntry, zip64: boolean): Buffer {
   const { date, time } = dosDateTime(entry.mtime);
   const timestamp = extendedTimestamp(entry.mtime, true);
   // ZIP64: the sizes are in the data descriptor; the extra field says so, with zeros.
-  const zip64Field = zip64 ? Buffer.alloc(20) : Buffer.alloc(0);
-  if (zip64) {
-    zip64Field.writeUInt16LE(0x0001, 0);
-    zip64Field.writeUInt16LE(16, 2);
-  }
+  const zip64Field = zip64 ? zip64Extra([0, 0]) : Buffer.alloc(0);
   const fixed = Buffer.alloc(30);
   fixed.writeUInt32LE(LOCAL_HEADER, 0);
   fixed.writeUInt16LE(zip64 ? VERSION_NEEDED_ZIP64 : VERSION_NEEDED, 4);
@@ -324,14 +329,7 @@ function centralRecord(written: WrittenEntry): Buffer {
   const zip64 = written.zip64 || compressed > MAX_32 || entry.size > MAX_32 || offset > MAX_32;
   const { date, time } = dosDateTime(entry.mtime);
   const timestamp = extendedTimestamp(entry.mtime, false);
-  const zip64Field = zip64 ? Buffer.alloc(28) : Buffer.alloc(0);
-  if (zip64) {
-    zip64Field.writeUInt16LE(0x0001, 0);
-    zip64Field.writeUInt16LE(24, 2);
-    writeUInt64(zip64Field, entry.size, 4);
-    writeUInt64(zip64Field, compressed, 12);
-    writeUInt64(zip64Field, offset, 20);
-  }
+  const zip64Field = zip64 ? zip64Extra([entry.size, compressed, offset]) : Buffer.alloc(0);
   const fixed = Buffer.alloc(46);
   fixed.writeUInt32LE(CENTRAL_RECORD, 0);
   fixed.writeUInt16LE(VERSION_MADE_BY, 4);
