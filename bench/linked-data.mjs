@@ -10,6 +10,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 import { median, ROOT, round } from './repository-common.mjs';
+import { addHarvest, identifier, syntheticSource } from './synthetic-harvests.mjs';
 
 const MB = 1e6;
 const USAGE = `usage: node bench/linked-data.mjs [--resources N] [--runs N]
@@ -36,61 +37,12 @@ const { Catalog } = await import(join(DIST, 'index.js'));
 const { GraphStore } = await import(join(DIST, 'serve/graph-store.js'));
 const { ArchiveUris } = await import(join(DIST, 'serve/archive-graph.js'));
 
-const hex = (n, salt) => `${salt.toString(16).padStart(8, '0')}${n.toString(16).padStart(56, '0')}`;
-const identifier = (n) => `https://www.example.org/site/section-${n % 97}/document-${n}.${n % 5 === 0 ? 'pdf' : 'html'}`;
-const mimeOf = (n) => (n % 5 === 0 ? 'application/pdf' : 'text/html');
-
-/** Harvest 1 adds every resource, harvest 2 modifies every one and deletes 5 %. */
+/** Harvest 1 adds every resource, harvest 2 modifies every one and deletes 5 % (synthetic-harvests.mjs). */
 function buildCatalog(dir) {
   const catalog = Catalog.open(dir);
-  const source = catalog.upsertSource('https://www.example.org/oai', { repositoryName: 'linked data bench', granularity: 'YYYY-MM-DDThh:mm:ssZ' });
-  for (const [salt, datestamp] of [
-    [1, '2026-01-01T00:00:00Z'],
-    [2, '2026-02-01T00:00:00Z'],
-  ]) {
-    const harvestId = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
-    for (let start = 0; start < RESOURCES; start += 1000) {
-      const end = Math.min(RESOURCES, start + 1000);
-      const bagPath = `aips/harvest-${String(harvestId).padStart(6, '0')}/batch-${String(start / 1000 + 1).padStart(5, '0')}`;
-      const path = (n) => `data/www.example.org/site/section-${n % 97}/document-${n}`;
-      catalog.transaction(() => {
-        const payloads = [];
-        for (let n = start; n < end; n++) payloads.push({ sha256: hex(n, salt), size: 1000 + (n % 5000), path: path(n) });
-        catalog.recordBag({
-          bagPath,
-          sourceId: source.id,
-          harvestId,
-          records: end - start,
-          newPayloads: end - start,
-          revisits: 0,
-          deletions: 0,
-          payloadBytes: 0,
-          payloads,
-        });
-        for (let n = start; n < end; n++) {
-          catalog.recordVersion({
-            sourceId: source.id,
-            identifier: identifier(n),
-            datestamp,
-            size: 1000 + (n % 5000),
-            sha256: hex(n, salt),
-            mimeType: mimeOf(n),
-            bagPath,
-            record: n - start + 1,
-            harvestId,
-            parts: [hex(n, salt)],
-            lastModified: new Date(Date.parse(datestamp)).toUTCString(),
-          });
-        }
-      });
-    }
-    if (salt === 2) {
-      catalog.transaction(() => {
-        for (let n = 0; n < RESOURCES; n += 20) catalog.recordDeletion(source.id, identifier(n), '2026-02-15T00:00:00Z', harvestId);
-      });
-    }
-    catalog.finishRun(harvestId, 'complete');
-  }
+  const source = syntheticSource(catalog, 'linked data bench');
+  addHarvest(catalog, source, RESOURCES, 1, '2026-01-01T00:00:00Z');
+  addHarvest(catalog, source, RESOURCES, 2, '2026-02-01T00:00:00Z');
   return catalog;
 }
 

@@ -14,6 +14,10 @@
 // makeSyntheticArchive(realArchive, dir) makes the folder such a catalog lives in: a copy of the
 // real catalog, and `aips` a symbolic link to the real bags (read only: no step run on a
 // synthetic archive writes a bag).
+//
+//   node bench/scale-synthetic.mjs --archive DIR --resources N
+//
+// grows DIR's catalog in place (the memory figures of bench/README.md, issue 27; copy it first).
 import { copyFileSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadBetterSqlite3 } from './repository-common.mjs';
@@ -157,4 +161,22 @@ export function makeSyntheticArchive(realArchive, dir) {
   copyFileSync(join(realArchive, CATALOG), join(dir, CATALOG));
   symlinkSync(resolve(realArchive, 'aips'), join(dir, 'aips'));
   return dir;
+}
+
+const USAGE = `usage: node bench/scale-synthetic.mjs --archive DIR --resources N
+
+  --archive DIR    the archive whose catalog grows (in place: copy it first, or make a
+                   synthetic archive of it with makeSyntheticArchive)
+  --resources N    resources wanted at least (whole copies of the original's resources)`;
+
+// As a command: one catalog grown in place (the memory figures of bench/README.md, issue 27).
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { parseBenchArgs, wholeNumberArg } = await import('./bench-args.mjs');
+  const { args, usageError } = parseBenchArgs('scale-synthetic', USAGE, {
+    archive: { type: 'string' },
+    resources: { type: 'string' },
+  });
+  if (args.archive === undefined || args.resources === undefined) usageError('--archive and --resources are required');
+  const grown = replicateCatalog(args.archive, wholeNumberArg(args.resources, '--resources', usageError));
+  process.stdout.write(`${JSON.stringify(grown)}\n`);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // SPARQL store benchmark (issue 27): `serve --sparql-store` against Virtuoso Open Source 7, an
 // instance of its own on loopback ports (test/virtuoso-server.ts, 2 GB of buffers). A synthetic
-// archive catalog (built through the Catalog API as bench/linked-data.mjs builds it): a first
+// archive catalog (bench/synthetic-harvests.mjs, as bench/linked-data.mjs builds it): a first
 // harvest adding N resources is written into the store from nothing (the first load), then a
 // second harvest modifying every one and deleting 5 % is committed and the follower's catch-up
 // timed. Then the example queries of docs/linked-data.md through the remote store: the point
@@ -16,6 +16,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
 import { median, ROOT, round } from './repository-common.mjs';
+import { addHarvest, identifier, syntheticSource } from './synthetic-harvests.mjs';
 
 const USAGE = `usage: node --import tsx bench/sparql-store.mjs [--resources N] [--runs N] [--write post|update]
 
@@ -48,56 +49,6 @@ const { startVirtuoso, VIRTUOSO_SKIP } = await import('../test/virtuoso-server.t
 if (VIRTUOSO_SKIP) {
   process.stderr.write(`${VIRTUOSO_SKIP}\n`);
   process.exit(2);
-}
-
-const hex = (n, salt) => `${salt.toString(16).padStart(8, '0')}${n.toString(16).padStart(56, '0')}`;
-const identifier = (n) => `https://www.example.org/site/section-${n % 97}/document-${n}.${n % 5 === 0 ? 'pdf' : 'html'}`;
-const mimeOf = (n) => (n % 5 === 0 ? 'application/pdf' : 'text/html');
-
-/** Harvest `salt` (1: adds every resource; 2: modifies every one and deletes 5 %). */
-function addHarvest(catalog, source, salt, datestamp) {
-  const harvestId = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
-  for (let start = 0; start < RESOURCES; start += 1000) {
-    const end = Math.min(RESOURCES, start + 1000);
-    const bagPath = `aips/harvest-${String(harvestId).padStart(6, '0')}/batch-${String(start / 1000 + 1).padStart(5, '0')}`;
-    const path = (n) => `data/www.example.org/site/section-${n % 97}/document-${n}`;
-    catalog.transaction(() => {
-      const payloads = [];
-      for (let n = start; n < end; n++) payloads.push({ sha256: hex(n, salt), size: 1000 + (n % 5000), path: path(n) });
-      catalog.recordBag({
-        bagPath,
-        sourceId: source.id,
-        harvestId,
-        records: end - start,
-        newPayloads: end - start,
-        revisits: 0,
-        deletions: 0,
-        payloadBytes: 0,
-        payloads,
-      });
-      for (let n = start; n < end; n++) {
-        catalog.recordVersion({
-          sourceId: source.id,
-          identifier: identifier(n),
-          datestamp,
-          size: 1000 + (n % 5000),
-          sha256: hex(n, salt),
-          mimeType: mimeOf(n),
-          bagPath,
-          record: n - start + 1,
-          harvestId,
-          parts: [hex(n, salt)],
-          lastModified: new Date(Date.parse(datestamp)).toUTCString(),
-        });
-      }
-    });
-  }
-  if (salt === 2) {
-    catalog.transaction(() => {
-      for (let n = 0; n < RESOURCES; n += 20) catalog.recordDeletion(source.id, identifier(n), '2026-02-15T00:00:00Z', harvestId);
-    });
-  }
-  catalog.finishRun(harvestId, 'complete');
 }
 
 const QUERIES = {
@@ -154,9 +105,9 @@ const dir = mkdtempSync(join(os.tmpdir(), 'oaibag-bench-sparql-store-'));
 const virtuoso = await startVirtuoso({ numberOfBuffers: 170_000, maxDirtyBuffers: 130_000 });
 try {
   const catalog = Catalog.open(dir);
-  const source = catalog.upsertSource('https://www.example.org/oai', { repositoryName: 'sparql store bench', granularity: 'YYYY-MM-DDThh:mm:ssZ' });
+  const source = syntheticSource(catalog, 'sparql store bench');
   process.stderr.write(`harvest 1: ${RESOURCES} resources added, in ${dir}\n`);
-  addHarvest(catalog, source, 1, '2026-01-01T00:00:00Z');
+  addHarvest(catalog, source, RESOURCES, 1, '2026-01-01T00:00:00Z');
   const uris = new ArchiveUris('http://127.0.0.1:8080');
   const options = {
     queryUrl: virtuoso.queryUrl,
@@ -171,7 +122,7 @@ try {
   const afterFirst = await storeTriples(virtuoso, store.graph);
   process.stderr.write(`  first load: ${afterFirst} triples, ${JSON.stringify(firstLoad)}\n`);
   process.stderr.write(`harvest 2: ${RESOURCES} modified, ${Math.ceil(RESOURCES / 20)} deleted\n`);
-  addHarvest(catalog, source, 2, '2026-02-01T00:00:00Z');
+  addHarvest(catalog, source, RESOURCES, 2, '2026-02-01T00:00:00Z');
   const catchUp = await caughtUp(store, virtuoso);
   const afterSecond = await storeTriples(virtuoso, store.graph);
   process.stderr.write(`  catch-up: ${afterSecond - afterFirst} triples more, ${JSON.stringify(catchUp)}\n`);

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -305,6 +305,11 @@ test('a damaged payload file stops the export: one line naming the resource and 
   });
   assert.equal(existsSync(file), false, 'no ZIP under its name');
   assert.equal(existsSync(`${file}.partial`), false, 'no partial ZIP');
+  assert.deepEqual(
+    readdirSync(work).filter((name) => name.startsWith('damaged.zip')),
+    [],
+    'nothing beside it either (no partial ZIP, no spill file of central records)',
+  );
 
   // A missing payload file too; and an earlier good ZIP under that name is left as it was.
   const missing = latestPayload(copy, 'empty.txt');

@@ -4,40 +4,24 @@
 // /resource, and /data in four RDF formats, each read back by a parser other than the one
 // that wrote it (n3 for Turtle and N-Triples, rdfxml-streaming-parser, jsonld).
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import jsonld from 'jsonld';
 import { Parser as N3Parser } from 'n3';
 import { RdfXmlParser } from 'rdfxml-streaming-parser';
-import { type ArchiveServer, exportRdf, harvest, startArchiveServer, verifyArchive } from '../packages/archiver/src/index.ts';
-import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { type ArchiveServer, exportRdf, startArchiveServer, verifyArchive } from '../packages/archiver/src/index.ts';
+import type { Repository } from '../packages/repository/src/index.ts';
+import { HarvestedSite, nextSecond, SPARQL_PREFIXES as PREFIXES, YEAR_2000 } from './harvested-site.ts';
 import { checkWellFormed } from './xml-schema.ts';
 
-const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 /** The store reads the catalog at most once a second: a little more than that. */
 const storeCatchesUp = () => new Promise((resolve) => setTimeout(resolve, 1100));
-const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
-const PREFIXES = `PREFIX oai: <http://www.mediaspaces.info/vocab/oai-pmh.rdf#>
-PREFIX dcterms: <http://purl.org/dc/terms/>
-PREFIX prov: <http://www.w3.org/ns/prov#>
-PREFIX oaibag: <urn:oaibag:terms:>
-`;
 
-let work: string;
-let site: string;
+let fixture: HarvestedSite;
 let archive: string;
 let repository: Repository;
 let server: ArchiveServer;
 let secondHarvestStart: string;
-
-function write(path: string, content: string, mtime: number): void {
-  mkdirSync(dirname(join(site, path)), { recursive: true });
-  writeFileSync(join(site, path), content);
-  utimesSync(join(site, path), mtime, mtime);
-}
 
 async function sparql(query: string, accept = 'application/sparql-results+json', method: 'GET' | 'POST' = 'GET'): Promise<Response> {
   if (method === 'GET') return fetch(`${server.baseUrl}/sparql?query=${encodeURIComponent(PREFIXES + query)}`, { headers: { Accept: accept } });
@@ -52,32 +36,20 @@ async function count(query: string): Promise<number> {
 }
 
 before(async () => {
-  work = mkdtempSync(join(tmpdir(), 'oaibag-linked-data-'));
-  site = join(work, 'site');
-  archive = join(work, 'archive');
-  write('index.html', '<p>home</p>', YEAR_2000);
-  write('a.txt', 'a', YEAR_2000);
-  write('img/logo.png', 'png', YEAR_2000);
-  write('gone.txt', 'soon deleted', YEAR_2000);
-  repository = await createRepository({ root: site, index: join(work, 'index.sqlite'), watch: false, rescanSeconds: 0 });
-  await repository.listen(0, '127.0.0.1');
-  await nextSecond();
-  await harvest({ baseUrl: `${repository.baseUrl}/oai`, archiveDir: archive });
+  fixture = await HarvestedSite.start('oaibag-linked-data-', { 'index.html': '<p>home</p>', 'a.txt': 'a', 'img/logo.png': 'png', 'gone.txt': 'soon deleted' });
+  ({ archive, repository } = fixture);
   await nextSecond();
   secondHarvestStart = new Date().toISOString();
-  write('index.html', '<p>home, edited</p>', YEAR_2000 + 86_400);
-  unlinkSync(join(site, 'gone.txt'));
-  await repository.scan();
-  await nextSecond();
-  const second = await harvest({ baseUrl: `${repository.baseUrl}/oai`, archiveDir: archive });
+  fixture.write('index.html', '<p>home, edited</p>', YEAR_2000 + 86_400);
+  fixture.remove('gone.txt');
+  const second = await fixture.harvestAgain();
   assert.deepEqual([second.modified, second.deleted], [1, 1]);
   server = await startArchiveServer({ archiveDir: archive });
 });
 
 after(async () => {
   await server?.close();
-  await repository?.close();
-  rmSync(work, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 test('SPARQL answers what the catalog knows: items, the versions of a URL, deletions since a date', async () => {
@@ -281,10 +253,8 @@ test("verify's fixity checks are events of the graph, each naming the bag it che
 
 test('the store keeps in step with the catalog: a further harvest is visible without a restart', async () => {
   const before = await count('SELECT (COUNT(?i) AS ?n) WHERE { ?i a oai:Item }');
-  write('added.txt', 'added later', YEAR_2000);
-  await repository.scan();
-  await nextSecond();
-  const third = await harvest({ baseUrl: `${repository.baseUrl}/oai`, archiveDir: archive });
+  fixture.write('added.txt', 'added later');
+  const third = await fixture.harvestAgain();
   assert.equal(third.added, 1);
   await storeCatchesUp();
   assert.equal(await count('SELECT (COUNT(?i) AS ?n) WHERE { ?i a oai:Item }'), before + 1);

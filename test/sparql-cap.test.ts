@@ -5,7 +5,7 @@
 // served stops the loading with the same answer, never a WebAssembly trap.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -124,5 +124,98 @@ test('a harvest that grows the graph past the cap while it is served: loading st
     assert.equal([...(await list.text()).matchAll(/<identifier>/g)].length, 10);
   } finally {
     await server.close();
+  }
+});
+
+/**
+ * A server whose SPARQL workers run with the test-only fault of sparql-worker.ts
+ * (`OAIBAG_TEST_SPARQL_WORKER`, read by each worker as it starts, so set until `close`);
+ * `starts()` counts the workers started, that is, the loads of the store.
+ */
+async function faultyServer(fault: 'none' | 'trap' | 'die', options: Parameters<typeof startArchiveServer>[0] = { archiveDir: archive }) {
+  const log = join(work, `starts-${fault}-${Date.now()}.log`);
+  writeFileSync(log, '');
+  process.env.OAIBAG_TEST_SPARQL_WORKER = `${fault}:${log}`;
+  const server = await startArchiveServer(options).catch((error: unknown) => {
+    delete process.env.OAIBAG_TEST_SPARQL_WORKER;
+    throw error;
+  });
+  return {
+    server,
+    // The store is started when first needed: the first query starts it.
+    first: await sparql(server.baseUrl, COUNT),
+    starts: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length,
+    close: async () => {
+      delete process.env.OAIBAG_TEST_SPARQL_WORKER;
+      await server.close();
+    },
+  };
+}
+
+test('a worker that traps while loading (out of memory below the cap): 503 with ERR_SPARQL_TOO_LARGE, loaded once, never again', async () => {
+  const { server, first, starts, close } = await faultyServer('trap');
+  try {
+    assert.equal(first.status, 503, first.text);
+    assert.match(
+      first.text,
+      /^the embedded SPARQL store ran out of memory loading the archive's graph at 0 quads \(--sparql-max-quads is 5,000,000\): serve it from a SPARQL server with --sparql-store URL .*\[ERR_SPARQL_TOO_LARGE\]\n$/,
+    );
+    for (let n = 0; n < 3; n++) {
+      await storeCatchesUp();
+      const again = await sparql(server.baseUrl, COUNT);
+      assert.equal(again.status, 503);
+      assert.equal(again.text, first.text, 'the same refusal');
+    }
+    const resource = await fetch(`${server.baseUrl}/resource/source/1`, { headers: { Accept: 'text/turtle' }, redirect: 'manual' });
+    assert.equal(resource.status, 503);
+    assert.equal((await fetch(`${server.baseUrl}/oai?verb=Identify`)).status, 200, 'OAI-PMH goes on');
+    assert.equal(starts(), 1, 'one worker started: not reloaded in a loop');
+  } finally {
+    await close();
+  }
+});
+
+test('a worker that dies while loading: 503 with ERR_ARCHIVE_INTERNAL, loaded once, never again', async () => {
+  const { server, first, starts, close } = await faultyServer('die');
+  try {
+    assert.equal(first.status, 503, first.text);
+    assert.match(
+      first.text,
+      /^the embedded SPARQL store failed while loading the archive's graph: the worker died \(OAIBAG_TEST_SPARQL_WORKER\) \[ERR_ARCHIVE_INTERNAL\]\n$/,
+    );
+    for (let n = 0; n < 3; n++) {
+      await storeCatchesUp();
+      assert.equal((await sparql(server.baseUrl, COUNT)).text, first.text);
+    }
+    assert.equal(starts(), 1, 'one worker started: not reloaded in a loop');
+  } finally {
+    await close();
+  }
+});
+
+test('a query that makes the WebAssembly code trap (a real one: its stack overflows into its memory): 400, the worker replaced once, then answers', async () => {
+  // A query nested 100,000 deep; the query size bound raised to let it through.
+  const deep = `select * where { bind(${'('.repeat(100_000)}1${')'.repeat(100_000)} as ?x) }`;
+  const { server, first, starts, close } = await faultyServer('none', { archiveDir: archive, sparqlBounds: { queryBytes: 1024 * 1024 } });
+  try {
+    assert.equal(first.status, 200, first.text);
+    const held = JSON.parse(first.text).results.bindings[0].n.value;
+    assert.equal(starts(), 1);
+    const response = await fetch(`${server.baseUrl}/sparql`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' },
+      body: deep,
+    });
+    const trapped = { status: response.status, text: await response.text() };
+    assert.equal(trapped.status, 400, trapped.text);
+    assert.match(trapped.text, /^the query cannot be run: (memory access out of bounds|Maximum call stack size exceeded)\n$/);
+    const after = await sparql(server.baseUrl, COUNT);
+    assert.equal(after.status, 200, after.text);
+    assert.equal(JSON.parse(after.text).results.bindings[0].n.value, held, 'the fresh worker holds the whole graph');
+    await storeCatchesUp();
+    assert.equal((await sparql(server.baseUrl, COUNT)).status, 200);
+    assert.equal(starts(), 2, 'replaced once after the trap, and only once');
+  } finally {
+    await close();
   }
 });

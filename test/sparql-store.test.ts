@@ -8,48 +8,28 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Parser as N3Parser } from 'n3';
-import { type ArchiveServer, type ArchiveServerOptions, harvest, startArchiveServer } from '../packages/archiver/src/index.ts';
-import { createRepository, type Repository } from '../packages/repository/src/index.ts';
+import { type ArchiveServer, type ArchiveServerOptions, Catalog, startArchiveServer } from '../packages/archiver/src/index.ts';
+import type { Repository } from '../packages/repository/src/index.ts';
+import { HarvestedSite, SPARQL_PREFIXES as PREFIXES, YEAR_2000 } from './harvested-site.ts';
 import { RUN_AS, readOnlyCopy, SKIP_CLI, tree } from './read-only-copy.ts';
 import { startVirtuoso, VIRTUOSO_SKIP, type Virtuoso } from './virtuoso-server.ts';
 
 const BIN = new URL('../packages/archiver/dist/bundle/oaibag.js', import.meta.url).pathname;
-const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
-const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
 const DOCS = readFileSync(new URL('../docs/linked-data.md', import.meta.url), 'utf8');
 /** The example queries of docs/linked-data.md, in its order. */
 const EXAMPLES = [...DOCS.slice(DOCS.indexOf('## Example queries')).matchAll(/```sparql\n([\s\S]*?)```/g)].map((match) => match[1]!).slice(0, 4);
 const XSD_DATE_TIME = 'http://www.w3.org/2001/XMLSchema#dateTime';
-const PREFIXES = `PREFIX oai: <http://www.mediaspaces.info/vocab/oai-pmh.rdf#>
-PREFIX dcterms: <http://purl.org/dc/terms/>
-PREFIX prov: <http://www.w3.org/ns/prov#>
-PREFIX oaibag: <urn:oaibag:terms:>
-`;
 
-let work: string;
-let site: string;
+let fixture: HarvestedSite;
 let archive: string;
 let repository: Repository;
 let virtuoso: Virtuoso;
 const logged: string[] = [];
-
-function write(path: string, content: string, mtime: number): void {
-  mkdirSync(dirname(join(site, path)), { recursive: true });
-  writeFileSync(join(site, path), content);
-  utimesSync(join(site, path), mtime, mtime);
-}
-
-async function harvestAgain(): Promise<void> {
-  await repository.scan();
-  await nextSecond();
-  await harvest({ baseUrl: `${repository.baseUrl}/oai`, archiveDir: archive });
-}
 
 function storeOptions(): NonNullable<ArchiveServerOptions['sparqlStore']> {
   return { queryUrl: virtuoso.queryUrl, updateUrl: virtuoso.updateUrl, credentials: { user: virtuoso.user, password: virtuoso.password } };
@@ -155,26 +135,21 @@ async function storeUpdate(update: string): Promise<void> {
 
 before(async () => {
   if (VIRTUOSO_SKIP) return;
-  work = mkdtempSync(join(tmpdir(), 'oaibag-sparql-store-'));
-  site = join(work, 'site');
-  archive = join(work, 'archive');
-  write('index.html', '<p>home</p>', YEAR_2000);
-  write('a.txt', 'a', YEAR_2000);
-  write('docs/report.pdf', '%PDF-1.4 report', YEAR_2000);
-  write('img/logo.png', 'png', YEAR_2000);
-  write('gone.txt', 'soon deleted', YEAR_2000);
-  write('é è/naïve “quoted”.txt', 'text with "quotes" and \\ backslash', YEAR_2000);
-  repository = await createRepository({ root: site, index: join(work, 'index.sqlite'), watch: false, rescanSeconds: 0 });
-  await repository.listen(0, '127.0.0.1');
   virtuoso = await startVirtuoso();
-  await nextSecond();
-  await harvest({ baseUrl: `${repository.baseUrl}/oai`, archiveDir: archive });
+  fixture = await HarvestedSite.start('oaibag-sparql-store-', {
+    'index.html': '<p>home</p>',
+    'a.txt': 'a',
+    'docs/report.pdf': '%PDF-1.4 report',
+    'img/logo.png': 'png',
+    'gone.txt': 'soon deleted',
+    'é è/naïve “quoted”.txt': 'text with "quotes" and \\ backslash',
+  });
+  ({ archive, repository } = fixture);
 });
 
 after(async () => {
-  await repository?.close();
+  await fixture?.close();
   await virtuoso?.remove();
-  if (work) rmSync(work, { recursive: true, force: true });
 });
 
 test('the graph is written into the store and kept in step: a change and a deletion arrive; answers as the embedded store gives', {
@@ -199,10 +174,10 @@ test('the graph is written into the store and kept in step: a change and a delet
     assert.equal(await storeCount(`graph <${remote.baseUrl}/graph#oaibag-cursor> { ?s ?p ?o }`), 0);
     const posted = relay.accepted();
 
-    write('index.html', '<p>home, edited</p>', YEAR_2000 + 86_400);
-    write('docs/report.pdf', '%PDF-1.4 report, second edition', YEAR_2000 + 86_400);
-    unlinkSync(join(site, 'gone.txt'));
-    await harvestAgain();
+    fixture.write('index.html', '<p>home, edited</p>', YEAR_2000 + 86_400);
+    fixture.write('docs/report.pdf', '%PDF-1.4 report, second edition', YEAR_2000 + 86_400);
+    fixture.remove('gone.txt');
+    await fixture.harvestAgain();
     await inStep(remote);
     await inStep(posting);
     assert.ok(relay.accepted() > posted, 'the second harvest was POSTed too');
@@ -232,8 +207,8 @@ test('a restarted serve resumes from its cursor: nothing written again, nothing 
   await remote.close();
   // A triple only the store has: had the graph been cleared and written again, it would be gone.
   await storeUpdate(`INSERT DATA { GRAPH <${graph}> { <urn:test:sentinel> <urn:test:p> "kept" } }`);
-  write('new.txt', 'added while serve was stopped', YEAR_2000 + 2 * 86_400);
-  await harvestAgain();
+  fixture.write('new.txt', 'added while serve was stopped', YEAR_2000 + 2 * 86_400);
+  await fixture.harvestAgain();
   // The same base URL, so the same graph and cursor.
   const port = Number(new URL(remote.baseUrl).port);
   remote = await serveRemote({ port });
@@ -257,8 +232,8 @@ test('the store down during a harvest: the failure is logged and at /metrics, /s
   try {
     await inStep(remote);
     await virtuoso.stop();
-    write('a.txt', 'a, changed while the store was down', YEAR_2000 + 3 * 86_400);
-    await harvestAgain();
+    fixture.write('a.txt', 'a, changed while the store was down', YEAR_2000 + 3 * 86_400);
+    await fixture.harvestAgain();
     await remote.sparqlStore!.nextAttempt();
     await remote.sparqlStore!.nextAttempt();
     const metrics = await (await fetch(`${remote.baseUrl}/metrics`)).text();
@@ -496,8 +471,8 @@ async function metricsInStep(base: string): Promise<string> {
 test('a read-only archive: the cursor is kept in the store, in a graph of its own, and a restart resumes from it', {
   skip: VIRTUOSO_SKIP || SKIP_CLI,
 }, async () => {
-  mkdirSync(join(work, 'read-only'));
-  const copy = readOnlyCopy(archive, join(work, 'read-only'));
+  mkdirSync(join(fixture.work, 'read-only'));
+  const copy = readOnlyCopy(archive, join(fixture.work, 'read-only'));
   const before = tree(copy);
   const graph = 'urn:oaibag:test:read-only';
   const args = ['--archive', copy, '--sparql-store', virtuoso.queryUrl, '--sparql-store-update', virtuoso.updateUrl, '--sparql-store-graph', graph];
@@ -522,4 +497,46 @@ test('a read-only archive: the cursor is kept in the store, in a graph of its ow
     assert.equal(await serve.stop(), 0, serve.stderr());
   }
   assert.deepEqual(tree(copy), before, 'nothing written to the read-only archive');
+});
+
+test('an item whose MIME type changes in later versions moves to the new set, in the store and the embedded one alike', { skip: VIRTUOSO_SKIP }, async () => {
+  const remote = await serveRemote();
+  const embedded = await startArchiveServer({ archiveDir: archive });
+  const identifier = `${repository.baseUrl}/a.txt`;
+  const setsOf = (server: ArchiveServer) =>
+    solutions(
+      server,
+      `${PREFIXES}SELECT ?set WHERE { ?i dcterms:identifier "${identifier}" ; dcterms:isPartOf ?set FILTER (CONTAINS(STR(?set), "/set/mime")) }`,
+    );
+  const catalog = Catalog.open(archive, { create: false });
+  /** A new version of a.txt of `mimeType`: the same bytes, another datestamp. */
+  const version = (mimeType: string, day: number) => {
+    const source = catalog.source(`${repository.baseUrl}/oai`)!;
+    const latest = catalog.latestVersion(source.id, identifier)!;
+    const datestamp = `2001-01-${String(day).padStart(2, '0')}T00:00:00Z`;
+    const { bagPath, record, size, sha256 } = latest;
+    catalog.recordVersion({ sourceId: source.id, identifier, datestamp, size, sha256, mimeType, bagPath, record, parts: [sha256] });
+  };
+  const both = async (expected: string[]) => {
+    await inStep(remote);
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // the embedded store reads the catalog at most once a second
+    assert.deepEqual(await setsOf(remote), expected, 'the SPARQL store');
+    assert.deepEqual(await setsOf(embedded), expected, 'the embedded store');
+  };
+  try {
+    await both(['uri:B/resource/set/mime%3Atext%3Aplain']);
+    // Two versions in one transaction (the store sees both at once: a chain), then one more.
+    catalog.transaction(() => {
+      version('application/pdf', 2);
+      version('image/png', 3);
+    });
+    await both(['uri:B/resource/set/mime%3Aimage%3Apng']);
+    version('text/plain', 4);
+    await both(['uri:B/resource/set/mime%3Atext%3Aplain']);
+    await sameAnswers(remote, embedded);
+  } finally {
+    catalog.close();
+    await remote.close();
+    await embedded.close();
+  }
 });

@@ -35,7 +35,12 @@ async function openCatalog(t: TestContext): Promise<{ catalog: Catalog; dir: str
  * One harvest of `source`: a version of each name (the second of every five with two payload
  * files), then deletions of `deleted`; left running when `running`.
  */
-function harvestInto(catalog: Catalog, sourceId: number, names: string[], options: { deleted?: string[]; running?: boolean } = {}): number {
+function harvestInto(
+  catalog: Catalog,
+  sourceId: number,
+  names: string[],
+  options: { deleted?: string[]; running?: boolean; mimeType?: (name: string) => string | null } = {},
+): number {
   const harvestId = catalog.startRun(sourceId, 'harvest', { prefix: 'oai_didl' });
   const bagPath = `aips/harvest-${String(harvestId).padStart(6, '0')}/batch-00001`;
   const versions = names.map((name, index) => {
@@ -62,7 +67,7 @@ function harvestInto(catalog: Catalog, sourceId: number, names: string[], option
         datestamp: `2026-0${harvestId}-01T00:00:00Z`,
         size: 10 * version.parts.length,
         sha256: version.parts[0]!,
-        mimeType: ['text/html', 'image/png', 'application/pdf'][version.name.length % 3] ?? null,
+        mimeType: options.mimeType ? options.mimeType(version.name) : (['text/html', 'image/png', 'application/pdf'][version.name.length % 3] ?? null),
         bagPath,
         record: index + 1,
         harvestId,
@@ -164,4 +169,62 @@ test("the store's size estimated from the catalog is not below the graph of one-
   const extraFiles = 3 * 2 * (2 + 2 + 1);
   assert.ok(estimate + extraFiles + 6 * 3 >= triples, `estimate ${estimate}, triples ${triples}`);
   assert.ok(estimate <= 1.5 * triples, `estimate ${estimate}, triples ${triples}: not far above`);
+});
+
+/**
+ * A store kept in step, as the embedded and the remote stores keep theirs: each piece's
+ * subjects forgotten, its triples added, then its moves applied in order. `held` is changed.
+ */
+function keepInStep(catalog: Catalog, progress: GraphProgress, held: Set<string>): number {
+  let moved = 0;
+  for (const chunk of graphChunks(catalog, uris, progress)) {
+    for (const subject of chunk.forget) for (const line of held) if (line.startsWith(`<${subject}> `)) held.delete(line);
+    for (const line of chunk.ntriples.split('\n')) if (line !== '') held.add(line);
+    for (const move of chunk.moves) {
+      for (const line of held) if (line.startsWith(`<${move.subject}> <${move.predicate}> <${move.objectPrefix}`)) held.delete(line);
+      if (move.object !== null) held.add(`<${move.subject}> <${move.predicate}> <${move.object}> .`);
+      moved += 1;
+    }
+  }
+  return moved;
+}
+
+/** The MIME sets an item is in, as held. */
+function mimeSetsOf(held: Set<string>, name: string): string[] {
+  const item = `<${uris.item(`https://site.example.org/${name}`)}> <http://purl.org/dc/terms/isPartOf> `;
+  return [...held]
+    .filter((line) => line.startsWith(item) && line.includes('/resource/set/mime%3A'))
+    .map((line) => decodeURIComponent(line.slice(item.length).split('/set/')[1]!.slice(0, -3)));
+}
+
+test("versions of another MIME type move their item to its set in a store kept in step: the graph is the fresh walk's", async (t) => {
+  const { catalog } = await openCatalog(t);
+  fill(catalog);
+  const source = catalog.upsertSource('https://site.example.org/oai', { repositoryName: 'site' });
+  const progress = new GraphProgress(SMALL);
+  const held = new Set<string>();
+  assert.equal(keepInStep(catalog, progress, held), 0, 'no MIME type changed yet');
+  assert.deepEqual(mimeSetsOf(held, 'page-1'), ['mime:text:html']);
+  // page-1 changes type; page-2 twice between two walks (a chain: pdf, then png); page-4 to
+  // pdf then pdf again; page-5 to no type; page-6 unchanged.
+  const types: Record<string, string | null> = { 'page-1': 'application/zip', 'page-2': 'application/pdf', 'page-4': 'application/pdf', 'page-5': null };
+  harvestInto(catalog, source.id, ['page-1', 'page-2', 'page-4', 'page-5', 'page-6'], { mimeType: (name) => (name in types ? types[name]! : 'text/html') });
+  harvestInto(catalog, source.id, ['page-2', 'page-4'], { mimeType: (name) => (name === 'page-2' ? 'image/png' : 'application/pdf') });
+  assert.ok(keepInStep(catalog, progress, held) >= 4);
+  const fresh = walk(catalog, new GraphProgress());
+  assert.deepEqual([...held].toSorted(), fresh.lines.toSorted(), 'what a fresh walk gives');
+  assert.deepEqual(mimeSetsOf(held, 'page-1'), ['mime:application:zip']);
+  assert.deepEqual(mimeSetsOf(held, 'page-2'), ['mime:image:png']);
+  assert.deepEqual(mimeSetsOf(held, 'page-4'), ['mime:application:pdf']);
+  assert.deepEqual(mimeSetsOf(held, 'page-5'), []);
+  assert.deepEqual(mimeSetsOf(held, 'page-6'), ['mime:text:html']);
+  assert.ok(
+    [...held].some((line) => line.startsWith(`<${uris.set('mime:application:zip')}> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type>`)),
+    'a set met first in a move is described',
+  );
+  // Back to HTML, in a walk of its own.
+  harvestInto(catalog, source.id, ['page-1'], { mimeType: () => 'text/html' });
+  assert.equal(keepInStep(catalog, progress, held), 1);
+  assert.deepEqual(mimeSetsOf(held, 'page-1'), ['mime:text:html']);
+  assert.deepEqual([...held].toSorted(), walk(catalog, new GraphProgress()).lines.toSorted());
 });

@@ -32,6 +32,11 @@ export interface GraphVersion {
   size: number;
   sha256: string;
   mimeType: string | null;
+  /**
+   * The MIME type of the item's version before this one (by id), '' when that one had none;
+   * null for the item's first version. A change of MIME set is rewritten on the item.
+   */
+  previousMimeType: string | null;
   lastModified: string | null;
   storedAt: string;
   change: string;
@@ -102,13 +107,21 @@ const SERVED = `CASE WHEN EXISTS (SELECT 1 FROM sources s WHERE s.id < r.source_
     AND EXISTS (SELECT 1 FROM resources o WHERE o.source_id = s.id AND o.identifier = r.identifier))
   THEN '${QUALIFIED_PREFIX}' || r.source_id || '/' || r.identifier ELSE r.identifier END`;
 
+/**
+ * The MIME type of the version of `v`'s item before `v` ('' for none; NULL when `v` is the
+ * first): the largest smaller id among the item's versions, a range of the (resource_id, …)
+ * index that holds an item's few versions, then one seek.
+ */
+const PREVIOUS_MIME = `(SELECT COALESCE(p.mime_type, '') FROM versions p
+    WHERE p.id = (SELECT MAX(q.id) FROM versions q WHERE q.resource_id = v.resource_id AND q.id < v.id))`;
+
 /** The queries, each a keyset page (parameters: the id after or from which, and the most rows; the files: the versions' id range). */
 export const GRAPH_QUERIES = {
   sources: 'SELECT id, base_url, repository_name FROM sources WHERE id > ? ORDER BY id LIMIT ?',
   items: `SELECT r.id, r.source_id, r.identifier, r.mime_type, s.base_url, ${SERVED} AS served
     FROM resources r JOIN sources s ON s.id = r.source_id WHERE r.id > ? ORDER BY r.id LIMIT ?`,
   versions: `SELECT v.id, v.datestamp, v.size, v.sha256, v.mime_type, v.last_modified, v.stored_at, v.change, v.harvest_id, v.record,
-      b.bag_path, ${SERVED} AS served
+      b.bag_path, ${SERVED} AS served, ${PREVIOUS_MIME} AS previous_mime
     FROM versions v JOIN bags b ON b.id = v.bag_id JOIN resources r ON r.id = v.resource_id
     WHERE v.id > ? ORDER BY v.id LIMIT ?`,
   files: `SELECT vp.version_id, p.path, p.size, p.sha256, b.bag_path FROM version_parts vp JOIN payloads p ON p.id = vp.payload_id
@@ -155,6 +168,7 @@ export function versionsAfter(catalog: Catalog, after: number, limit: number): G
     size: Number(row.size),
     sha256: String(row.sha256),
     mimeType: text(row.mime_type),
+    previousMimeType: text(row.previous_mime),
     lastModified: text(row.last_modified),
     storedAt: String(row.stored_at),
     change: String(row.change),

@@ -1,7 +1,7 @@
 // The archive as RDF (docs/linked-data.md): catalog rows written as N-Triples lines, the form
 // the store loads fastest. URIs are minted from stable names only (bags, records, identifiers,
 // harvest ids), never from catalog row ids.
-import { mimeEssence, mimeSetSpec, mimeTypeForSetSpec, setNameFor, setSpecAncestors } from '@oaibag/oai-pmh';
+import { MIME_SET_ROOT, mimeEssence, mimeSetSpec, mimeTypeForSetSpec, setNameFor, setSpecAncestors } from '@oaibag/oai-pmh';
 import { bagFolders, findBagPathIn } from '../aip/layout-names.js';
 import type { GraphDeletion, GraphEvent, GraphHarvest, GraphItem, GraphSource, GraphVersion } from '../catalog/graph-rows.js';
 import { payloadUrlPath } from './payload-files.js';
@@ -210,6 +210,39 @@ export function describeHarvest(out: TripleWriter, uris: ArchiveUris, harvest: G
   out.literal(uri, `${oaibag}status`, harvest.status);
 }
 
+/**
+ * An item's MIME set replaced in a store that holds the graph: every `(subject, predicate, o)`
+ * whose object `o` starts with `objectPrefix` removed, then `(subject, predicate, object)` added
+ * when `object` is not null. IRIs as the N-Triples write them, without the brackets.
+ */
+export interface GraphMove {
+  subject: string;
+  predicate: string;
+  objectPrefix: string;
+  object: string | null;
+}
+
+/**
+ * When `version`'s MIME set is not its previous version's, the move that puts its item in the
+ * new set (and out of any other MIME set), the new set described in `out` if it was not yet;
+ * undefined otherwise. An item is written once, with the MIME type of its version current then
+ * (describeItem): a later version of another type must move it, or the store keeps the old set
+ * (docs/linked-data.md, "Kept in step"). A first version needs none: its item was written with it.
+ */
+export function mimeSetMove(out: TripleWriter, uris: ArchiveUris, version: GraphVersion, describedSets: Set<string>): GraphMove | undefined {
+  if (version.previousMimeType === null) return undefined;
+  const leaf = version.mimeType === null ? null : mimeSetSpec(version.mimeType);
+  const before = version.previousMimeType === '' ? null : mimeSetSpec(version.previousMimeType);
+  if (leaf === before) return undefined;
+  if (leaf !== null && !describedSets.has(leaf)) describeMimeSets(out, uris, leaf, describedSets);
+  return {
+    subject: escapedIri(uris.item(version.served)),
+    predicate: escapedIri(`${dcterms}isPartOf`),
+    objectPrefix: escapedIri(uris.set(`${MIME_SET_ROOT}:`)),
+    object: leaf === null ? null : escapedIri(uris.set(leaf)),
+  };
+}
+
 /** A preservation event of the catalog: a PROV activity with its type, outcome and the bag it checked. */
 export function describeEvent(out: TripleWriter, uris: ArchiveUris, event: GraphEvent): void {
   const uri = uris.event(event.id);
@@ -243,8 +276,12 @@ function dateType(value: string): string | undefined {
 }
 
 function iri(value: string): string {
+  return `<${escapedIri(value)}>`;
+}
+
+function escapedIri(value: string): string {
   // Our URIs are percent-encoded where it matters; anything an IRI may not hold is escaped too.
-  return `<${value.replace(/[\u0000-\u0020<>"{}|\\^`]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)}>`;
+  return value.replace(/[\u0000-\u0020<>"{}|\\^`]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 }
 
 function literal(value: string): string {

@@ -24,6 +24,8 @@ import {
   describeItem,
   describeSource,
   describeVersion,
+  type GraphMove,
+  mimeSetMove,
   TripleWriter,
 } from './archive-graph.js';
 
@@ -56,12 +58,17 @@ export class GraphProgress {
   }
 }
 
-/** A piece of the graph: triples to add, after forgetting what the store held about `forget`. */
+/**
+ * A piece of the graph: triples to add, after forgetting what the store held about `forget`;
+ * then, in order, items moved to another MIME set (`moves`: a store keeping in step applies
+ * them; a walk written out whole, as export-rdf's, has each item with its current set already).
+ */
 export interface GraphChunk {
   ntriples: string;
   forget: string[];
   /** The triples of `ntriples` (its lines). */
   triples: number;
+  moves: GraphMove[];
 }
 
 /**
@@ -73,13 +80,15 @@ export function* graphChunks(catalog: Catalog, uris: ArchiveUris, progress: Grap
   const marks = { ...progress.marks };
   const out = new TripleWriter();
   let forget: string[] = [];
+  let moves: GraphMove[] = [];
   /** The piece written so far once it is large enough (or whatever there is, at the end). */
   function* cut(end = false): Generator<GraphChunk> {
     if (!end && out.characters < chunkCharacters) return;
-    if (out.triples > 0 || forget.length > 0) {
+    if (out.triples > 0 || forget.length > 0 || moves.length > 0) {
       const triples = out.triples;
-      const chunk = { ntriples: out.take(), forget, triples };
+      const chunk = { ntriples: out.take(), forget, triples, moves };
       forget = [];
+      moves = [];
       yield chunk;
     }
     progress.marks = { ...marks };
@@ -109,6 +118,8 @@ export function* graphChunks(catalog: Catalog, uris: ArchiveUris, progress: Grap
   for (let page = versionsAfter(catalog, marks.version, pageRows); page.length > 0; page = versionsAfter(catalog, marks.version, pageRows)) {
     for (const version of page) {
       describeVersion(out, uris, version);
+      const move = mimeSetMove(out, uris, version, progress.describedSets);
+      if (move) moves.push(move);
       marks.version = version.id;
       yield* cut();
     }

@@ -280,7 +280,7 @@ export class GraphStore {
         const first = thread.pending.keys().next();
         // Dead while loading: loading it again would end the same way.
         const loading = first.done ? undefined : thread.pending.get(first.value)?.op;
-        if (loading === 'load' || loading === 'forget') {
+        if (loading === 'load' || loading === 'forget' || loading === 'move') {
           const outOfMemory = error.code === 'ERR_WORKER_OUT_OF_MEMORY';
           return this.refuse(thread, loadFailure(outOfMemory ? 'unreachable' : error.message.split('\n')[0]!, this.held, this.maxQuads));
         }
@@ -302,7 +302,7 @@ export class GraphStore {
     const waiting = thread.pending.get(answer.id);
     thread.pending.delete(answer.id);
     if (!waiting) return;
-    if (waiting.op === 'load' || waiting.op === 'forget') {
+    if (waiting.op === 'load' || waiting.op === 'forget' || waiting.op === 'move') {
       thread.graphBytes = answer.held;
       // A trap while loading (out of memory, or a fault): the instance is not to be used again.
       if (!answer.ok) {
@@ -407,6 +407,7 @@ export class GraphStore {
         }
         await this.load(chunk.ntriples);
         this.held += chunk.triples;
+        if (chunk.moves.length > 0) this.held += Number((await this.send({ id: this.nextId++, op: 'move', moves: chunk.moves })).result);
       }
     } catch (error) {
       if (this.refusal) return;

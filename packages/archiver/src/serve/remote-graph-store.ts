@@ -12,7 +12,7 @@ import { Catalog } from '../catalog/catalog.js';
 import { lastVersionId } from '../catalog/store-cursors.js';
 import { ArchiverError } from '../core/errors.js';
 import { shown } from '../core/remote-text.js';
-import type { ArchiveUris } from './archive-graph.js';
+import type { ArchiveUris, GraphMove } from './archive-graph.js';
 import { type GraphChunk, GraphProgress, graphChunks } from './graph-chunks.js';
 import { type GraphLimits, QueryFailure, SPARQL_BOUND_DEFAULTS, type SparqlBounds, sizeText } from './graph-store.js';
 import { askAnswer, readCapped, readSolutions, writeBoolean } from './remote-answers.js';
@@ -328,6 +328,15 @@ export class RemoteGraphStore implements SparqlGraph {
       for (let request = requests.shift(); request; request = requests.shift()) await request();
     };
     await Promise.all(Array.from({ length: WRITES_IN_FLIGHT }, sender));
+    // Items moved to another MIME set: after the inserts, in order (a request's operations run in order).
+    for (let i = 0; i < chunk.moves.length; i += DELETE_SUBJECTS) {
+      await this.update(
+        chunk.moves
+          .slice(i, i + DELETE_SUBJECTS)
+          .map((move) => moveUpdate(this.graph, move))
+          .join(' ;\n'),
+      );
+    }
   }
 
   private insert(lines: string): Promise<void> {
@@ -379,6 +388,13 @@ export class RemoteGraphStore implements SparqlGraph {
 
 function defaultGraph(uris: ArchiveUris): string {
   return `${uris.base}/graph`;
+}
+
+/** The SPARQL Update of one move (archive-graph.ts, GraphMove): the item out of its MIME sets, then into the new one. */
+function moveUpdate(graph: string, move: GraphMove): string {
+  const { subject, predicate } = move;
+  const out = `DELETE { GRAPH <${graph}> { <${subject}> <${predicate}> ?set } } WHERE { GRAPH <${graph}> { <${subject}> <${predicate}> ?set FILTER (STRSTARTS(STR(?set), ${JSON.stringify(move.objectPrefix)})) } }`;
+  return move.object === null ? out : `${out} ;\nINSERT DATA { GRAPH <${graph}> { <${subject}> <${predicate}> <${move.object}> } }`;
 }
 
 /**

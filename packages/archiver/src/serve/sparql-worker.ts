@@ -3,9 +3,10 @@
 // code cannot be interrupted any other way. It answers one message at a time, in order, and
 // says with each answer how much WebAssembly memory it holds: that memory grows and never
 // shrinks, so the store ends this thread (and loads a fresh one) when a query left it large.
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { initSync, namedNode, Store } from 'oxigraph/web.js';
+import { defaultGraph, initSync, namedNode, quad, Store } from 'oxigraph/web.js';
+import type { GraphMove } from './archive-graph.js';
 import { firstSolutions, RESULT_MEDIA_TYPES, writeSolutions } from './sparql-results.js';
 
 export type SparqlWorkerRequest =
@@ -13,6 +14,8 @@ export type SparqlWorkerRequest =
   | { id: number; op: 'load'; ntriples: Uint8Array }
   /** Removes every quad of `subject`; the result is how many. */
   | { id: number; op: 'forget'; subject: string }
+  /** Applies the moves in order (archive-graph.ts, GraphMove); the result is the change in the number of quads. */
+  | { id: number; op: 'move'; moves: GraphMove[] }
   /** Collects garbage when the process runs with --expose-gc (for measurements), and says the RSS. */
   | { id: number; op: 'collect' }
   /** The number of triples held (a count over the whole store: not sent with every answer). */
@@ -38,6 +41,20 @@ export type SparqlWorkerAnswer =
 const wasm = initSync({ module: readFileSync(new URL('web_bg.wasm', import.meta.resolve('oxigraph/web.js'))) });
 const store = new Store();
 
+/**
+ * For tests only (test/sparql-cap.test.ts), neither an option nor part of the documented
+ * interface: `OAIBAG_TEST_SPARQL_WORKER=<fault>:<file>` appends a line to `<file>` as each
+ * worker starts (how many times the store was loaded), and fault `trap` makes every load trap
+ * as the WebAssembly code does when its memory cannot grow (a RuntimeError `unreachable`, as the worker sees it),
+ * `die` makes the worker die while loading (an uncaught error); `none` only counts.
+ */
+const testFault = ((setting: string | undefined) => {
+  const match = setting === undefined ? null : /^(none|trap|die):(.+)$/.exec(setting);
+  if (match === null) return undefined;
+  appendFileSync(match[2]!, 'started\n');
+  return match[1] as 'none' | 'trap' | 'die';
+})(process.env.OAIBAG_TEST_SPARQL_WORKER);
+
 /** A string of more than `limit` bytes of UTF-8 (without encoding a long one to count). */
 function tooLong(text: string, limit: number): boolean {
   return text.length > limit || (text.length * 3 > limit && Buffer.byteLength(text, 'utf8') > limit);
@@ -52,8 +69,27 @@ function answer(request: SparqlWorkerRequest): SparqlWorkerAnswer {
     (globalThis as { gc?: () => void }).gc?.();
     result = String(process.memoryUsage().rss);
   } else if (request.op === 'load') {
+    if (testFault === 'trap') throw Object.assign(new Error('unreachable'), { name: 'RuntimeError' });
     // In a transaction: loading without one measured 2.5 times slower (oxigraph 0.5).
     store.load(request.ntriples, { format: 'application/n-triples' });
+  } else if (request.op === 'move') {
+    let change = 0;
+    for (const move of request.moves) {
+      const subject = namedNode(move.subject);
+      const predicate = namedNode(move.predicate);
+      for (const held of store.match(subject, predicate, null, null)) {
+        if (held.object.termType === 'NamedNode' && held.object.value.startsWith(move.objectPrefix)) {
+          store.delete(held);
+          change -= 1;
+        }
+      }
+      const added = move.object === null ? undefined : quad(subject, predicate, namedNode(move.object), defaultGraph());
+      if (added !== undefined && !store.has(added)) {
+        store.add(added);
+        change += 1;
+      }
+    }
+    result = String(change);
   } else if (request.op === 'forget') {
     const quads = store.match(namedNode(request.subject), null, null, null);
     for (const quad of quads) store.delete(quad);
@@ -74,6 +110,12 @@ function answer(request: SparqlWorkerRequest): SparqlWorkerAnswer {
 }
 
 parentPort!.on('message', (request: SparqlWorkerRequest) => {
+  if (request.op === 'load' && testFault === 'die') {
+    setImmediate(() => {
+      throw new Error('the worker died (OAIBAG_TEST_SPARQL_WORKER)');
+    });
+    return;
+  }
   let reply: SparqlWorkerAnswer;
   try {
     reply = answer(request);
