@@ -229,13 +229,13 @@ export class RecordBuilder {
         break;
       case 'oai-header': {
         const received = this.options.received?.finish();
-        if (received && this.current) this.current.record.receivedHeader = ownedCopy(received.parts as Uint8Array[]);
+        if (received && this.current) this.current.record.receivedHeader = joinedCopy(received);
         if (this.current?.headerOnly) this.closeRecord();
         break;
       }
       case 'oai-about': {
         const received = this.options.received?.finish();
-        if (received && this.current) (this.current.record.receivedAbout ??= []).push(ownedCopy(received.parts as Uint8Array[]));
+        if (received && this.current) (this.current.record.receivedAbout ??= []).push(joinedCopy(received));
         break;
       }
       default:
@@ -695,4 +695,13 @@ export class RecordBuilder {
   private schedule(task: () => Promise<void>): void {
     this.tasks.push(task);
   }
+}
+
+/**
+ * A header or an `about` as received, in one buffer of its own: `finish` joined its runs into
+ * such a buffer already (nothing By-Value is inside), so it is not copied a second time.
+ */
+function joinedCopy(received: ReceivedDidl): Uint8Array {
+  const parts = received.parts;
+  return parts.length === 1 && parts[0] instanceof Uint8Array ? parts[0] : ownedCopy(parts as Uint8Array[]);
 }
