@@ -64,7 +64,9 @@ export class ReceivedXmlCapture {
     this.parts = [];
     this.bytes = 0;
     this.overflow = this.pendingBytes > MAX_RECEIVED_BYTES;
-    const held = Buffer.concat(this.pending);
+    // The start tag nearly always came in the last run: no need to join them all then.
+    const last = this.pending[this.pending.length - 1];
+    const held = last?.includes(LT) ? last : Buffer.concat(this.pending);
     this.settled();
     const from = held.lastIndexOf(LT);
     if (this.overflow || from === -1) {

@@ -5,7 +5,9 @@ import type { XmlAttribute as QualifiedAttribute, XmlTag as QualifiedTag } from 
 
 /** Value of the un-namespaced attribute `local`, if present. */
 export function attribute(tag: QualifiedTag, local: string): string | undefined {
-  for (const value of Object.values(tag.attributes) as QualifiedAttribute[]) {
+  const attributes = tag.attributes;
+  for (const name in attributes) {
+    const value = attributes[name]!;
     if (value.local === local && value.uri === '') return value.value;
   }
   return undefined;

@@ -22,7 +22,8 @@ export class XmlCapture {
   open(tag: QualifiedTag): void {
     this.closePendingStartTag();
     let start = `<${tag.name}`;
-    for (const [name, attribute] of Object.entries(tag.attributes)) start += ` ${name}="${escapeAttribute(attribute.value)}"`;
+    const attributes = tag.attributes;
+    for (const name in attributes) start += ` ${name}="${escapeAttribute(attributes[name]!.value)}"`;
     if (this.depth === 0) start += inheritedNamespaceDeclarations(tag);
     this.append(start);
     this.openTagPending = true;
@@ -80,15 +81,31 @@ export class XmlCapture {
  */
 export function inheritedNamespaceDeclarations(tag: QualifiedTag): string {
   const declared = new Set<string>();
-  for (const name of Object.keys(tag.attributes)) {
+  for (const name in tag.attributes) {
     if (name === 'xmlns') declared.add('');
     else if (name.startsWith('xmlns:')) declared.add(name.slice(6));
   }
+  // A tag that declares nothing shares its parent's bindings object: so do its declarations
+  // (every Descriptor of a record, every header of a page).
+  if (declared.size === 0) {
+    const known = declarationsOfScope.get(tag.ns);
+    if (known !== undefined) return known;
+    const declarations = declarationsOf(tag.ns, declared);
+    declarationsOfScope.set(tag.ns, declarations);
+    return declarations;
+  }
+  return declarationsOf(tag.ns, declared);
+}
+
+/** The declarations of a tag that declares nothing itself, by its bindings object (see XmlTag.ns). */
+const declarationsOfScope = new WeakMap<Record<string, string>, string>();
+
+function declarationsOf(ns: Record<string, string>, declared: ReadonlySet<string>): string {
   let declarations = '';
   // `ns` holds inherited bindings on its prototype chain: for..in visits them too.
-  for (const prefix in tag.ns) {
+  for (const prefix in ns) {
     if (declared.has(prefix) || prefix === 'xml' || prefix === 'xmlns') continue;
-    const uri = tag.ns[prefix]!;
+    const uri = ns[prefix]!;
     declarations += prefix === '' ? ` xmlns="${escapeAttribute(uri)}"` : ` xmlns:${prefix}="${escapeAttribute(uri)}"`;
   }
   return declarations;

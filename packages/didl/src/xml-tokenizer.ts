@@ -97,6 +97,12 @@ const NAME_START =
 const NAME_CHAR = `${NAME_START}\\-.0-9\\u00B7\\u0300-\\u036F\\u203F-\\u2040`;
 /** A Name, matched where lastIndex points. */
 const NAME = new RegExp(`[${NAME_START}][${NAME_CHAR}]*`, 'uy');
+/**
+ * Classes of ASCII characters in names (1: may start a name, 2: may only continue one); a
+ * character at or above 0x80 leaves the decision to NAME. Most names are ASCII, and a loop over
+ * this table costs a tag less than the Unicode regular expression.
+ */
+const ASCII_NAME = buildAsciiNameTable();
 const REFERENCE = /&(#x[0-9A-Fa-f]+|#[0-9]+|[A-Za-z_][\w.-]*);/y;
 const PREDEFINED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 const ROOT_NS: Readonly<Record<string, string>> = Object.freeze({ xml: XML_NAMESPACE, xmlns: XMLNS_NAMESPACE });
@@ -353,11 +359,9 @@ export class XmlTokenizer {
   }
 
   private startTag(input: string, at: number): number {
-    NAME.lastIndex = at + 1;
-    const nameMatch = NAME.exec(input);
-    if (!nameMatch) return this.fail(at + 1, 'a tag whose name is not an XML name');
-    const name = nameMatch[0];
-    let i = NAME.lastIndex;
+    let i = nameEnd(input, at + 1);
+    if (i === at + 1) return this.fail(at + 1, 'a tag whose name is not an XML name');
+    const name = input.slice(at + 1, i);
     const names: string[] = [];
     const values: string[] = [];
     // Searching `names` for each attribute is quadratic: a 64 KiB tag holds thousands.
@@ -385,30 +389,30 @@ export class XmlTokenizer {
         this.advance(at);
         this.on.error(`the start tag of ${name} has more than ${this.maxAttributes} attributes`, true);
       }
-      NAME.lastIndex = i;
-      const attribute = NAME.exec(input);
-      if (!attribute) this.fail(i, `an attribute of ${name} whose name is not an XML name`);
-      i = NAME.lastIndex;
+      const attributeEnd = nameEnd(input, i);
+      if (attributeEnd === i) this.fail(i, `an attribute of ${name} whose name is not an XML name`);
+      const attribute = input.slice(i, attributeEnd);
+      i = attributeEnd;
       while (i < input.length && isSpace(input.charCodeAt(i))) i++;
       if (i >= input.length) return INCOMPLETE;
-      if (input.charCodeAt(i) !== EQUALS) this.fail(i, `attribute ${attribute[0]} of ${name} without a value`);
+      if (input.charCodeAt(i) !== EQUALS) this.fail(i, `attribute ${attribute} of ${name} without a value`);
       i++;
       while (i < input.length && isSpace(input.charCodeAt(i))) i++;
       if (i >= input.length) return INCOMPLETE;
       const quote = input.charCodeAt(i);
-      if (quote !== QUOTE && quote !== APOSTROPHE) this.fail(i, `the value of attribute ${attribute[0]} of ${name} is not quoted`);
+      if (quote !== QUOTE && quote !== APOSTROPHE) this.fail(i, `the value of attribute ${attribute} of ${name} is not quoted`);
       const close = input.indexOf(quote === QUOTE ? '"' : "'", i + 1);
       if (close === -1) return INCOMPLETE;
       let value = input.slice(i + 1, close);
       const lt = value.indexOf('<');
-      if (lt !== -1) this.fail(i + 1 + lt, `'<' in the value of attribute ${attribute[0]} of ${name}`);
+      if (lt !== -1) this.fail(i + 1 + lt, `'<' in the value of attribute ${attribute} of ${name}`);
       // Literal whitespace becomes a space before references are expanded: &#10; stays a line feed.
       if (value.includes('\n') || value.includes('\t')) value = value.replace(/[\t\n]/g, ' ');
       if (value.includes('&')) value = this.expand(value, i + 1);
-      if (seen ? seen.has(attribute[0]) : names.includes(attribute[0])) this.fail(i, `attribute ${attribute[0]} appears twice on ${name}`);
-      names.push(attribute[0]);
+      if (seen ? seen.has(attribute) : names.includes(attribute)) this.fail(i, `attribute ${attribute} appears twice on ${name}`);
+      names.push(attribute);
       values.push(value);
-      if (seen) seen.add(attribute[0]);
+      if (seen) seen.add(attribute);
       else if (names.length > FEW_ATTRIBUTES) seen = new Set(names);
       i = close + 1;
     }
@@ -449,7 +453,8 @@ export class XmlTokenizer {
       this.bindings.set(prefix, uri);
     }
     const attributes: Record<string, XmlAttribute> = {};
-    const expanded = names.length > 1 ? new Set<string>() : undefined;
+    // Few attributes are compared pairwise: a Set for every tag with two was a cost per tag.
+    const expanded = names.length > FEW_ATTRIBUTES ? new Set<string>() : undefined;
     for (let k = 0; k < names.length; k++) {
       const attribute = names[k]!;
       const colon = attribute.indexOf(':');
@@ -469,6 +474,8 @@ export class XmlTokenizer {
         const key = `{${uri}}${local}`;
         if (expanded.has(key)) this.fail(at, `attribute ${attribute} of ${name} repeats another in the same namespace`);
         expanded.add(key);
+      } else if (uri !== '' && repeatsExpandedName(attributes, uri, local)) {
+        this.fail(at, `attribute ${attribute} of ${name} repeats another in the same namespace`);
       }
       attributes[attribute] = { name: attribute, value: values[k]!, prefix, local, uri };
     }
@@ -483,13 +490,11 @@ export class XmlTokenizer {
   private endTag(input: string, at: number): number {
     const gt = input.indexOf('>', at + 2);
     if (gt === -1) return INCOMPLETE;
-    NAME.lastIndex = at + 2;
-    const match = NAME.exec(input);
-    if (!match) this.fail(at + 2, 'an end tag whose name is not an XML name');
-    let i = NAME.lastIndex;
+    let i = nameEnd(input, at + 2);
+    if (i === at + 2) this.fail(at + 2, 'an end tag whose name is not an XML name');
+    const name = input.slice(at + 2, i);
     while (i < gt && isSpace(input.charCodeAt(i))) i++;
-    if (i !== gt) this.fail(i, `unexpected characters in the end tag of ${match[0]}`);
-    const name = match[0];
+    if (i !== gt) this.fail(i, `unexpected characters in the end tag of ${name}`);
     if (gt + 1 - at > MAX_PENDING) this.refuseLong(at, `the end tag of ${name}`);
     const expected = this.open[this.open.length - 1];
     if (expected === undefined) this.fail(at, `end tag </${name}> with no element open`);
@@ -652,6 +657,48 @@ function mayEnd(awaited: Awaited, text: string, from: number): boolean {
       }
       return false;
   }
+}
+
+function buildAsciiNameTable(): Uint8Array {
+  const table = new Uint8Array(128);
+  for (let c = 0; c < 128; c++) {
+    const char = String.fromCharCode(c);
+    if (/[:A-Z_a-z]/.test(char)) table[c] = 1;
+    else if (/[-.0-9]/.test(char)) table[c] = 2;
+  }
+  return table;
+}
+
+/**
+ * The end of the Name that starts at `from` in `input` (from itself when none does there), as
+ * NAME would find it: through the ASCII table while it can, through NAME once a character
+ * beyond ASCII comes.
+ */
+function nameEnd(input: string, from: number): number {
+  let i = from;
+  const first = input.charCodeAt(i);
+  if (first >= 0x80 || Number.isNaN(first)) return regexNameEnd(input, from);
+  if (ASCII_NAME[first] !== 1) return from;
+  for (i++; i < input.length; i++) {
+    const c = input.charCodeAt(i);
+    if (c >= 0x80) return regexNameEnd(input, from);
+    if (ASCII_NAME[c] === 0) return i;
+  }
+  return i;
+}
+
+function regexNameEnd(input: string, from: number): number {
+  NAME.lastIndex = from;
+  return NAME.exec(input) ? NAME.lastIndex : from;
+}
+
+/** Whether an attribute already read has namespace `uri` and local name `local` (a handful of attributes: a loop). */
+function repeatsExpandedName(attributes: Record<string, XmlAttribute>, uri: string, local: string): boolean {
+  for (const name in attributes) {
+    const other = attributes[name]!;
+    if (other.uri === uri && other.local === local) return true;
+  }
+  return false;
 }
 
 function isSpace(code: number): boolean {
