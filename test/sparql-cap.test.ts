@@ -50,6 +50,8 @@ before(async () => {
   await repository.listen(0, '127.0.0.1');
   await nextSecond();
   await harvest({ baseUrl: `${repository.baseUrl}/oai`, archiveDir: archive });
+  // A list ends one second before its first response: items stored in this second are not listed yet.
+  await nextSecond();
 });
 
 after(async () => {
