@@ -79,6 +79,7 @@ before(async () => {
     rescanSeconds: 0,
     byValueMax: 100_000,
     pageRecords: 4,
+    countLimit: 2, // every list's size estimated or left out: the harvests below must not need it
     rights: { reference: RIGHTS },
   });
   siteOai = `${await repository.listen(0, '127.0.0.1')}/oai`;
@@ -87,8 +88,13 @@ before(async () => {
   const first = await harvest({ baseUrl: siteOai, archiveDir: archiveA, retry: FAST_RETRY });
   assert.equal(first.added, 6);
   harvestsA.push(first.harvestId);
-  servedA = await startArchiveServer({ archiveDir: archiveA, byValueMax: 100_000, pageRecords: 3, repositoryName: 'archive A' });
+  servedA = await startArchiveServer({ archiveDir: archiveA, byValueMax: 100_000, pageRecords: 3, countLimit: 2, repositoryName: 'archive A' });
   await nextSecond();
+  // Past the count limit the whole list's size is estimated (one seek), a set's is left out.
+  const whole = await (await fetch(`${servedA.baseUrl}/oai?verb=ListRecords&metadataPrefix=oai_didl`)).text();
+  assert.match(whole, /<resumptionToken completeListSize="6" cursor="0">/);
+  const images = await (await fetch(`${siteOai}?verb=ListRecords&metadataPrefix=oai_didl&set=mime`)).text();
+  assert.match(images, /<resumptionToken cursor="0">/);
   const intoB = await harvest({ baseUrl: `${servedA.baseUrl}/oai`, archiveDir: archiveB, retry: FAST_RETRY });
   assert.equal(intoB.status, 'complete');
   assert.equal(intoB.added, 6, 'every item of A, over three pages');

@@ -104,6 +104,7 @@ test('serve and oaibag-repository take the same page sizes and ports and refuse 
     ['--page-records', '0'],
     ['--page-identifiers', '0'],
     ['--page-bytes', '0'],
+    ['--list-count-limit', '0'],
     ['--page-records', '1.5'],
     ['--port', '65536'],
   ]) {

@@ -15,7 +15,9 @@ import { CATALOG_MIGRATIONS, migrateCatalog } from '../src/catalog/catalog-migra
 import {
   countItems,
   EARLIEST_SQL,
+  ESTIMATE_SQL,
   earliestDatestamp,
+  estimateItems,
   findItem,
   findItemSql,
   type ItemQuery,
@@ -209,7 +211,14 @@ test('every window, paged 100 at a time, gives the items of the definition once 
     assert.ok(expected.length > 0, name);
     assert.deepEqual(paged(catalog, query, 100), expected, name);
     assert.equal(countItems(catalog, query), expected.length, `${name}: count`);
+    // A count stops at its limit: a list's first page costs no more than that (ListSettings.countLimit).
+    const limit = Math.max(1, expected.length - 1);
+    assert.equal(countItems(catalog, { ...query, limit }), limit, `${name}: count to a limit`);
   }
+  // The whole list's estimate: every resource row, one seek; other windows have none.
+  assert.ok(estimateItems(catalog, { until })! >= reference({ prepare: (sql) => catalog.statement(sql) }, { until }).length);
+  assert.equal(estimateItems(catalog, { until, sourceId: 1 }), undefined);
+  assert.equal(estimateItems(catalog, { until, from: 1 }), undefined);
   const all = reference({ prepare: (sql) => catalog.statement(sql) }, { until });
   assert.equal(all.filter((item) => item.datestamp === Math.floor(T0 / 1000)).length, ONE_SECOND - 200 - 100, 'thousands share the first second');
   assert.equal(new Set(all.map((item) => item.id)).size, all.length);
@@ -288,6 +297,7 @@ test('EXPLAIN QUERY PLAN: every list, count, GetRecord and Identify query seeks 
     'shadowed',
   );
   assertSeeks(catalog, { sql: EARLIEST_SQL, params: {} }, /^SEARCH resources USING COVERING INDEX resources_served/m, 'earliestDatestamp');
+  assertSeeks(catalog, { sql: ESTIMATE_SQL, params: {} }, /^SEARCH resources$/m, 'a whole list estimated: one seek at the end of the table');
   assertSeeks(
     catalog,
     { sql: MIME_TYPES_SQL, params: {} },

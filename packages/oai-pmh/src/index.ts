@@ -77,7 +77,7 @@ export type {
   MetadataFormatDescription,
   SetDescription,
 } from './provider/item-source.js';
-export { OaiProvider, type ProviderSettings } from './provider/oai-provider.js';
+export { DEFAULT_COUNT_LIMIT, OaiProvider, type ProviderSettings } from './provider/oai-provider.js';
 export { clfDate, logRequest } from './request-log.js';
 export {
   decodeResumptionToken,

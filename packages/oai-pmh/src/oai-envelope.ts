@@ -28,6 +28,8 @@ export function errorElements(errors: readonly OaiProtocolError[]): string {
   return errors.map((error) => `<error code="${error.code}">${escapeText(error.message)}</error>\n`).join('');
 }
 
-export function resumptionTokenXml(token: string, cursor: number, completeListSize: number): string {
-  return `<resumptionToken completeListSize="${completeListSize}" cursor="${cursor}">${escapeText(token)}</resumptionToken>\n`;
+/** A resumptionToken element; completeListSize is optional in OAI-PMH, left out when the list's size is not known. */
+export function resumptionTokenXml(token: string, cursor: number, completeListSize: number | undefined): string {
+  const size = completeListSize === undefined ? '' : ` completeListSize="${completeListSize}"`;
+  return `<resumptionToken${size} cursor="${cursor}">${escapeText(token)}</resumptionToken>\n`;
 }

@@ -18,7 +18,12 @@ export interface ListState {
   after: { datestamp: number; id: number };
   /** Items sent before this page (the `cursor` attribute of the next resumptionToken). */
   cursor: number;
-  completeListSize: number;
+  /**
+   * The list's size as the first page counted it (or estimated it: see ListSettings.countLimit),
+   * revised up as pages pass it; absent when the first page could not tell. Encoded as 0, which
+   * no list with a token can be.
+   */
+  completeListSize?: number;
 }
 
 /** Tokens longer than this are refused before any decoding work. */
@@ -67,7 +72,7 @@ export function encodeResumptionToken(state: ListState, key: Uint8Array): string
   writeVarint(bytes, state.after.datestamp);
   writeVarint(bytes, state.after.id);
   writeVarint(bytes, state.cursor);
-  writeVarint(bytes, state.completeListSize);
+  writeVarint(bytes, state.completeListSize ?? 0);
   writeString(bytes, state.metadataPrefix);
   if (state.set !== undefined) writeString(bytes, state.set);
   const body = Buffer.from(bytes);
@@ -139,8 +144,8 @@ function readState(body: Buffer): ListState | null {
     until,
     after: { datestamp, id },
     cursor,
-    completeListSize,
   };
+  if (completeListSize !== 0) state.completeListSize = completeListSize;
   if (set !== undefined) state.set = set;
   if (from !== undefined) state.from = from;
   return state;
@@ -156,8 +161,8 @@ function stateProblem(state: ListState): string | undefined {
     ['after.datestamp', state.after?.datestamp],
     ['after.id', state.after?.id],
     ['cursor', state.cursor],
-    ['completeListSize', state.completeListSize],
   ];
+  if (state.completeListSize !== undefined) numbers.push(['completeListSize', state.completeListSize]);
   if (state.from !== undefined) numbers.push(['from', state.from]);
   for (const [name, value] of numbers) {
     if (!Number.isSafeInteger(value) || (value as number) < 0) {
@@ -165,7 +170,7 @@ function stateProblem(state: ListState): string | undefined {
     }
   }
   if (state.from !== undefined && state.from > state.until) return `from ${state.from} is later than until ${state.until}`;
-  if (state.cursor > state.completeListSize) {
+  if (state.completeListSize !== undefined && state.cursor > state.completeListSize) {
     return `cursor ${state.cursor} is beyond completeListSize ${state.completeListSize}`;
   }
   return undefined;

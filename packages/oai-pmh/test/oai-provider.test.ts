@@ -65,8 +65,17 @@ class MemoryItems implements ItemSource<MemoryItem> {
     return [...new Set(this.items.map((item) => item.set))].sort().map((spec) => ({ spec, name: `the ${spec} set` }));
   }
 
-  count(window: ListWindow): number {
-    return this.selected(window).length;
+  /** The limits the lists' first pages counted to, and what estimate() answers (none when undefined). */
+  countLimits: number[] = [];
+  estimated: number | undefined;
+
+  count(window: ListWindow, limit: number): number {
+    this.countLimits.push(limit);
+    return Math.min(this.selected(window).length, limit);
+  }
+
+  estimate(): number | undefined {
+    return this.estimated;
   }
 
   list(window: ListWindow, after: ItemKey | undefined, limit: number): MemoryItem[] {
@@ -188,9 +197,10 @@ function identifiers(xml: string): string[] {
   return [...xml.matchAll(/<header[^>]*><identifier>([^<]*)<\/identifier>/g)].map((match) => match[1]!);
 }
 
-function tokenOf(xml: string): { token: string; cursor: number; completeListSize: number } | undefined {
-  const match = /<resumptionToken completeListSize="(\d+)" cursor="(\d+)">([^<]*)<\/resumptionToken>/.exec(xml);
-  return match ? { token: match[3]!, cursor: Number(match[2]), completeListSize: Number(match[1]) } : undefined;
+function tokenOf(xml: string): { token: string; cursor: number; completeListSize?: number } | undefined {
+  const match = /<resumptionToken(?: completeListSize="(\d+)")? cursor="(\d+)">([^<]*)<\/resumptionToken>/.exec(xml);
+  if (!match) return undefined;
+  return { token: match[3]!, cursor: Number(match[2]), ...(match[1] !== undefined ? { completeListSize: Number(match[1]) } : {}) };
 }
 
 /** Every page of a list: the identifiers of each and its token. */
@@ -249,6 +259,48 @@ describe('paging', () => {
     } finally {
       await served.close();
     }
+  });
+
+  test('a list longer than countLimit: its first page counts no further; completeListSize is the estimate, or left out until the last page', async () => {
+    const source = new MemoryItems(itemsOf(keys));
+    const served = await serve(new OaiProvider(settings({ pageIdentifiers: 3, countLimit: 5 })), source);
+    try {
+      // No estimate: the size is not given until the last page, which knows it.
+      const unknown = await walk(served, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc' });
+      assert.deepEqual(source.countLimits, [5], 'the first page counted, to the limit; the others did not');
+      assert.deepEqual(
+        unknown.map((page) => page.ids),
+        [ordered.slice(0, 3), ordered.slice(3, 6), ordered.slice(6)],
+      );
+      assert.deepEqual(
+        unknown.map((page) => page.token),
+        [
+          { token: unknown[0]!.token!.token, cursor: 0 },
+          { token: unknown[1]!.token!.token, cursor: 3 },
+          { token: '', cursor: 6, completeListSize: 7 },
+        ],
+      );
+      // An estimate (a whole list's highest row id, say) stands in, revised up once the list passes it.
+      source.estimated = 6;
+      const estimated = await walk(served, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc' });
+      assert.deepEqual(
+        estimated.map((page) => page.token?.completeListSize),
+        [6, 7, 7],
+      );
+      // Under the limit the count is exact and no estimate is asked for.
+      source.estimated = 1000;
+      const small = await walk(served, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc', set: 'c' });
+      assert.deepEqual(
+        small.map((page) => page.token?.completeListSize),
+        [4, 4],
+      );
+    } finally {
+      await served.close();
+    }
+  });
+
+  test('countLimit below 1 is refused when the provider is made', () => {
+    assert.throws(() => new OaiProvider(settings({ countLimit: 0 })), /countLimit must be a whole number/);
   });
 
   test('a list that fits one page has no resumptionToken', async () => {

@@ -34,7 +34,7 @@ const states: ListState[] = [
     until: 0,
     after: { datestamp: 0, id: 0 },
     cursor: 0,
-    completeListSize: 0,
+    // No completeListSize: the list's first page could not tell its size.
   },
   {
     verb: 'ListRecords',

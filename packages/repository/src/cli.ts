@@ -51,6 +51,12 @@ const serveCommand = program
   .option('--page-identifiers <N>', 'headers per ListIdentifiers page', parseCount, DEFAULTS.pageIdentifiers)
   .option('--page-bytes <BYTES>', 'By-Value bytes a ListRecords page carries at most (a larger record goes out alone)', parsePageBytes, DEFAULTS.pageBytes)
   .option(
+    '--list-count-limit <N>',
+    "items a list's first page counts at most for completeListSize (past it: estimated or left out)",
+    parseCount,
+    DEFAULTS.countLimit,
+  )
+  .option(
     '--exclude <GLOB>',
     `never export paths matching GLOB (repeatable; added to ${DEFAULT_EXCLUDES.join(' ')}; hidden .* paths are never exported)`,
     collect,
@@ -95,6 +101,7 @@ interface ServeOptions {
   pageRecords: number;
   pageIdentifiers: number;
   pageBytes: number;
+  listCountLimit: number;
   exclude: string[];
   runExtensions?: string;
   auth?: string;
@@ -119,6 +126,7 @@ async function serve(options: ServeOptions): Promise<void> {
     pageRecords: options.pageRecords,
     pageIdentifiers: options.pageIdentifiers,
     pageBytes: options.pageBytes,
+    countLimit: options.listCountLimit,
     excludes: options.exclude,
     ...(options.runExtensions !== undefined
       ? {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { RightsStatement } from '@oaibag/oai-pmh';
+import { DEFAULT_COUNT_LIMIT, type RightsStatement } from '@oaibag/oai-pmh';
 import type { AuthConfig } from './access/auth-file.js';
 
 /** Everything `createRepository` accepts; the command's options map onto these one to one. */
@@ -24,6 +24,8 @@ export interface RepositoryOptions {
   pageIdentifiers?: number;
   /** By-Value bytes a ListRecords page carries at most; a larger record goes out alone. */
   pageBytes?: number;
+  /** Items a list's first page counts at most for completeListSize (default 100,000; docs/repository.md). */
+  countLimit?: number;
   /** Globs never exported, added to the default editor-backup globs. */
   excludes?: string[];
   /** Extensions of files a web server would run rather than serve (replaces the default list). */
@@ -52,6 +54,7 @@ export const DEFAULTS = {
   pageRecords: 50,
   pageIdentifiers: 1000,
   pageBytes: 64 * 1024 * 1024,
+  countLimit: DEFAULT_COUNT_LIMIT,
   rescanSeconds: 600,
 } as const;
 

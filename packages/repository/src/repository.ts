@@ -49,6 +49,7 @@ export async function createRepository(options: RepositoryOptions): Promise<Repo
     pageRecords: positive(options.pageRecords ?? DEFAULTS.pageRecords, 'page-records'),
     pageIdentifiers: positive(options.pageIdentifiers ?? DEFAULTS.pageIdentifiers, 'page-identifiers'),
     pageBytes: positive(options.pageBytes ?? DEFAULTS.pageBytes, 'page-bytes'),
+    countLimit: positive(options.countLimit ?? DEFAULTS.countLimit, 'list-count-limit'),
     byValueMax: nonNegative(options.byValueMax ?? DEFAULTS.byValueMax, 'by-value-max'),
     ...(options.rights ? { rights: options.rights } : {}),
   };

@@ -28,6 +28,7 @@ const OPTIONS = [
   '--page-records',
   '--page-identifiers',
   '--page-bytes',
+  '--list-count-limit',
   '--exclude',
   '--run-extensions',
   '--auth',
@@ -202,6 +203,7 @@ describe('usage errors exit 2', { concurrency: true }, () => {
     ['--page-records', '0', 'expected a whole number of at least 1'],
     ['--page-identifiers', '0', 'expected a whole number of at least 1'],
     ['--page-bytes', '0', 'expected a size of at least 1 byte, like 1048576, 512K, 16M or 1G'],
+    ['--list-count-limit', '0', 'expected a whole number of at least 1'],
     ['--port', '65536', 'expected a port number from 0 to 65535'],
   ]) {
     test(`${option} ${value}: refused while parsing, in the words oaibag serve uses`, async () => {

@@ -97,14 +97,20 @@ test('every window, paged 100 at a time, gives its files once each, in (datestam
       expected,
       name,
     );
-    assert.equal(index.count(query), expected.length, `${name}: count`);
+    assert.equal(index.count({ ...query, limit: -1 }), expected.length, `${name}: count`);
+    // A count stops at its limit: a list's first page costs no more than that (ListSettings.countLimit).
+    assert.equal(index.count({ ...query, limit: 50 }), 50, `${name}: count to a limit`);
   }
+  // The whole list's estimate: every row ever indexed, one seek; other windows have none.
+  assert.ok(index.estimate({ until: UNTIL, hiddenPrefixes: [] })! >= reference({}).length);
+  assert.equal(index.estimate({ until: UNTIL, setSpec: 'mime', hiddenPrefixes: [] }), undefined);
+  assert.equal(index.estimate({ until: UNTIL, hiddenPrefixes: ['private'] }), undefined);
   assert.equal(index.earliestDatestamp(), SECOND);
   assert.equal(index.earliestDatestamp(['private', 'site', 'later']), undefined);
   assert.deepEqual(index.liveSetSpecs(['private']), ['mime:application:pdf', 'mime:image:png', 'mime:image:svg~2Bxml', 'mime:text:css', 'mime:text:html']);
   assert.deepEqual(index.liveSetSpecs(['site', 'private']), ['mime:image:png', 'mime:text:html'], 'later/ holds only two types');
   assert.deepEqual(index.list({ until: UNTIL, setSpec: 'other', hiddenPrefixes: [], limit: 10 }), [], 'a set outside the MIME hierarchy holds nothing');
-  assert.equal(index.count({ until: UNTIL, setSpec: 'mime:image:png:x', hiddenPrefixes: [] }), 0);
+  assert.equal(index.count({ until: UNTIL, setSpec: 'mime:image:png:x', hiddenPrefixes: [], limit: 100 }), 0);
 });
 
 /** The plan of a statement, on a connection of its own. */
@@ -137,7 +143,7 @@ test('EXPLAIN QUERY PLAN: every page, count, ListSets and earliest datestamp see
   };
   for (const [name, window] of WINDOWS) {
     const query = { ...window, until: UNTIL, hiddenPrefixes: window.hiddenPrefixes ?? [] };
-    const counted = countSql(query);
+    const counted = countSql({ ...query, limit: 100 });
     assert.ok(counted);
     assertSeeks(counted, indexOf[name]!, `${name}: count`);
     const first = listSql(query);

@@ -93,11 +93,15 @@ function setConditions(query: ItemQuery): ServedSql {
 /** The count of a window: a range of one index, covering for all items, a source and a MIME type. */
 export function itemCountSql(query: ItemQuery): ServedSql {
   const set = setConditions(query);
+  // Counting stops at `limit` entries: the provider counts a list's first page no further (ListSettings.countLimit).
   return {
-    sql: `SELECT COUNT(*) AS n FROM resources r WHERE r.served_at >= :from AND r.served_at <= :until${set.sql}`,
-    params: { ...set.params, from: query.from ?? Number.MIN_SAFE_INTEGER, until: query.until },
+    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM resources r WHERE r.served_at >= :from AND r.served_at <= :until${set.sql} LIMIT :limit)`,
+    params: { ...set.params, from: query.from ?? Number.MIN_SAFE_INTEGER, until: query.until, limit: query.limit ?? -1 },
   };
 }
+
+/** A whole list's estimated size: the highest row id, one seek (rows are never deleted from resources). */
+export const ESTIMATE_SQL = 'SELECT MAX(id) AS n FROM resources';
 
 /**
  * A page of a window, strictly after `after`, as one or two statements, each a range of one
@@ -128,10 +132,23 @@ export function itemPageSql(query: ItemQuery): ServedSql[] {
   return statements;
 }
 
-/** How many items a window holds. The provider counts once per list, on its first page, and carries the number in its tokens. */
+/**
+ * How many items a window holds, at most `query.limit`. The provider counts once per list, on
+ * its first page, and carries the number in its tokens.
+ */
 export function countItems(catalog: Catalog, query: ItemQuery): number {
   const { sql, params } = itemCountSql(query);
   return (catalog.statement(sql).get(params) as { n: number }).n;
+}
+
+/**
+ * About how many items a window holds without counting them, for the whole list only (no
+ * `from`, no set): every resource row, those ingested after `until` included. Undefined for
+ * any other window.
+ */
+export function estimateItems(catalog: Catalog, query: ItemQuery): number | undefined {
+  if (query.from !== undefined || query.sourceId !== undefined || query.mime !== undefined) return undefined;
+  return (catalog.statement(ESTIMATE_SQL).get() as { n: number | null }).n ?? undefined;
 }
 
 /** At most `limit` items of a window in (datestamp, id) order, strictly after `after`. */

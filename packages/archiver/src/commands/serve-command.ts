@@ -18,6 +18,7 @@ interface ServeOptions {
   pageRecords: number;
   pageIdentifiers: number;
   pageBytes: number;
+  listCountLimit: number;
   auth?: string;
   sparqlTimeout: number;
   sparqlRows: number;
@@ -60,6 +61,12 @@ export function serveCommand(): Command {
       new Option('--page-bytes <SIZE>', 'By-Value bytes a ListRecords page carries at most (a larger record goes out alone)')
         .argParser(pageByteSize)
         .default(SERVE_DEFAULTS.pageBytes, '64M'),
+    )
+    .option(
+      '--list-count-limit <N>',
+      "items a list's first page counts at most for completeListSize (past it: estimated or left out)",
+      wholeNumber,
+      SERVE_DEFAULTS.countLimit,
     )
     .option('--sparql-timeout <SECONDS>', 'a SPARQL query is stopped after SECONDS', wholeNumber, SPARQL_DEFAULTS.timeoutMs / 1000)
     .option('--sparql-rows <N>', 'a SPARQL select query gives at most N solutions', wholeNumber, SPARQL_DEFAULTS.rowLimit)
@@ -151,6 +158,7 @@ export function serveCommand(): Command {
         pageRecords: options.pageRecords,
         pageIdentifiers: options.pageIdentifiers,
         pageBytes: options.pageBytes,
+        countLimit: options.listCountLimit,
         ...(auth ? { auth } : {}),
         sparqlTimeoutMs: options.sparqlTimeout * 1000,
         sparqlRowLimit: options.sparqlRows,

@@ -25,6 +25,7 @@ import {
   type ArchiveItem,
   countItems,
   earliestDatestamp,
+  estimateItems,
   findItem,
   type ItemQuery,
   itemMimeTypes,
@@ -101,9 +102,14 @@ export class ArchiveItems implements ItemSource<ArchiveItem> {
     return [...sources, ...[...mime].sort().map((spec) => ({ spec, name: setNameFor(spec) }))];
   }
 
-  count(window: ListWindow): number {
+  count(window: ListWindow, limit: number): number {
     const selection = query(window);
-    return selection === null ? 0 : countItems(this.archive.catalog, selection);
+    return selection === null ? 0 : countItems(this.archive.catalog, { ...selection, limit });
+  }
+
+  estimate(window: ListWindow): number | undefined {
+    const selection = query(window);
+    return selection === null ? undefined : estimateItems(this.archive.catalog, selection);
   }
 
   list(window: ListWindow, after: ItemKey | undefined, limit: number): ArchiveItem[] {

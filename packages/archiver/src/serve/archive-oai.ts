@@ -2,7 +2,7 @@
 // @oaibag/oai-pmh, the one oaibag-repository runs, over the archive's items (archive-items.ts),
 // with the settings and defaults of the command.
 import { randomBytes } from 'node:crypto';
-import { OaiProvider, type ResponseBody } from '@oaibag/oai-pmh';
+import { DEFAULT_COUNT_LIMIT, OaiProvider, type ResponseBody } from '@oaibag/oai-pmh';
 import { ArchiveItems, type PayloadGate, type ServedArchive } from './archive-items.js';
 
 export interface ArchiveOaiSettings {
@@ -16,6 +16,8 @@ export interface ArchiveOaiSettings {
   pageIdentifiers?: number;
   /** By-Value bytes a ListRecords page carries at most; a larger record goes out alone (default 64 MiB). */
   pageBytes?: number;
+  /** Items a list's first page counts at most for completeListSize (default DEFAULT_COUNT_LIMIT, 100,000). */
+  countLimit?: number;
 }
 
 /**
@@ -55,7 +57,13 @@ export function isOaiEmail(value: string): boolean {
 const WARM_UP_PAGES = 3;
 const WARM_UP_BYTES = 4 * 1024 * 1024;
 
-export const SERVE_DEFAULTS = { byValueMax: 16 * 1024 * 1024, pageRecords: 100, pageIdentifiers: 1000, pageBytes: 64 * 1024 * 1024 } as const;
+export const SERVE_DEFAULTS = {
+  byValueMax: 16 * 1024 * 1024,
+  pageRecords: 100,
+  pageIdentifiers: 1000,
+  pageBytes: 64 * 1024 * 1024,
+  countLimit: DEFAULT_COUNT_LIMIT,
+} as const;
 
 export class ArchiveOai {
   /** Tokens are signed with a key of this process: after a restart a harvester starts its list again. */
@@ -70,6 +78,7 @@ export class ArchiveOai {
       pageRecords: settings.pageRecords ?? SERVE_DEFAULTS.pageRecords,
       pageIdentifiers: settings.pageIdentifiers ?? SERVE_DEFAULTS.pageIdentifiers,
       pageBytes: settings.pageBytes ?? SERVE_DEFAULTS.pageBytes,
+      countLimit: settings.countLimit ?? SERVE_DEFAULTS.countLimit,
     });
   }
 

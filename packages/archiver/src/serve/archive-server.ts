@@ -57,6 +57,8 @@ export interface ArchiveServerOptions {
   pageIdentifiers?: number;
   /** By-Value bytes a ListRecords page carries at most; a larger record goes out alone (default 64 MiB). */
   pageBytes?: number;
+  /** Items a list's first page counts at most for completeListSize (default 100,000; docs/serve.md). */
+  countLimit?: number;
   /** A SPARQL query is stopped after this many milliseconds (default 10 s). */
   sparqlTimeoutMs?: number;
   /** A SPARQL select query gives at most this many solutions (default 10,000). */
@@ -106,6 +108,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
       ...(options.pageRecords !== undefined ? { pageRecords: options.pageRecords } : {}),
       ...(options.pageIdentifiers !== undefined ? { pageIdentifiers: options.pageIdentifiers } : {}),
       ...(options.pageBytes !== undefined ? { pageBytes: options.pageBytes } : {}),
+      ...(options.countLimit !== undefined ? { countLimit: options.countLimit } : {}),
     },
   );
   const context: ServerContext = {
@@ -177,7 +180,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
 
 /** A page of nothing would never end a list: each page bound given is a whole number of at least 1 (ERR_ARCHIVE_USAGE). */
 function checkPageBounds(options: ArchiveServerOptions): void {
-  for (const name of ['pageRecords', 'pageIdentifiers', 'pageBytes'] as const) {
+  for (const name of ['pageRecords', 'pageIdentifiers', 'pageBytes', 'countLimit'] as const) {
     const value = options[name];
     if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1)) {
       throw new ArchiverError('ERR_ARCHIVE_USAGE', `${name} must be a whole number of at least 1, not ${value}`);

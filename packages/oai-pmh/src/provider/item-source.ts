@@ -84,8 +84,18 @@ export interface ItemSource<Item> {
   identify(): IdentifyFacts | Promise<IdentifyFacts>;
   /** The sets that have members, ancestors included, in the order ListSets gives them. */
   sets(): readonly SetDescription[] | Promise<readonly SetDescription[]>;
-  /** How many items the window holds (a set the source does not have holds none). */
-  count(window: ListWindow): number | Promise<number>;
+  /**
+   * How many items the window holds (a set the source does not have holds none), counting no
+   * further than `limit`: a window holding more answers `limit`, so a list's first page costs
+   * at most `limit` index entries whatever the list's size (ListSettings.countLimit).
+   */
+  count(window: ListWindow, limit: number): number | Promise<number>;
+  /**
+   * About how many items the window holds, for a window whose count stopped at its limit, when
+   * the source can tell without counting (a whole list: the highest row id). Undefined leaves
+   * completeListSize out until the list's last page.
+   */
+  estimate?(window: ListWindow): number | undefined | Promise<number | undefined>;
   /**
    * At most `limit` items of the window in (datestamp, id) order, starting strictly after
    * `after` (from the window's start without it). The query behind it is expected to cost in

@@ -7,6 +7,9 @@ import { isOaiRequestFailure, parseOaiRequest } from '../oai-request.js';
 import { MIN_RESUMPTION_KEY_BYTES } from '../resumption-token.js';
 import type { ItemSource } from './item-source.js';
 import { type ListSettings, listItems } from './list-items.js';
+
+export { DEFAULT_COUNT_LIMIT } from './list-items.js';
+
 import { identifyXml, listMetadataFormatsXml, listSetsXml, recordXml } from './provider-xml.js';
 
 /** How a provider pages its lists, and the key that signs its resumption tokens. */
@@ -22,8 +25,10 @@ export class OaiProvider {
 
   /** Throws a RangeError for a page bound below 1 or a token key shorter than 16 bytes. */
   constructor(settings: ProviderSettings) {
-    for (const name of ['pageRecords', 'pageIdentifiers', 'pageBytes'] as const) {
-      if (!Number.isSafeInteger(settings[name]) || settings[name] < 1) throw new RangeError(`OaiProvider: ${name} must be a whole number of at least 1`);
+    for (const name of ['pageRecords', 'pageIdentifiers', 'pageBytes', 'countLimit'] as const) {
+      const value = settings[name];
+      if (value === undefined && name === 'countLimit') continue;
+      if (!Number.isSafeInteger(value) || (value as number) < 1) throw new RangeError(`OaiProvider: ${name} must be a whole number of at least 1`);
     }
     if (settings.tokenKey.length < MIN_RESUMPTION_KEY_BYTES)
       throw new RangeError(`OaiProvider: the token key needs at least ${MIN_RESUMPTION_KEY_BYTES} bytes`);

@@ -45,8 +45,8 @@ export function siteOai(
   indexer: SiteIndexer,
   settings: SiteSettings & Omit<ProviderSettings, 'tokenKey'>,
 ): (pairs: Array<[string, string]>, viewer: Viewer, baseUrl: string) => Promise<ResponseBody> {
-  const { pageRecords, pageIdentifiers, pageBytes } = settings;
-  const provider = new OaiProvider({ tokenKey: index.tokenKey, pageRecords, pageIdentifiers, pageBytes });
+  const { pageRecords, pageIdentifiers, pageBytes, countLimit } = settings;
+  const provider = new OaiProvider({ tokenKey: index.tokenKey, pageRecords, pageIdentifiers, pageBytes, ...(countLimit !== undefined ? { countLimit } : {}) });
   return (pairs, viewer, baseUrl) => provider.respond(new SiteItems(index, indexer, settings, viewer, baseUrl), pairs);
 }
 
@@ -84,8 +84,12 @@ export class SiteItems implements ItemSource<IndexedFile> {
     return [...sets].sort().map((spec) => ({ spec, name: setNameFor(spec) }));
   }
 
-  count(window: ListWindow): number {
-    return this.index.count(this.query(window));
+  count(window: ListWindow, limit: number): number {
+    return this.index.count({ ...this.query(window), limit });
+  }
+
+  estimate(window: ListWindow): number | undefined {
+    return this.index.estimate(this.query(window));
   }
 
   list(window: ListWindow, after: ItemKey | undefined, limit: number): IndexedFile[] {

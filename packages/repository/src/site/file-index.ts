@@ -207,18 +207,22 @@ export class FileIndex {
     return rows.map(toFile);
   }
 
-  /** How many items a list window holds (for completeListSize: the provider counts once per list, on its first page). */
-  count(query: Omit<ListQuery, 'limit' | 'after'>): number {
-    if (query.from === undefined && query.setSpec === undefined && query.hiddenPrefixes.length === 0) {
-      // A whole-table count(*) is several times faster than counting a range of the datestamp
-      // index, and what lies after `until` (about now) is usually little. (With `from`, the
-      // range itself is usually the small part: an incremental harvest.)
-      const all = (this.query('SELECT count(*) AS n FROM records').get() as { n: number }).n;
-      const later = (this.query('SELECT count(*) AS n FROM records WHERE datestamp > ?').get(query.until) as { n: number }).n;
-      return all - later;
-    }
+  /**
+   * How many items a list window holds, at most `limit` (for completeListSize: the provider
+   * counts once per list, on its first page, and no further than its countLimit).
+   */
+  count(query: Omit<ListQuery, 'after'>): number {
     const counted = countSql(query);
     return counted === null ? 0 : (this.query(counted.sql).get(...counted.params) as { n: number }).n;
+  }
+
+  /**
+   * About how many items a whole list holds without counting them (no `from`, no set, nothing
+   * hidden): the highest row id, one seek. Undefined for any other window.
+   */
+  estimate(query: Omit<ListQuery, 'after' | 'limit'>): number | undefined {
+    if (query.from !== undefined || query.setSpec !== undefined || query.hiddenPrefixes.length > 0) return undefined;
+    return (this.query('SELECT MAX(id) AS n FROM records').get() as { n: number | null }).n ?? undefined;
   }
 
   /** The oldest datestamp among the items the requester may see. */
@@ -372,13 +376,13 @@ export function listSql(query: Omit<ListQuery, 'limit'>): IndexSql[] {
 }
 
 /** The count of a list window through the same index as its pages; null when the set holds nothing. */
-export function countSql(query: Omit<ListQuery, 'limit' | 'after'>): IndexSql | null {
+export function countSql(query: Omit<ListQuery, 'after'>): IndexSql | null {
   const set = setCondition(query.setSpec);
   if (set === null) return null;
   const hidden = hiddenClause(query.hiddenPrefixes);
   return {
-    sql: `SELECT count(*) AS n FROM records WHERE datestamp >= ? AND datestamp <= ?${set.sql}${hidden.sql}`,
-    params: [query.from ?? Number.MIN_SAFE_INTEGER, query.until, ...set.params, ...hidden.params],
+    sql: `SELECT count(*) AS n FROM (SELECT 1 FROM records WHERE datestamp >= ? AND datestamp <= ?${set.sql}${hidden.sql} LIMIT ?)`,
+    params: [query.from ?? Number.MIN_SAFE_INTEGER, query.until, ...set.params, ...hidden.params, query.limit],
   };
 }
 
