@@ -68,6 +68,38 @@ test('records.xml is read only as far as the record asked for: a page pays for i
   assert.equal((await records.record(bag, 2)).header, header(2), 'what was read stays served');
 });
 
+test('a bag read ahead serves the request that comes next, even with its file gone since', async () => {
+  const bag = bagWith('batch-00004', [1, 2].map(record).join(''));
+  const records = new StoredRecords(archive);
+  records.readAhead(bag);
+  records.readAhead(bag); // a second read-ahead of a bag being read adds nothing
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  rmSync(join(archive, bag, 'metadata', 'records.xml.gz'));
+  assert.equal((await records.record(bag, 2)).header, header(2));
+  assert.equal((await records.record(bag, 1)).header, header(1), 'from what was read ahead: the file is gone');
+});
+
+test('a damaged bag read ahead fails no one: the request that reads it gets ERR_ARCHIVE_DAMAGED', async () => {
+  const bagPath = 'aips/harvest-000001/batch-00005';
+  mkdirSync(join(archive, bagPath, 'metadata'), { recursive: true });
+  writeFileSync(join(archive, bagPath, 'metadata', 'records.xml.gz'), Buffer.from('not gzip at all'));
+  const records = new StoredRecords(archive);
+  records.readAhead(bagPath);
+  records.readAhead('aips/harvest-000001/no-such-bag');
+  await new Promise((resolve) => setTimeout(resolve, 50)); // both fail meanwhile, unobserved
+  await assert.rejects(
+    records.record(bagPath, 1),
+    (error: Error & { code?: string }) => error.code === 'ERR_ARCHIVE_DAMAGED' && /cannot be read/.test(error.message),
+  );
+});
+
+test('text that is not ASCII is read as UTF-8, ASCII alike', async () => {
+  const named = (n: number) => record(n).replace(`http://example.org/${n}`, `http://example.org/café-${n}-😀`);
+  const bag = bagWith('batch-00006', [1, 2].map(named).join(''));
+  const records = new StoredRecords(archive);
+  assert.match((await records.record(bag, 2)).header, /café-2-😀/);
+});
+
 /** A payload file in a bag and its location as the catalog holds it. */
 function payloadOf(name: string, bytes: Buffer): PayloadLocation {
   const bagPath = 'aips/harvest-000001/batch-00003';

@@ -281,6 +281,12 @@ export class Catalog {
     return row && toBag(row);
   }
 
+  /** The batch bag placed after the bag `id`, if any. */
+  bagAfter(id: number): CatalogBag | undefined {
+    const row = this.sql('SELECT * FROM bags WHERE id > ? ORDER BY id LIMIT 1').get(id) as Row | undefined;
+    return row && toBag(row);
+  }
+
   /** Every batch bag, in the order they were placed. */
   bags(): CatalogBag[] {
     return (this.sql('SELECT * FROM bags ORDER BY id').all() as Row[]).map(toBag);

@@ -8,6 +8,7 @@
 // bag's order): a page pays for its own records, and the first page of a bag costs about what
 // the others do, rather than the whole bag's 1,000 records. Malformed XML is found when the
 // reading reaches it; the records before it were whole elements and are served.
+import { isAscii } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -39,8 +40,19 @@ const gunzipAsync = promisify(gunzip);
 export class StoredRecords {
   private readonly cache = new Map<string, BagRecords>();
   private cachedChars = 0;
+  /** Bags being read (by a request or ahead of one): a second reader waits for the first. */
+  private readonly reading = new Map<string, Promise<BagRecords>>();
 
   constructor(private readonly archiveDir: string) {}
+
+  /**
+   * Starts reading a bag that a request is about to ask for, unless it is cached or being read.
+   * A failure is left for that request to meet: it reads the bag again and reports it.
+   */
+  readAhead(bagPath: string): void {
+    if (this.cache.has(bagPath) || this.reading.has(bagPath)) return;
+    this.bag(bagPath).catch(() => undefined);
+  }
 
   /** The record `n` of the bag at `bagPath` (relative to the archive); throws ERR_ARCHIVE_DAMAGED when it is not there. */
   async record(bagPath: string, n: number): Promise<StoredRecordXml> {
@@ -50,24 +62,34 @@ export class StoredRecords {
     return record;
   }
 
-  private async bag(bagPath: string): Promise<BagRecords> {
+  private bag(bagPath: string): Promise<BagRecords> {
     const cached = this.cache.get(bagPath);
     if (cached) {
       // Most recently used last.
       this.cache.delete(bagPath);
       this.cache.set(bagPath, cached);
-      return cached;
+      return Promise.resolve(cached);
     }
+    let reading = this.reading.get(bagPath);
+    if (!reading) {
+      reading = this.read(bagPath).finally(() => this.reading.delete(bagPath));
+      this.reading.set(bagPath, reading);
+    }
+    return reading;
+  }
+
+  private async read(bagPath: string): Promise<BagRecords> {
     const file = join(this.archiveDir, ...bagPath.split('/'), ...RECORDS_FILE.split('/'));
     let text: string;
     try {
-      text = (await gunzipAsync(await readFile(file), { maxOutputLength: MAX_RECORDS_BYTES })).toString('utf8');
+      // 1 MiB output chunks: 16 KiB ones cost a copy of each into the joined buffer.
+      const xml = await gunzipAsync(await readFile(file), { maxOutputLength: MAX_RECORDS_BYTES, chunkSize: 1 << 20 });
+      // Most bags are ASCII throughout, which decodes as Latin-1 with one copy: 0.2 ms for a bag
+      // of 1,000 records against 15-20 ms through the UTF-8 decoder, which the others take.
+      text = isAscii(xml) ? xml.toString('latin1') : xml.toString('utf8');
     } catch (error) {
       throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${file} cannot be read: ${(error as Error).message}`, { path: file });
     }
-    // Another request may have read the same bag meanwhile: keep one.
-    const raced = this.cache.get(bagPath);
-    if (raced) return raced;
     const bag = new BagRecords(text, file);
     // The records are slices of the text: the text is what the cache holds.
     this.cache.set(bagPath, bag);
