@@ -191,7 +191,13 @@ function notes(step) {
   const parts = [];
   if (facts.counts?.records !== undefined) parts.push(`${facts.counts.records} records`);
   if (facts.rescanSeconds !== undefined) parts.push(`rescan ${seconds(facts.rescanSeconds)} s`);
-  if (facts.firstPageMs !== undefined) parts.push(`page ms first ${facts.firstPageMs}, last full ${facts.lastFullPageMs} (${facts.pages} pages)`);
+  if (facts.firstPageMs !== undefined) {
+    const medians =
+      facts.firstTenMedianMs !== undefined
+        ? `; medians: first ten ${facts.firstTenMedianMs}, last ten ${facts.lastTenMedianMs}, all ${facts.medianPageMs}`
+        : '';
+    parts.push(`page ms first ${facts.firstPageMs}, last full ${facts.lastFullPageMs} (${facts.pages} pages${medians})`);
+  }
   if (facts.firstListRecordsMs !== undefined) parts.push(`first ListRecords (cold) ${facts.firstListRecordsMs} ms`);
   if (facts.queries)
     parts.push(
