@@ -97,8 +97,19 @@ export function replicateCatalog(archiveDir, targetResources) {
     if (originals === 0) throw new Error(`${archiveDir} has no resources to copy`);
     const copies = Math.max(0, Math.ceil(targetResources / originals) - 1);
     const inserts = tables.map((table) => db.prepare(copyStatement(table, span)));
+    // A copy's served_at is its original's. The catalog's trigger sets it when a resource row is
+    // inserted, from its current version, which is copied after it (so the trigger found none
+    // and left NULL: serve listed none of the copies).
+    const resourceSpan = span.get(ROOT_TABLE);
+    const servedAt = db.prepare(
+      `UPDATE ${ROOT_TABLE} SET served_at = (SELECT o.served_at FROM ${ROOT_TABLE} o WHERE o.id = ${ROOT_TABLE}.id - :k * ${resourceSpan})
+        WHERE id > :k * ${resourceSpan} AND id <= (:k + 1) * ${resourceSpan}`,
+    );
     const copyRange = db.transaction((from, to) => {
-      for (let k = from; k < to; k++) for (const insert of inserts) insert.run({ k });
+      for (let k = from; k < to; k++) {
+        for (const insert of inserts) insert.run({ k });
+        servedAt.run({ k });
+      }
     });
     for (let k = 1; k <= copies; k += COPIES_PER_TRANSACTION) {
       copyRange(k, Math.min(copies + 1, k + COPIES_PER_TRANSACTION));
