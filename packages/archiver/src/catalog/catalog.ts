@@ -183,6 +183,16 @@ export class Catalog {
     }
   }
 
+  /**
+   * This connection's page cache, in KiB (SQLite's cache_size; 16 MiB by default here). A
+   * connection that runs one large sorting query gains by a small one: each sorter and
+   * temporary B-tree holds up to the cache before it spills to a temporary file, and audit
+   * over 1M resources peaked at 210 MB with 16 MiB, 136 MB with 2 MiB, and ran faster.
+   */
+  setCacheKiB(kib: number): void {
+    this.db.pragma(`cache_size = ${-Math.max(1, Math.floor(kib))}`);
+  }
+
   close(): void {
     if (this.readOnlyDatabase) this.readOnlyDatabase.close();
     else this.db.close();

@@ -4,6 +4,9 @@ import { openAudit } from '../audit/audit-query.js';
 import { Catalog } from '../catalog/catalog.js';
 import { wholeNumber } from './option-parsers.js';
 
+/** audit's page cache (see Catalog.setCacheKiB): 210 → 136 MB over 1M resources. */
+const AUDIT_CACHE_KIB = 2048;
+
 /** `oaibag audit`: the resources that changed in a period of harvests, and how (docs/audit.md). */
 export function auditCommand(): Command {
   return new Command('audit')
@@ -25,6 +28,8 @@ export function auditCommand(): Command {
     )
     .action(async (options: AuditCommandOptions) => {
       const catalog = Catalog.openForReading(options.archive);
+      // One large sorting query: a small cache makes its sorts spill early, and keeps memory flat.
+      catalog.setCacheKiB(AUDIT_CACHE_KIB);
       try {
         const run = openAudit(catalog, {
           ...(options.source !== undefined ? { source: options.source } : {}),
