@@ -65,7 +65,7 @@ class MemoryItems implements ItemSource<MemoryItem> {
     return [...new Set(this.items.map((item) => item.set))].sort().map((spec) => ({ spec, name: `the ${spec} set` }));
   }
 
-  /** The limits the lists' first pages counted to, and what estimate() answers (none when undefined). */
+  /** The limits the lists' first pages counted to, and what estimate() answers for a whole list (none when undefined). */
   countLimits: number[] = [];
   estimated: number | undefined;
 
@@ -74,8 +74,9 @@ class MemoryItems implements ItemSource<MemoryItem> {
     return Math.min(this.selected(window).length, limit);
   }
 
-  estimate(): number | undefined {
-    return this.estimated;
+  /** Like a catalog's highest row id: told for a whole list only. */
+  estimate(window: ListWindow): number | undefined {
+    return window.from === undefined && window.set === undefined ? this.estimated : undefined;
   }
 
   list(window: ListWindow, after: ItemKey | undefined, limit: number): MemoryItem[] {
@@ -280,20 +281,30 @@ describe('paging', () => {
           { token: '', cursor: 6, completeListSize: 7 },
         ],
       );
-      // An estimate (a whole list's highest row id, say) stands in, revised up once the list passes it.
+      // An estimate (a whole list's highest row id, say) past the limit stands in without a
+      // count, revised up once the list passes it.
       source.estimated = 6;
       const estimated = await walk(served, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc' });
       assert.deepEqual(
         estimated.map((page) => page.token?.completeListSize),
         [6, 7, 7],
       );
-      // Under the limit the count is exact and no estimate is asked for.
+      assert.deepEqual(source.countLimits, [5], 'the estimate past the limit spared the count');
+      // An estimate under the limit leaves the size to the count; a count that stops at the limit takes the larger.
+      source.estimated = 4;
+      const low = await walk(served, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc' });
+      assert.deepEqual(
+        low.map((page) => page.token?.completeListSize),
+        [5, 7, 7],
+      );
+      // Under the limit the count is exact (a set: no estimate).
       source.estimated = 1000;
       const small = await walk(served, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc', set: 'c' });
       assert.deepEqual(
         small.map((page) => page.token?.completeListSize),
         [4, 4],
       );
+      assert.deepEqual(source.countLimits, [5, 5, 5]);
     } finally {
       await served.close();
     }
@@ -369,6 +380,21 @@ describe('paging', () => {
       const token = tokenOf((await get(served, { verb: 'ListIdentifiers', metadataPrefix: 'oai_dc' })).text)!.token;
       for (const item of source.items) item.datestamp = NOW + 10;
       assert.deepEqual(errorCodes((await get(served, { verb: 'ListIdentifiers', resumptionToken: token })).text), ['noRecordsMatch']);
+    } finally {
+      await served.close();
+    }
+  });
+
+  test('an estimate past the limit for a window with nothing in it: noRecordsMatch, not an empty list', async () => {
+    // Every item is newer than the list's until (ingested in the second it starts): an estimate counts them all the same.
+    const source = new MemoryItems(itemsOf(keys.map(([, id]) => [NOW + 10, id])));
+    source.estimated = 100;
+    const served = await serve(new OaiProvider(settings({ countLimit: 5 })), source);
+    try {
+      const { text } = await get(served, { verb: 'ListRecords', metadataPrefix: 'oai_dc' });
+      assert.deepEqual(errorCodes(text), ['noRecordsMatch']);
+      assert.match(text, /no item matches the given from, until and set/);
+      assert.deepEqual(source.countLimits, [], 'nothing was counted');
     } finally {
       await served.close();
     }

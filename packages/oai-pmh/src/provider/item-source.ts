@@ -91,9 +91,11 @@ export interface ItemSource<Item> {
    */
   count(window: ListWindow, limit: number): number | Promise<number>;
   /**
-   * About how many items the window holds, for a window whose count stopped at its limit, when
-   * the source can tell without counting (a whole list: the highest row id). Undefined leaves
-   * completeListSize out until the list's last page.
+   * About how many items the window holds, when the source can tell without counting (a whole
+   * list: the highest row id); asked before count(). Above the count limit it is the list's
+   * completeListSize and nothing is counted; a count that stops at the limit takes it too.
+   * Undefined (any window it cannot tell cheaply) leaves the size to the count, or out until
+   * the list's last page. It may count items newer than the window: it is an estimate.
    */
   estimate?(window: ListWindow): number | undefined | Promise<number | undefined>;
   /**

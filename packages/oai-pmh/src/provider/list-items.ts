@@ -56,14 +56,18 @@ export async function listItems<Item>(
     ({ after, ...state } = decoded);
   } else {
     const base = listStart(request, now);
+    if (listIsEmpty(base)) return fail('noRecordsMatch', 'no item matches the given from, until and set');
     const limit = settings.countLimit ?? DEFAULT_COUNT_LIMIT;
-    const counted = listIsEmpty(base) ? 0 : await source.count(windowOf(base), limit);
-    if (counted === 0) return fail('noRecordsMatch', 'no item matches the given from, until and set');
-    // A count that reached its limit says only "at least": the source's estimate, if any, stands in.
-    let total: number | undefined = counted;
-    if (counted >= limit) {
-      const estimate = await source.estimate?.(windowOf(base));
-      total = estimate === undefined ? undefined : Math.max(counted, estimate);
+    // A size the source can tell without counting (a whole list's highest row id), when it is
+    // past the limit, spares the first page a count that would stop at the limit anyway.
+    const estimate = await source.estimate?.(windowOf(base));
+    let total: number | undefined;
+    if (estimate !== undefined && estimate > limit) total = estimate;
+    else {
+      const counted = await source.count(windowOf(base), limit);
+      if (counted === 0) return fail('noRecordsMatch', 'no item matches the given from, until and set');
+      // A count that reached its limit says only "at least": the estimate, if any, stands in.
+      total = counted < limit ? counted : estimate === undefined ? undefined : Math.max(counted, estimate);
     }
     state = { ...base, cursor: 0, ...(total !== undefined ? { completeListSize: total } : {}) };
   }
@@ -73,6 +77,8 @@ export async function listItems<Item>(
   const limit = records ? settings.pageRecords : settings.pageIdentifiers;
   const items = await source.list(windowOf(state), after, limit + 1);
   if (items.length === 0) {
+    // A first page that was not counted (its size estimated) finds nothing: the window is empty.
+    if (after === undefined) return fail('noRecordsMatch', 'no item matches the given from, until and set');
     // Every item left the list since the previous page (they all changed): nothing is lost,
     // the next incremental harvest delivers them.
     return fail('noRecordsMatch', 'the rest of this list changed since the previous page; harvest again from its responseDate');
