@@ -88,11 +88,21 @@ before(async () => {
   const first = await harvest({ baseUrl: siteOai, archiveDir: archiveA, retry: FAST_RETRY });
   assert.equal(first.added, 6);
   harvestsA.push(first.harvestId);
-  servedA = await startArchiveServer({ archiveDir: archiveA, byValueMax: 100_000, pageRecords: 3, countLimit: 2, repositoryName: 'archive A' });
+  const accessA: string[] = [];
+  servedA = await startArchiveServer({
+    archiveDir: archiveA,
+    byValueMax: 100_000,
+    pageRecords: 3,
+    countLimit: 2,
+    repositoryName: 'archive A',
+    accessLog: (line) => accessA.push(line),
+  });
+  assert.deepEqual(accessA, [], 'the pages serve asks itself for when it starts are not in its access log');
   await nextSecond();
   // Past the count limit the whole list's size is estimated (one seek), a set's is left out.
   const whole = await (await fetch(`${servedA.baseUrl}/oai?verb=ListRecords&metadataPrefix=oai_didl`)).text();
   assert.match(whole, /<resumptionToken completeListSize="6" cursor="0">/);
+  assert.equal(accessA.length, 1);
   const images = await (await fetch(`${siteOai}?verb=ListRecords&metadataPrefix=oai_didl&set=mime`)).text();
   assert.match(images, /<resumptionToken cursor="0">/);
   const intoB = await harvest({ baseUrl: `${servedA.baseUrl}/oai`, archiveDir: archiveB, retry: FAST_RETRY });

@@ -200,6 +200,31 @@ test('/oai oai_didl: anonymous gets the record By-Reference only, alice gets the
   assert.deepEqual(byValue(posted.body), []);
 });
 
+test("serve's warm-up asks as anonymous and is never logged: an archive closed to anonymous still starts, and answers alice", async () => {
+  const users = `user alice ${await hashPassword('alice-password')}\n`;
+  const lines: string[] = [];
+  const errors: string[] = [];
+  const closed = await startArchiveServer({
+    archiveDir: archive,
+    auth: parseAuthFile(`${users}protect / alice\n`, 'closed'),
+    accessLog: (line) => lines.push(line),
+    log: (line) => errors.push(line),
+  });
+  try {
+    assert.deepEqual(lines, [], "serve's own requests are not in its access log");
+    assert.deepEqual(errors, []);
+    const list = `${closed.baseUrl}/oai?verb=ListRecords&metadataPrefix=oai_didl`;
+    assert.equal((await ask(list)).status, 401, 'the warm-up opened nothing to anonymous');
+    const listed = valid((await ask(list, { headers: ALICE })).body);
+    assert.equal((listed.match(/<record>/g) ?? []).length, 3);
+    assert.ok(byValue(listed).includes(SECRET));
+    assert.equal(lines.length, 2, 'one line per client request');
+    assert.match(lines[1]!, / - alice \[.*"GET \/oai\?verb=ListRecords&metadataPrefix=oai_didl HTTP\/1\.1" 200 /);
+  } finally {
+    await closed.close();
+  }
+});
+
 test('/oai in the other formats and /ore: metadata, open as documented, never the bytes', async () => {
   for (const prefix of ['oai_dc', 'http_header', 'ore']) {
     const reply = await ask(getRecord(wide, prefix, 'private/secret.txt'));

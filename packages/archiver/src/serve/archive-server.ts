@@ -25,6 +25,7 @@ import { readArchiveHealth } from '../health/archive-health.js';
 import { formatMetrics, METRICS_CONTENT_TYPE } from '../health/prometheus-metrics.js';
 import { ArchiveAccess, type Viewer } from './archive-access.js';
 import { ArchiveUris } from './archive-graph.js';
+import type { PayloadGate } from './archive-items.js';
 import { ArchiveOai, DEFAULT_ADMIN_EMAIL, isOaiEmail, SERVE_DEFAULTS } from './archive-oai.js';
 import { type GraphLimits, GraphStore, type SparqlBounds } from './graph-store.js';
 import { answerLinkedData, LINKED_DATA_PREFIXES } from './linked-data-routes.js';
@@ -37,6 +38,7 @@ import { answerSparql } from './sparql-endpoint.js';
 import type { SparqlGraph } from './sparql-graph.js';
 import { StoredRecords } from './stored-records.js';
 import { answerPlain, answerText } from './text-answers.js';
+import { WarmUpSockets } from './warm-up-sockets.js';
 
 export interface ArchiveServerOptions {
   archiveDir: string;
@@ -125,10 +127,12 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
     },
     log: options.log ?? (() => {}),
     users: new WeakMap(),
+    warmUps: new WarmUpSockets(),
   };
   const accessLog = options.accessLog;
   const server = createServer((req, res) => {
-    if (accessLog) logRequest(req, res, () => context.users.get(req) ?? null, accessLog);
+    const warmUp = context.warmUps.isWarmUp(req);
+    if (accessLog && !warmUp) logRequest(req, res, () => context.users.get(req) ?? null, accessLog);
     answer(context, req, res).catch((error: unknown) => {
       if (!res.headersSent) {
         // Before the first byte: say so (a damaged bag, the catalog); after it, cut the answer
@@ -137,7 +141,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
       } else {
         res.destroy();
       }
-      if (!isClientGone(error)) context.log(`error: ${req.method} ${req.url}: ${(error as Error).message}`);
+      if (!isClientGone(error) && !warmUp) context.log(`error: ${req.method} ${req.url}: ${(error as Error).message}`);
     });
   });
   try {
@@ -153,7 +157,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   if (context.baseUrl === '') context.baseUrl = `http://${host}:${address.port}`;
   // Before serve says it listens: a harvester's first page then costs what the others do.
-  await oai.warmUp(context.baseUrl);
+  await oai.warmUp(context.baseUrl, (query, gate) => context.warmUps.get(server, `/oai?${query}`, gate));
   if (options.sparqlStore) {
     // Started now, not at the first query: it keeps the store in step with every harvest.
     context.remote = RemoteGraphStore.start(
@@ -201,6 +205,8 @@ interface ServerContext {
   log: (line: string) => void;
   /** The user each request authenticated as, for the access log. */
   users: WeakMap<IncomingMessage, string>;
+  /** The requests serve sends itself when it starts, each with the payload budget it may read. */
+  warmUps: WarmUpSockets<PayloadGate>;
 }
 
 async function answer(context: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -288,8 +294,10 @@ async function oaiEndpoint(context: ServerContext, viewer: Viewer, req: Incoming
     res.setHeader('Allow', 'GET, HEAD, POST');
     return answerPlain(res, 405, 'the OAI-PMH endpoint answers GET and POST\n');
   }
-  // A payload the viewer may not read keeps only its By-Reference ref in oai_didl (no base64).
-  const mayRead = (payload: PayloadLocation) => context.access.allows(viewer, { payload });
+  // A payload the viewer may not read keeps only its By-Reference ref in oai_didl (no base64);
+  // serve's own warm-up requests also stop reading payloads past their budget.
+  const budget = context.warmUps.grantOf(req);
+  const mayRead = (payload: PayloadLocation) => context.access.allows(viewer, { payload }) && (budget?.(payload) ?? true);
   const body = await context.oai.respond([...new URLSearchParams(form)], context.baseUrl, mayRead);
   res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8' });
   if (req.method === 'HEAD') {
