@@ -81,8 +81,31 @@ export function harvestChangeCounts(
  * event before the period's first harvest of its source (b_…) and its last event up to the
  * period's last harvest (a_…), sorted by source and identifier; read lazily.
  */
-export function auditRawRows(catalog: Catalog, harvestIds: readonly number[]): IterableIterator<AuditRawRow> {
-  return catalog.statement(ROWS_SQL).iterate(JSON.stringify(harvestIds)) as IterableIterator<AuditRawRow>;
+export function* auditRawRows(catalog: Catalog, harvestIds: readonly number[]): Generator<AuditRawRow> {
+  for (const row of catalog.statement(AUDIT_ROWS_SQL).iterate(JSON.stringify(harvestIds)) as IterableIterator<PickedRow>) {
+    // An event in the period's harvests lies in [lo, hi]; the check costs nothing and keeps the
+    // rule of the row set in one place.
+    if (row.after === null) continue;
+    const before = row.before === null ? null : (JSON.parse(row.before) as PickedEvent);
+    const after = JSON.parse(row.after) as PickedEvent;
+    yield {
+      source: row.source,
+      identifier: row.identifier,
+      b_h: before?.[0] ?? null,
+      b_live: before?.[1] ?? null,
+      b_ds: before?.[2] ?? null,
+      b_size: before?.[3] ?? null,
+      b_sha256: before?.[4] ?? null,
+      b_mime: before?.[5] ?? null,
+      b_had_version: before ? row.had_version : null,
+      a_h: after[0],
+      a_live: after[1],
+      a_ds: after[2],
+      a_size: after[3],
+      a_sha256: after[4],
+      a_mime: after[5],
+    };
+  }
 }
 
 export interface AuditRawRow {
@@ -103,9 +126,39 @@ export interface AuditRawRow {
   a_mime: string | null;
 }
 
-// Events without a harvest (none are written today) sort first, as harvest 0. A deletion and a
-// version of one resource in one harvest are ordered by datestamp, then by recording time.
-const ROWS_SQL = `
+/** An event as AUDIT_ROWS_SQL picks it: [harvest, live (1 a version, 0 a deletion), datestamp, size, sha256, MIME type]. */
+type PickedEvent = [number, number, string, number | null, string | null, string | null];
+
+interface PickedRow {
+  source: string;
+  identifier: string;
+  /** JSON of a PickedEvent, or null when there is none. */
+  before: string | null;
+  had_version: number;
+  after: string | null;
+}
+
+/**
+ * The last of a resource's events (versions and deletions) that `condition` keeps, as the JSON
+ * of a PickedEvent. Events without a harvest (none are written today) count as harvest 0. A
+ * deletion and a version of one resource in one harvest are ordered by datestamp, then by
+ * recording time.
+ */
+const lastEvent = (condition: string) => `(SELECT json_array(e.h, e.live, e.ds, e.size, e.sha256, e.mime) FROM (
+    SELECT COALESCE(v.harvest_id, 0) AS h, v.datestamp AS ds, v.stored_at AS at, 1 AS live, v.size AS size, v.sha256 AS sha256, v.mime_type AS mime
+      FROM versions v WHERE v.resource_id = c.resource_id
+    UNION ALL
+    SELECT COALESCE(d.harvest_id, 0), d.datestamp, d.recorded_at, 0, NULL, NULL, NULL FROM deletions d WHERE d.resource_id = c.resource_id
+  ) e WHERE ${condition} ORDER BY e.h DESC, e.ds DESC, e.at DESC, e.live DESC LIMIT 1)`;
+
+// Each changed resource's events are looked up by its id (the versions' and deletions' unique
+// indexes start with it): nothing holds the events of the whole period. An earlier form joined a
+// table of every event of the period and ranked it with window functions; SQLite built a
+// temporary index of those events, and each temporary table it makes keeps up to 16 MB in
+// memory whatever cache_size says: 108 MB at 1M resources against 60 MB now, and slower. What
+// remains are sorts (the period's resource ids, the final order), which spill to temporary files
+// past cache_size.
+export const AUDIT_ROWS_SQL = `
 WITH period(harvest_id) AS (SELECT value FROM json_each(?)),
 bounds AS (
   SELECT h.source_id, MIN(h.id) AS lo, MAX(h.id) AS hi FROM harvests h JOIN period p ON p.harvest_id = h.id GROUP BY h.source_id
@@ -114,34 +167,10 @@ changed AS (
   SELECT v.resource_id FROM versions v JOIN period p ON p.harvest_id = v.harvest_id
   UNION
   SELECT d.resource_id FROM deletions d JOIN period p ON p.harvest_id = d.harvest_id
-),
-events AS (
-  SELECT c.resource_id, COALESCE(v.harvest_id, 0) AS h, v.datestamp AS ds, v.stored_at AS at, 1 AS live,
-    v.size AS size, v.sha256 AS sha256, v.mime_type AS mime
-  FROM changed c JOIN versions v ON v.resource_id = c.resource_id
-  UNION ALL
-  SELECT c.resource_id, COALESCE(d.harvest_id, 0), d.datestamp, d.recorded_at, 0, NULL, NULL, NULL
-  FROM changed c JOIN deletions d ON d.resource_id = c.resource_id
-),
-placed AS (
-  SELECT e.*, (e.h >= b.lo) AS inside,
-    ROW_NUMBER() OVER (PARTITION BY e.resource_id, e.h >= b.lo ORDER BY e.h DESC, e.ds DESC, e.at DESC, e.live DESC) AS rn,
-    MAX(e.live) OVER (PARTITION BY e.resource_id, e.h >= b.lo) AS had_version
-  FROM events e JOIN resources r ON r.id = e.resource_id JOIN bounds b ON b.source_id = r.source_id
-  WHERE e.h <= b.hi
-),
-pivot AS (
-  SELECT resource_id,
-    MAX(CASE WHEN NOT inside THEN h END) AS b_h, MAX(CASE WHEN NOT inside THEN live END) AS b_live,
-    MAX(CASE WHEN NOT inside THEN ds END) AS b_ds, MAX(CASE WHEN NOT inside THEN size END) AS b_size,
-    MAX(CASE WHEN NOT inside THEN sha256 END) AS b_sha256, MAX(CASE WHEN NOT inside THEN mime END) AS b_mime,
-    MAX(CASE WHEN NOT inside THEN had_version END) AS b_had_version,
-    MAX(CASE WHEN inside THEN h END) AS a_h, MAX(CASE WHEN inside THEN live END) AS a_live,
-    MAX(CASE WHEN inside THEN ds END) AS a_ds, MAX(CASE WHEN inside THEN size END) AS a_size,
-    MAX(CASE WHEN inside THEN sha256 END) AS a_sha256, MAX(CASE WHEN inside THEN mime END) AS a_mime
-  FROM placed WHERE rn = 1 GROUP BY resource_id
 )
-SELECT s.base_url AS source, r.identifier, p.*
-FROM pivot p JOIN resources r ON r.id = p.resource_id JOIN sources s ON s.id = r.source_id
-WHERE p.a_h IS NOT NULL
+SELECT s.base_url AS source, r.identifier,
+  ${lastEvent('e.h < b.lo')} AS before,
+  EXISTS (SELECT 1 FROM versions v WHERE v.resource_id = c.resource_id AND COALESCE(v.harvest_id, 0) < b.lo) AS had_version,
+  ${lastEvent('e.h >= b.lo AND e.h <= b.hi')} AS after
+FROM changed c JOIN resources r ON r.id = c.resource_id JOIN bounds b ON b.source_id = r.source_id JOIN sources s ON s.id = r.source_id
 ORDER BY s.base_url, r.identifier`;
