@@ -20,7 +20,13 @@ if (sites.length === 0) {
 }
 const { createRepository } = await loadRepository();
 
-const io = () => Object.fromEntries(readFileSync('/proc/self/io', 'utf8').trim().split('\n').map((line) => line.split(': ').map((part, n) => (n ? Number(part) : part))));
+const io = () =>
+  Object.fromEntries(
+    readFileSync('/proc/self/io', 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(': ').map((part, n) => (n ? Number(part) : part))),
+  );
 const faults = () => {
   const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
   return { minor: Number(fields[7]), major: Number(fields[9]) };
