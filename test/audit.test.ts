@@ -5,7 +5,6 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { AUDIT_ROWS_SQL } from '../packages/archiver/src/catalog/audit-queries.ts';
 import { ArchiverError, AUDIT_CSV_HEADER, type AuditReport, type AuditRow, type AuditState, audit, Catalog, harvest } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { storeVersion } from './catalog-fixture.ts';
@@ -389,24 +388,5 @@ test('a version and a deletion of one resource in one harvest are ordered by dat
   } finally {
     catalog.close();
     rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-test("EXPLAIN QUERY PLAN: the audit looks up each changed resource's events by its id; no temporary index of the period's events", () => {
-  const catalog = Catalog.openForReading(archive);
-  try {
-    const plan = (catalog.statement(`EXPLAIN QUERY PLAN ${AUDIT_ROWS_SQL}`).all(JSON.stringify(harvests)) as Array<{ detail: string }>).map(
-      (row) => row.detail,
-    );
-    const text = plan.join('\n');
-    // SQLite keeps up to 16 MB of each temporary table in memory, whatever cache_size says: the
-    // only one allowed is the index of the period's bounds, a row per source.
-    for (const line of plan.filter((detail) => /AUTOMATIC/.test(detail)))
-      assert.match(line, /^SEARCH b USING AUTOMATIC COVERING INDEX \(source_id=\?\)$/, text);
-    for (const line of plan) assert.doesNotMatch(line, /^SCAN (v|d|r|versions|deletions|resources)\b/, `no scan of a table\n${text}`);
-    assert.match(text, /SEARCH v USING INDEX sqlite_autoindex_versions_1 \(resource_id=\?\)/);
-    assert.match(text, /SEARCH d USING INDEX sqlite_autoindex_deletions_1 \(resource_id=\?\)/);
-  } finally {
-    catalog.close();
   }
 });
