@@ -2,7 +2,7 @@
 // SIGTERM, and refuses what it cannot serve with one coded line.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -265,4 +265,25 @@ test('an access log nobody reads neither stops the server nor its stopping, nor 
   assert.ok(Date.now() - stopping < 10_000, 'it stopped although its log was never read');
   const dropped = Number(/oaibag serve: (\d+) access log line\(s\) dropped: the log did not keep up/.exec(stderr)?.[1]);
   assert.ok(dropped > 0 && dropped < 1_500, stderr);
+});
+
+test('SIGTERM while serve starts (its catalog opened, its warm-up pages served) stops it with status 0 and no error', async () => {
+  // The access log is opened right after serve listens for a stop: once the file exists, a
+  // SIGTERM is serve's to handle, whichever step of its start it reaches.
+  for (let run = 0; run < 3; run++) {
+    const accessLog = join(work, `starting-${run}.log`);
+    const child = spawn(process.execPath, [BIN, 'serve', '--archive', archive, '--port', '0', '--access-log', accessLog], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    while (!existsSync(accessLog)) await new Promise((resolve) => setTimeout(resolve, 1));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr);
+    assert.match(stderr, /oaibag serve: stopped\n$/);
+    assert.doesNotMatch(stderr, /error|ERR_/);
+  }
 });

@@ -148,7 +148,26 @@ export function serveCommand(): Command {
       const auth = options.auth === undefined ? undefined : await loadAuth(options.auth);
       const sparqlStore = await storeOptions(options);
       const notice = (line: string) => void process.stderr.write(`oaibag serve: ${line}\n`);
-      const accessLog = options.accessLog === false ? undefined : openAccessLog(options.accessLog, notice);
+      // Listening for a stop before anything is opened: a SIGTERM while serve opens the catalog
+      // and warms up stops it as cleanly (status 0) as one after it says where it answers.
+      let stopAsked: () => void = () => {};
+      const stopped = new Promise<void>((resolve) => {
+        stopAsked = resolve;
+      });
+      const onSignal = () => {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        stopAsked();
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      let accessLog: ReturnType<typeof openAccessLog> | undefined;
+      try {
+        accessLog = options.accessLog === false ? undefined : openAccessLog(options.accessLog, notice);
+      } catch (error) {
+        onSignal();
+        throw error;
+      }
       const server = await startArchiveServer({
         archiveDir: options.archive,
         host: options.host,
@@ -170,6 +189,7 @@ export function serveCommand(): Command {
         log: notice,
         ...(accessLog ? { accessLog: (line: string) => accessLog.write(line) } : {}),
       }).catch(async (error: unknown) => {
+        onSignal();
         await accessLog?.close();
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
@@ -180,15 +200,8 @@ export function serveCommand(): Command {
         throw error;
       });
       process.stderr.write(`oaibag serve: ${options.archive} at ${server.baseUrl}/oai (Ctrl-C stops)\n`);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          server.close().then(resolve, resolve);
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await stopped;
+      await server.close().catch(() => undefined);
       await accessLog?.close();
       process.stderr.write('oaibag serve: stopped\n');
     });

@@ -56,9 +56,11 @@ export function isOaiEmail(value: string): boolean {
 /**
  * Pages of ListRecords served to nobody when serve starts ({@link ArchiveOai.warmUp}), and the
  * payload bytes they may read. Ten, not three: after three, a client's first page still cost
- * 47-51 ms against 24-33 for the next (100k and 1M archives); after ten, 22-27 ms.
+ * 47-51 ms against 24-33 for the next (100k and 1M archives); after ten, 22-31 ms.
  */
 const WARM_UP_PAGES = 10;
+/** The warm-up's whole time: a slow disk delays serve's start by at most this much. */
+const WARM_UP_MS = 10_000;
 const WARM_UP_BYTES = 4 * 1024 * 1024;
 
 export const SERVE_DEFAULTS = {
@@ -103,10 +105,12 @@ export class ArchiveOai {
    * the server's time against 20 ms for the last. Where the list is not open to anonymous
    * viewers (`--auth`), the pages are rendered here instead, without a socket.
    * Bounded: at most WARM_UP_BYTES of payloads are read (the others go By-Reference here; `ask`
-   * is handed the gate that counts them). Errors are not reported (a damaged bag is the error
+   * is handed the gate that counts them), and no page is begun after WARM_UP_MS, nor a request
+   * over HTTP let run past it. Errors are not reported (a damaged bag is the error
    * of the request that reads it).
    */
-  async warmUp(baseUrl: string, ask: (query: string, gate: PayloadGate) => Promise<{ status: number; tail: string }>): Promise<void> {
+  async warmUp(baseUrl: string, ask: (query: string, gate: PayloadGate, timeoutMs: number) => Promise<{ status: number; tail: string }>): Promise<void> {
+    const deadline = Date.now() + WARM_UP_MS;
     let budget = WARM_UP_BYTES;
     const gate: PayloadGate = (payload) => {
       if (payload.size > budget) return false;
@@ -121,10 +125,10 @@ export class ArchiveOai {
     let overHttp = true;
     let query = 'verb=ListRecords&metadataPrefix=oai_didl';
     try {
-      for (let page = 0; page < WARM_UP_PAGES; page++) {
+      for (let page = 0; page < WARM_UP_PAGES && Date.now() < deadline; page++) {
         let tail: string;
         if (overHttp) {
-          const answer = await ask(query, gate);
+          const answer = await ask(query, gate, deadline - Date.now());
           overHttp = answer.status === 200;
           tail = overHttp ? answer.tail : await rendered(query);
         } else tail = await rendered(query);

@@ -157,7 +157,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   if (context.baseUrl === '') context.baseUrl = `http://${host}:${address.port}`;
   // Before serve says it listens: a harvester's first page then costs what the others do.
-  await oai.warmUp(context.baseUrl, (query, gate) => context.warmUps.get(server, `/oai?${query}`, gate));
+  await oai.warmUp(context.baseUrl, (query, gate, timeoutMs) => context.warmUps.get(server, `/oai?${query}`, gate, timeoutMs));
   if (options.sparqlStore) {
     // Started now, not at the first query: it keeps the store in step with every harvest.
     context.remote = RemoteGraphStore.start(
