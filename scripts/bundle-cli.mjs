@@ -25,7 +25,7 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  external: ['better-sqlite3', 'undici', 'oxigraph'],
+  external: ['better-sqlite3', 'undici', 'oxigraph', '@aws-sdk/client-s3'],
   // sax and commander are CommonJS and require Node's modules: the bundle gives them `require`.
   banner: { js: "import { createRequire as createRequireForBundle } from 'node:module';\nconst require = createRequireForBundle(import.meta.url);" },
   sourcemap: 'linked',

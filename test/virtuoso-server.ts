@@ -8,9 +8,9 @@
 // VIRTUOSO_SKIP's message.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.ts';
 
 const VIRTUOSO = '/usr/bin/virtuoso-t';
 
@@ -43,18 +43,6 @@ export interface Virtuoso {
   start(): Promise<void>;
   /** Stops it and removes its folder. */
   remove(): Promise<void>;
-}
-
-/** A free TCP port on 127.0.0.1. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Virtuoso's buffers of 8 KB pages (its ini's table: 170,000 and 130,000 for 2 GB free). */

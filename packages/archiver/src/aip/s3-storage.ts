@@ -1,0 +1,275 @@
+// The AIP storage (aip-storage.ts) on S3-compatible object storage: a bag's files are objects
+// under the same names as in a folder (`PREFIX/aips/harvest-000001/batch-00001/bag-info.txt`),
+// placed by the commit protocol of s3-commit.ts, read by key and range. A store is opened only
+// after the capability probe (store-probe.ts) passes. Our SHA-256/512 stay the fixity: an ETag
+// is never read as a digest (a multipart upload's is not one).
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { resolveArchivePath } from '../archive/storage-path.js';
+import type { FinishedBag, SealedBag } from '../bag/sealed-bag.js';
+import { ArchiverError, archiveIoError } from '../core/errors.js';
+import type { AipStorage, ByteRange, StoredFile } from './aip-storage.js';
+import type { Placement, PlaceOptions } from './bag-placement.js';
+import { S3Bucket } from './s3-bucket.js';
+import {
+  CLAIMS_FOLDER,
+  COMMIT_FORMAT,
+  COMMITS_FOLDER,
+  type CommitRecord,
+  type CommittedFile,
+  type CreateOnceRule,
+  createOnce,
+  decodeCommit,
+  encodeCommit,
+  readFirstVersion,
+  writerName,
+} from './s3-commit.js';
+import { resolveS3Options, type S3StoreOptions } from './s3-location.js';
+import { probeStore, type StoreProbe } from './store-probe.js';
+
+/** How many bags' commit records a store keeps in memory for reads (each lists its files). */
+const COMMITS_CACHED = 64;
+
+export class S3Storage implements AipStorage {
+  /** Commit records read lately, by bag name (a Map keeps insertion order: the oldest goes first). */
+  private readonly commitsRead = new Map<string, CommitRecord>();
+  private readonly writer = writerName(randomBytes(6).toString('hex'));
+
+  private constructor(
+    private readonly bucket: S3Bucket,
+    /** What the probe found: how a key is created once, whether Object Lock works. */
+    readonly probe: StoreProbe,
+  ) {}
+
+  /**
+   * Connects and runs the capability probe (store-probe.ts): a store that fails it is refused
+   * with ERR_ARCHIVE_STORE naming the check, before anything of the archive is written.
+   */
+  static async open(options: S3StoreOptions): Promise<S3Storage> {
+    const resolved = resolveS3Options(options);
+    const bucket = await S3Bucket.connect(resolved);
+    try {
+      return new S3Storage(bucket, await probeStore(bucket, { objectLock: resolved.retainMs !== undefined }));
+    } catch (error) {
+      bucket.close();
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.bucket.close();
+  }
+
+  private get prefix(): string {
+    return this.bucket.options.location.prefix;
+  }
+
+  private get rule(): CreateOnceRule {
+    return this.probe.createOnce;
+  }
+
+  /** The object key of a store path, checked as every archive path is. */
+  private key(path: string): string {
+    resolveArchivePath('/store', path);
+    return this.prefix + path;
+  }
+
+  where(path: string): string {
+    return this.bucket.url(this.prefix + path);
+  }
+
+  async putFile(path: string, content: string | Uint8Array | AsyncIterable<Uint8Array>): Promise<number> {
+    const limit = this.bucket.options.partBytes;
+    let bytes: Buffer;
+    if (typeof content === 'string' || content instanceof Uint8Array) bytes = Buffer.from(content);
+    else {
+      const chunks: Buffer[] = [];
+      let total = 0;
+      for await (const chunk of content) {
+        total += chunk.length;
+        if (total > limit) throw new ArchiverError('ERR_ARCHIVE_IO', `${this.where(path)}: a file put whole may have ${limit} bytes at most`);
+        chunks.push(Buffer.from(chunk));
+      }
+      bytes = Buffer.concat(chunks);
+    }
+    await this.bucket.put(this.key(path), bytes);
+    return bytes.length;
+  }
+
+  read(path: string, range?: ByteRange): Readable {
+    return this.bucket.read(this.key(path), range);
+  }
+
+  /** The files of a committed bag, from its commit record; a bag never committed is ENOENT. */
+  async listBag(bagPath: string): Promise<StoredFile[]> {
+    const record = await this.commitOf(bagPath);
+    if (record === undefined) {
+      throw Object.assign(new Error(`no bag committed at ${this.where(bagPath)}`), { code: 'ENOENT' });
+    }
+    return record.files.map(({ path, size }) => ({ path, size }));
+  }
+
+  /** The commit record of `bagPath`, or undefined when the bag was never committed. */
+  async commitOf(bagPath: string): Promise<CommitRecord | undefined> {
+    const cached = this.commitsRead.get(bagPath);
+    if (cached !== undefined) return cached;
+    const key = this.key(`${COMMITS_FOLDER}${bagPath}`);
+    const bytes = await readFirstVersion(this.bucket, this.rule, key);
+    if (bytes === undefined) return undefined;
+    const record = decodeCommit(bytes, this.bucket.url(key), bagPath);
+    this.commitsRead.set(bagPath, record);
+    if (this.commitsRead.size > COMMITS_CACHED) this.commitsRead.delete(this.commitsRead.keys().next().value!);
+    return record;
+  }
+
+  /** The names of every committed bag, in key order (harvest by harvest, batch by batch). */
+  async *committedBags(): AsyncGenerator<string> {
+    const folder = this.prefix + COMMITS_FOLDER;
+    for await (const { key } of this.bucket.list(folder)) yield key.slice(folder.length);
+  }
+
+  /**
+   * Places sealed bags: each is claimed, uploaded, locked when the store retains, and
+   * committed (s3-commit.ts); `beforeRename` runs once every bag's objects are written and
+   * before the first commit record. The temporary copies in tmp/ are removed either way.
+   */
+  async placeBags(bags: readonly SealedBag[], options: PlaceOptions = {}): Promise<Placement[]> {
+    const placements: Array<Placement | undefined> = [];
+    const uploaded: Array<{ bag: SealedBag; files: CommittedFile[]; versions: Map<string, string | undefined> } | undefined> = [];
+    try {
+      for (const bag of bags) {
+        try {
+          const outcome = await this.claimAndUpload(bag);
+          if ('existing' in outcome) placements.push({ bag: outcome.existing });
+          else {
+            placements.push(undefined);
+            uploaded.push({ bag, ...outcome });
+          }
+        } catch (error) {
+          placements.push({ error: archiveIoError(error, `cannot place bag ${this.where(bag.destination)}`) });
+        }
+      }
+      const retainUntil = this.bucket.options.retainMs === undefined ? undefined : new Date(Date.now() + this.bucket.options.retainMs);
+      if (retainUntil !== undefined) {
+        for (const entry of uploaded) {
+          if (entry === undefined) continue;
+          for (const [path, versionId] of entry.versions) await this.bucket.retain(this.key(`${entry.bag.destination}/${path}`), versionId, retainUntil);
+        }
+      }
+      await options.beforeRename?.();
+      let next = 0;
+      for (let index = 0; index < placements.length; index++) {
+        if (placements[index] !== undefined) continue;
+        const entry = uploaded[next++]!;
+        placements[index] = await this.commit(entry.bag, entry.files, retainUntil).then(
+          (bag) => ({ bag }),
+          (error: unknown) => ({ error: archiveIoError(error, `cannot commit bag ${this.where(entry.bag.destination)}`) }),
+        );
+      }
+      return placements as Placement[];
+    } finally {
+      await Promise.all(bags.map((bag) => rm(bag.tempDir, { recursive: true, force: true })));
+    }
+  }
+
+  /**
+   * Extends the Object Lock retention of files of a committed bag (and of its tag files and
+   * commit record, so the bag stays whole) to at least `until`: a newer version relies on
+   * bytes it holds. COMPLIANCE retention only ever grows.
+   */
+  async extendRetention(bagPath: string, paths: readonly string[], until: Date): Promise<void> {
+    const record = await this.commitOf(bagPath);
+    if (record === undefined) throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `no bag committed at ${this.where(bagPath)}`);
+    const keep = new Set([...paths, ...record.files.filter((file) => !file.path.startsWith('data/')).map((file) => file.path)]);
+    for (const path of keep) {
+      const key = this.key(`${bagPath}/${path}`);
+      const current = await this.bucket.retainedUntil(key);
+      if (current === undefined || current < until) await this.bucket.retain(key, undefined, until);
+    }
+    const commitKey = this.key(`${COMMITS_FOLDER}${bagPath}`);
+    const first = this.rule === 'first-version' ? (await this.bucket.versions(commitKey)).at(-1)?.versionId : undefined;
+    const current = await this.bucket.retainedUntil(commitKey, first);
+    if (current === undefined || current < until) await this.bucket.retain(commitKey, first, until);
+  }
+
+  /** Claims the bag's name, then uploads its files; a name taken by the same bag is that bag. */
+  private async claimAndUpload(bag: SealedBag): Promise<{ existing: FinishedBag } | { files: CommittedFile[]; versions: Map<string, string | undefined> }> {
+    const files = await this.describe(bag);
+    const claim = Buffer.from(`${JSON.stringify({ bag: bag.destination, claimed: new Date().toISOString(), writer: this.writer })}\n`);
+    if (!(await createOnce(this.bucket, this.rule, this.key(`${CLAIMS_FOLDER}${bag.destination}`), claim))) {
+      const theirs = await this.commitOf(bag.destination);
+      const same = (name: string): boolean => theirs?.files.find((file) => file.path === name)?.sha256 === files.find((file) => file.path === name)?.sha256;
+      if (theirs !== undefined && same('manifest-sha256.txt') && same('manifest-sha512.txt')) {
+        return { existing: { bagPath: this.where(bag.destination), payloadOxum: bag.payloadOxum, files: bag.files, existing: true } };
+      }
+      throw new ArchiverError(
+        'ERR_ARCHIVE_BAG',
+        `another writer holds ${this.where(bag.destination)}${theirs ? ' with a different bag' : ' (claimed, not committed)'}`,
+        {
+          path: this.where(bag.destination),
+          hint: 'the archive never overwrites a bag; the batch is written again under another name',
+        },
+      );
+    }
+    const versions = new Map<string, string | undefined>();
+    const queue = [...files];
+    const upload = async (): Promise<void> => {
+      for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+        const key = this.key(`${bag.destination}/${file.path}`);
+        const local = join(bag.tempDir, ...file.path.split('/'));
+        const answer =
+          file.size > this.bucket.options.partBytes
+            ? await this.bucket.putInParts(key, local, file.size)
+            : await this.bucket.put(key, { file: local, offset: 0, length: file.size });
+        versions.set(file.path, answer.versionId);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.bucket.options.uploadsAtOnce, files.length) }, upload));
+    return { files, versions };
+  }
+
+  private async commit(bag: SealedBag, files: CommittedFile[], retainUntil: Date | undefined): Promise<FinishedBag> {
+    const record: CommitRecord = {
+      format: COMMIT_FORMAT,
+      bag: bag.destination,
+      committed: new Date().toISOString(),
+      writer: this.writer,
+      payloadOxum: bag.payloadOxum,
+      files,
+      ...(retainUntil ? { retainUntil: retainUntil.toISOString() } : {}),
+    };
+    const key = this.key(`${COMMITS_FOLDER}${bag.destination}`);
+    if (!(await createOnce(this.bucket, this.rule, key, encodeCommit(record), retainUntil))) {
+      throw new ArchiverError('ERR_ARCHIVE_BAG', `another writer committed ${this.where(bag.destination)} first`, { path: this.where(bag.destination) });
+    }
+    return { bagPath: this.where(bag.destination), payloadOxum: bag.payloadOxum, files: bag.files, existing: false };
+  }
+
+  /** Every file of a sealed bag with its size and SHA-256 (the payload's from its manifest, tag files' read). */
+  private async describe(bag: SealedBag): Promise<CommittedFile[]> {
+    const payload = new Map(bag.files.map((file) => [file.path, file]));
+    const found: CommittedFile[] = [];
+    const walk = async (dir: string, prefix: string): Promise<void> => {
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+        const full = join(dir, entry.name);
+        if (entry.isDirectory()) await walk(full, path);
+        else {
+          const known = payload.get(path);
+          found.push({ path, size: known?.size ?? (await lstat(full)).size, sha256: known?.sha256 ?? (await sha256Of(full)) });
+        }
+      }
+    };
+    await walk(bag.tempDir, '');
+    return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+}
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
