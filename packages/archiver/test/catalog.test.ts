@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type TestContext, test } from 'node:test';
+import { after, type TestContext, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { byDigestPath, type HandMadeVersion, storeVersion } from '../../../test/catalog-fixture.ts';
+import { POSTGRES_SKIP, type Postgres, startPostgres } from '../../../test/postgres-server.ts';
 import { ARCHIVE_FORMAT } from '../src/aip/layout-names.ts';
 import { CATALOG_FILE_NAME, Catalog } from '../src/catalog/catalog.ts';
 import { CATALOG_MIGRATIONS, CATALOG_SCHEMA_VERSION, migrateCatalog } from '../src/catalog/catalog-migrations.ts';
@@ -21,10 +22,27 @@ async function archive(t: TestContext): Promise<string> {
   return dir;
 }
 
+type Engine = 'SQLite' | 'PostgreSQL';
+
+let postgres: Promise<Postgres> | undefined;
+let databases = 0;
+after(async () => (postgres ? (await postgres).stop() : undefined));
+
+/** The same test on a SQLite catalog and on a PostgreSQL one (a fresh database of a server started once). */
+function engineTest(name: string, fn: (t: TestContext, engine: Engine) => Promise<void>): void {
+  test(`${name} (SQLite)`, (t) => fn(t, 'SQLite'));
+  test(`${name} (PostgreSQL)`, { skip: POSTGRES_SKIP }, (t) => fn(t, 'PostgreSQL'));
+}
+
 /** An open catalog with one source and one running harvest, closed after the test. */
-async function harvesting(t: TestContext) {
+async function harvesting(t: TestContext, engine: Engine = 'SQLite') {
   const dir = await archive(t);
-  const catalog = Catalog.open(dir);
+  let options = {};
+  if (engine === 'PostgreSQL') {
+    postgres ??= startPostgres();
+    options = { postgres: await (await postgres).createDatabase(`catalog_${++databases}`) };
+  }
+  const catalog = Catalog.open(dir, options);
   t.after(() => catalog.close());
   const source = catalog.upsertSource(BASE, { repositoryName: 'Example', granularity: 'YYYY-MM-DDThh:mm:ssZ' });
   const harvestId = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
@@ -194,8 +212,8 @@ test('a run has a kind: rows of a catalog before schema 8 are imports when their
   assert.throws(() => catalog.startRun(source.id, 'mirror' as 'harvest', { prefix: 'oai_didl' }), /CHECK constraint/);
 });
 
-test('upsertSource refreshes the Identify facts of a known base URL', async (t) => {
-  const { catalog, source } = await harvesting(t);
+engineTest('upsertSource refreshes the Identify facts of a known base URL', async (t, engine) => {
+  const { catalog, source } = await harvesting(t, engine);
   const refreshed = catalog.upsertSource(BASE, { repositoryName: 'Renamed', granularity: 'YYYY-MM-DD' });
   assert.equal(refreshed.id, source.id);
   assert.equal(refreshed.repositoryName, 'Renamed');
@@ -203,8 +221,8 @@ test('upsertSource refreshes the Identify facts of a known base URL', async (t) 
   assert.equal(catalog.source('https://other.example/oai'), undefined);
 });
 
-test('versions are added, touched, modified, and restored after a deletion', async (t) => {
-  const { catalog, source, version } = await harvesting(t);
+engineTest('versions are added, touched, modified, and restored after a deletion', async (t, engine) => {
+  const { catalog, source, version } = await harvesting(t, engine);
   const id = 'oai:example.org:/a.txt';
   assert.equal(storeVersion(catalog, version(id, '2024-01-01T00:00:00Z', SHA_A)).change, 'added');
   assert.equal(storeVersion(catalog, version(id, '2024-01-02T00:00:00Z', SHA_A)).change, 'touched');
@@ -229,8 +247,8 @@ test('versions are added, touched, modified, and restored after a deletion', asy
   assert.equal(catalog.latestVersion(source.id, id)?.datestamp, '2024-01-05T00:00:00Z');
 });
 
-test('a record delivered twice is recognised and costs no new version', async (t) => {
-  const { catalog, source, version } = await harvesting(t);
+engineTest('a record delivered twice is recognised and costs no new version', async (t, engine) => {
+  const { catalog, source, version } = await harvesting(t, engine);
   const first = storeVersion(catalog, version('oai:x:dup', '2024-01-01T00:00:00Z', SHA_A));
   assert.deepEqual(catalog.knownVersion(source.id, 'oai:x:dup', '2024-01-01T00:00:00Z', SHA_A), first.version);
   assert.equal(catalog.knownVersion(source.id, 'oai:x:dup', '2024-01-01T00:00:00Z', SHA_B), undefined);
@@ -242,8 +260,8 @@ test('a record delivered twice is recognised and costs no new version', async (t
   assert.equal(catalog.versions(source.id, 'oai:x:dup').length, 1);
 });
 
-test('deletions are idempotent, and an unknown identifier is recorded deleted with no versions', async (t) => {
-  const { catalog, source, harvestId, version } = await harvesting(t);
+engineTest('deletions are idempotent, and an unknown identifier is recorded deleted with no versions', async (t, engine) => {
+  const { catalog, source, harvestId, version } = await harvesting(t, engine);
   storeVersion(catalog, version('oai:x:gone', '2024-01-01T00:00:00Z', SHA_A));
   assert.equal(catalog.recordDeletion(source.id, 'oai:x:gone', '2024-02-01T00:00:00Z', harvestId), true);
   assert.equal(catalog.recordDeletion(source.id, 'oai:x:gone', '2024-02-01T00:00:00Z', harvestId), false);
@@ -261,8 +279,8 @@ test('deletions are idempotent, and an unknown identifier is recorded deleted wi
   assert.equal(status.liveResources, 1);
 });
 
-test('failures of a record are deduplicated, keep the latest reason, and are resolved when it is stored', async (t) => {
-  const { catalog, source, harvestId, version } = await harvesting(t);
+engineTest('failures of a record are deduplicated, keep the latest reason, and are resolved when it is stored', async (t, engine) => {
+  const { catalog, source, harvestId, version } = await harvesting(t, engine);
   const id = 'oai:x:bad';
   const first = catalog.recordFailure({
     sourceId: source.id,
@@ -305,8 +323,8 @@ test('failures of a record are deduplicated, keep the latest reason, and are res
   assert.equal(again.attempts, 1);
 });
 
-test('watermark and resume state round-trip, and clearing the resume state removes it', async (t) => {
-  const { catalog, source, harvestId } = await harvesting(t);
+engineTest('watermark and resume state round-trip, and clearing the resume state removes it', async (t, engine) => {
+  const { catalog, source, harvestId } = await harvesting(t, engine);
   assert.equal(source.watermark, null);
   assert.equal(source.resume, null);
   catalog.setWatermark(source.id, '2024-05-01T12:00:00Z');
@@ -329,8 +347,8 @@ test('watermark and resume state round-trip, and clearing the resume state remov
   assert.equal(catalog.source(BASE)?.watermark, '2024-05-01T12:00:00Z');
 });
 
-test('harvests left running by a killed process are marked interrupted', async (t) => {
-  const { catalog, source, harvestId } = await harvesting(t);
+engineTest('harvests left running by a killed process are marked interrupted', async (t, engine) => {
+  const { catalog, source, harvestId } = await harvesting(t, engine);
   catalog.updateRunCounts(harvestId, { records: 5, bytes: 50 });
   assert.equal(catalog.interruptRunningRuns(), 1);
   const harvest = catalog.harvest(harvestId)!;
@@ -341,8 +359,8 @@ test('harvests left running by a killed process are marked interrupted', async (
   assert.equal(catalog.lastHarvest(source.id)?.status, 'running');
 });
 
-test('a transaction that throws records nothing', async (t) => {
-  const { catalog, source, version } = await harvesting(t);
+engineTest('a transaction that throws records nothing', async (t, engine) => {
+  const { catalog, source, version } = await harvesting(t, engine);
   assert.throws(() =>
     catalog.transaction(() => {
       storeVersion(catalog, version('oai:x:page', '2024-01-01T00:00:00Z', SHA_A));
@@ -356,8 +374,8 @@ test('a transaction that throws records nothing', async (t) => {
   assert.equal(catalog.payload(SHA_A), undefined);
 });
 
-test('status counts sources, last harvest, live and deleted resources, versions, bytes and open failures', async (t) => {
-  const { catalog, source, harvestId, version } = await harvesting(t);
+engineTest('status counts sources, last harvest, live and deleted resources, versions, bytes and open failures', async (t, engine) => {
+  const { catalog, source, harvestId, version } = await harvesting(t, engine);
   storeVersion(catalog, version('oai:x:1', '2024-01-01T00:00:00Z', SHA_A));
   storeVersion(catalog, { ...version('oai:x:1', '2024-01-02T00:00:00Z', SHA_B), size: 32 });
   storeVersion(catalog, version('oai:x:2', '2024-01-01T00:00:00Z', SHA_A)); // a revisit: no new payload
@@ -425,8 +443,8 @@ function batch(bagPath: string, sourceId: number, harvestId: number, files: Arra
   };
 }
 
-test('a batch bag is recorded once with its payload files; bytes already held keep their first place', async (t) => {
-  const { catalog, source, harvestId } = await harvesting(t);
+engineTest('a batch bag is recorded once with its payload files; bytes already held keep their first place', async (t, engine) => {
+  const { catalog, source, harvestId } = await harvesting(t, engine);
   const first = 'aips/harvest-000001/batch-00001';
   const second = 'aips/harvest-000001/batch-00002';
   catalog.addPendingBag(first, harvestId);
@@ -473,8 +491,8 @@ test('a batch bag is recorded once with its payload files; bytes already held ke
   assert.equal(catalog.bag('aips/harvest-000001/batch-00003'), undefined);
 });
 
-test('a version names its bag, its record there, its payload files in order (revisits included) and its fetches', async (t) => {
-  const { catalog, source, harvestId } = await harvesting(t);
+engineTest('a version names its bag, its record there, its payload files in order (revisits included) and its fetches', async (t, engine) => {
+  const { catalog, source, harvestId } = await harvesting(t, engine);
   const first = 'aips/harvest-000001/batch-00001';
   const second = 'aips/harvest-000001/batch-00002';
   catalog.recordBag(batch(first, source.id, harvestId, [['example.org/a.txt', SHA_A, 3]]));
@@ -540,8 +558,8 @@ test('a version names its bag, its record there, its payload files in order (rev
   assert.deepEqual(catalog.versionFetches(bare.version.id), []);
 });
 
-test('a version whose bag or payload file is not recorded is refused, and nothing of it is kept', async (t) => {
-  const { catalog, source, harvestId, version } = await harvesting(t);
+engineTest('a version whose bag or payload file is not recorded is refused, and nothing of it is kept', async (t, engine) => {
+  const { catalog, source, harvestId, version } = await harvesting(t, engine);
   assert.throws(
     () =>
       catalog.recordVersion({ ...version('oai:x:1', '2024-01-01T00:00:00Z', SHA_A), bagPath: 'aips/harvest-000001/batch-00001', record: 1, parts: [SHA_A] }),
@@ -561,8 +579,8 @@ test('a version whose bag or payload file is not recorded is refused, and nothin
   assert.deepEqual(catalog.versions(source.id, 'oai:x:1'), []);
 });
 
-test('pending bags are noted and listed until recorded or removed', async (t) => {
-  const { catalog, harvestId } = await harvesting(t);
+engineTest('pending bags are noted and listed until recorded or removed', async (t, engine) => {
+  const { catalog, harvestId } = await harvesting(t, engine);
   catalog.addPendingBag('aips/harvest-000001/batch-00001', harvestId);
   catalog.addPendingBag('aips/harvest-000001/batch-00002', null);
   catalog.addPendingBag('aips/harvest-000001/batch-00001', harvestId); // noted twice: listed once

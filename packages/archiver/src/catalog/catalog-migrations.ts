@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import { ARCHIVE_FORMAT } from '../aip/layout-names.js';
 import { ArchiverError } from '../core/errors.js';
+import type { SqlDatabase } from './sql-database.js';
 
 /**
  * One step of the catalog's schema. Steps are applied in order, each in its own transaction
@@ -420,7 +421,7 @@ export function formatOneArchive(file: string): ArchiverError {
 export const CATALOG_SCHEMA_VERSION: number = CATALOG_MIGRATIONS[CATALOG_MIGRATIONS.length - 1]?.version ?? 0;
 
 /** The version recorded in `schema_migrations` (0 for a new, empty catalog). */
-export function catalogSchemaVersion(db: Database.Database): number {
+export function catalogSchemaVersion(db: SqlDatabase): number {
   const row = db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as { version: number | null };
   return row.version ?? 0;
 }

@@ -34,7 +34,10 @@ import type {
 } from './catalog-types.js';
 import * as failures from './failure-queries.js';
 import { openReadOnlyDatabase, type ReadOnlyDatabase } from './open-read-only.js';
+import { PostgresDatabase, redactedUrl } from './pg-database.js';
+import { preparePostgresCatalog } from './pg-schema.js';
 import * as runs from './run-queries.js';
+import type { SqlDatabase, SqlStatement } from './sql-database.js';
 import { stamp } from './statements.js';
 
 /** The catalog's file name inside an archive directory. */
@@ -46,6 +49,11 @@ export interface CatalogOpenOptions {
   create?: boolean;
   /** The file's name inside the archive directory (default CATALOG_FILE_NAME; reindex builds under another). */
   fileName?: string;
+  /**
+   * The catalog in PostgreSQL at this URL (`postgres://…`) instead of the archive's SQLite
+   * file (docs/scale-out.md). The schema is created in an empty database.
+   */
+  postgres?: string | undefined;
   /**
    * Open for reading only (implies `create: false`): nothing is ever written to the catalog or
    * created beside it (open-read-only.ts), its write methods fail with ERR_ARCHIVE_CATALOG, and
@@ -70,14 +78,14 @@ export interface CatalogOpenOptions {
  */
 export class Catalog {
   readonly file: string;
-  private readonly db: Database.Database;
-  private readonly statements = new Map<string, Database.Statement>();
+  private readonly db: SqlDatabase;
+  private readonly statements = new Map<string, SqlStatement>();
   /** True inside `readSession`, whose transaction only reads. */
   private reading = false;
   /** Set when opened read-only; its `copy` names the private copy read, if one is. */
   private readonly readOnlyDatabase: ReadOnlyDatabase | undefined;
 
-  private constructor(file: string, db: Database.Database, readOnlyDatabase?: ReadOnlyDatabase) {
+  private constructor(file: string, db: SqlDatabase, readOnlyDatabase?: ReadOnlyDatabase) {
     this.file = file;
     this.db = db;
     this.readOnlyDatabase = readOnlyDatabase;
@@ -95,7 +103,8 @@ export class Catalog {
    * before there was a read-only mode, so an upgrade needs no harvest first); on a read-only
    * archive it is refused (ERR_ARCHIVE_CATALOG naming both versions).
    */
-  static openForReading(archiveDir: string): Catalog {
+  static openForReading(archiveDir: string, options: Pick<CatalogOpenOptions, 'postgres'> = {}): Catalog {
+    if (options.postgres !== undefined) return Catalog.openPostgres(options.postgres, true);
     const file = join(archiveDir, CATALOG_FILE_NAME);
     const found = Catalog.withReadOnly(file, (database) => readSchemaVersion(database.db, file));
     if (found < CATALOG_SCHEMA_VERSION) {
@@ -136,6 +145,7 @@ export class Catalog {
 
   /** Opens (creating unless told not to) and migrates `<archiveDir>/catalog.sqlite`. */
   static open(archiveDir: string, options: CatalogOpenOptions = {}): Catalog {
+    if (options.postgres !== undefined) return Catalog.openPostgres(options.postgres, options.readOnly === true);
     const file = join(archiveDir, options.fileName ?? CATALOG_FILE_NAME);
     if (options.readOnly) {
       const database = Catalog.openReadOnly(file);
@@ -181,6 +191,27 @@ export class Catalog {
         hint: missing ? 'check --archive names an archive made by oaibag harvest' : 'check --archive names an existing, writable archive directory',
       });
     }
+  }
+
+  /**
+   * The catalog in PostgreSQL at `url`: its schema created when the database is empty, checked
+   * otherwise. Opened to read only, its write methods fail as a read-only SQLite catalog's do
+   * (the database is not touched: the schema must be there).
+   */
+  private static openPostgres(url: string, readOnly: boolean): Catalog {
+    const db = new PostgresDatabase(url, { applicationName: readOnly ? 'oaibag (reading)' : 'oaibag' });
+    try {
+      preparePostgresCatalog(db);
+      return new Catalog(redactedUrl(url), db, readOnly ? { db, copy: undefined, close: () => db.close() } : undefined);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  /** Whether the catalog is in PostgreSQL (else in the archive's SQLite file). */
+  get onPostgres(): boolean {
+    return this.db instanceof PostgresDatabase;
   }
 
   /**
@@ -241,7 +272,8 @@ export class Catalog {
   /** Notes, durably, a batch bag about to be renamed into place; `recordBag` removes the note. */
   addPendingBag(bagPath: string, harvestId: number | null): void {
     this.durably(() => {
-      this.sql('INSERT OR REPLACE INTO pending_bags (bag_path, harvest_id, created_at) VALUES (?, ?, ?)').run(bagPath, harvestId, stamp());
+      this.sql(`INSERT INTO pending_bags (bag_path, harvest_id, created_at) VALUES (?, ?, ?)
+        ON CONFLICT (bag_path) DO UPDATE SET harvest_id = excluded.harvest_id, created_at = excluded.created_at`).run(bagPath, harvestId, stamp());
     });
   }
 
@@ -743,11 +775,11 @@ export class Catalog {
    * (test/import-layers.test.ts checks it); writes go through the methods above, whose bodies
    * for runs and failures are in run-queries.ts and failure-queries.ts.
    */
-  statement(sql: string): Database.Statement {
+  statement(sql: string): SqlStatement {
     return this.sql(sql);
   }
 
-  private sql(sql: string): Database.Statement {
+  private sql(sql: string): SqlStatement {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
@@ -767,7 +799,7 @@ export class Catalog {
 }
 
 /** The catalog's schema version; a file that is not a catalog is ERR_ARCHIVE_CATALOG. */
-function readSchemaVersion(db: Database.Database, file: string): number {
+function readSchemaVersion(db: SqlDatabase, file: string): number {
   try {
     return catalogSchemaVersion(db);
   } catch (error) {

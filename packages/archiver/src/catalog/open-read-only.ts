@@ -20,10 +20,11 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ArchiverError, isStorageExhausted, noRoomError } from '../core/errors.js';
+import type { SqlDatabase } from './sql-database.js';
 
 /** A catalog database opened for reading only. */
 export interface ReadOnlyDatabase {
-  db: Database.Database;
+  db: SqlDatabase;
   /** The folder of the private copy read instead of the archive's file; undefined when read in place. */
   copy: string | undefined;
   /** Closes the database and removes the private copy. */

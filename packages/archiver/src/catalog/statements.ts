@@ -1,11 +1,11 @@
 // What the catalog's query modules that write need of the Catalog (run-queries.ts,
 // failure-queries.ts): its cached statements, its durable transaction and the instant a row
 // notes. An interface rather than the class, so that catalog.ts can call them without a cycle.
-import type Database from 'better-sqlite3';
+import type { SqlStatement } from './sql-database.js';
 
 export interface CatalogStatements {
   /** A prepared statement, cached; on a catalog opened read-only, one that writes is refused. */
-  statement(sql: string): Database.Statement;
+  statement(sql: string): SqlStatement;
   /** Runs `fn` in one transaction committed durably (nested calls join it). */
   transaction<T>(fn: () => T): T;
 }

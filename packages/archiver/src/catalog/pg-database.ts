@@ -1,0 +1,191 @@
+// A PostgreSQL database behind the few parts of better-sqlite3's API the catalog uses
+// (sql-database.ts): prepared statements that run, get, list and iterate, transactions that
+// nest, `exec`. Statements are rewritten once by pg-dialect.ts; pragmas, SQLite's tuning, do
+// nothing here. Large results are read through a cursor, a page at a time, so that iterating
+// over a million rows holds one page.
+import { ArchiverError } from '../core/errors.js';
+import { PgConnection, type PgConnectionOptions, PgFailure } from './pg-connection.js';
+import { type PgStatementText, toPostgres } from './pg-dialect.js';
+import type { RunResult, SqlDatabase, SqlStatement, SqlTransaction } from './sql-database.js';
+
+/** Rows fetched at a time by `iterate`. */
+const CURSOR_PAGE_ROWS = 1000;
+
+export class PostgresDatabase implements SqlDatabase {
+  readonly dialect = 'postgres' as const;
+  private readonly connection: PgConnection;
+  private depth = 0;
+  private cursors = 0;
+
+  constructor(
+    /** The URL as given, for messages (its password is never printed: see `where`). */
+    readonly url: string,
+    options: PgConnectionOptions = {},
+  ) {
+    this.connection = new PgConnection(url, options);
+  }
+
+  get inTransaction(): boolean {
+    return this.depth > 0;
+  }
+
+  prepare(sql: string): SqlStatement {
+    return new PgStatement(this, toPostgres(sql));
+  }
+
+  exec(sql: string): void {
+    const upper = sql.trim().toUpperCase();
+    // The catalog's own BEGIN / COMMIT (a read session) keep the depth in step.
+    if (upper === 'BEGIN') this.begin('BEGIN');
+    else if (upper === 'COMMIT') this.commit();
+    else if (upper === 'ROLLBACK') this.rollback();
+    else this.query(sql, []);
+  }
+
+  /** SQLite's pragmas tune SQLite: nothing to do here. */
+  pragma(_source: string): unknown {
+    return undefined;
+  }
+
+  transaction<T>(fn: () => T): SqlTransaction<T> {
+    const run = (begin: string) => (): T => {
+      if (this.depth > 0) {
+        // Nested: a savepoint, as better-sqlite3 nests.
+        const name = `oaibag_${this.depth}`;
+        this.query(`SAVEPOINT ${name}`, []);
+        this.depth++;
+        try {
+          const result = fn();
+          this.depth--;
+          this.query(`RELEASE SAVEPOINT ${name}`, []);
+          return result;
+        } catch (error) {
+          this.depth--;
+          this.query(`ROLLBACK TO SAVEPOINT ${name}`, []);
+          throw error;
+        }
+      }
+      this.begin(begin);
+      try {
+        const result = fn();
+        this.commit();
+        return result;
+      } catch (error) {
+        this.rollback();
+        throw error;
+      }
+    };
+    return Object.assign(run('BEGIN'), { immediate: run('BEGIN'), deferred: run('BEGIN'), exclusive: run('BEGIN') });
+  }
+
+  close(): void {
+    this.connection.close();
+  }
+
+  /** Runs a rewritten statement's text with values. */
+  query(text: string, values: readonly unknown[]): { rows: Record<string, unknown>[]; rowCount: number } {
+    try {
+      return this.connection.query(text, values);
+    } catch (error) {
+      if (error instanceof PgFailure) {
+        throw new ArchiverError(
+          'ERR_ARCHIVE_CATALOG',
+          `the catalog ${redactedUrl(this.url)}: ${error.message}${error.sqlState ? ` (SQLSTATE ${error.sqlState})` : ''}`,
+          {
+            cause: error,
+            hint: error.sqlState === undefined ? 'check that PostgreSQL runs and answers at the --catalog URL' : undefined,
+          },
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** A name for the next cursor of this connection. */
+  nextCursor(): string {
+    return `oaibag_cursor_${++this.cursors}`;
+  }
+
+  private begin(statement: string): void {
+    this.query(statement, []);
+    this.depth = 1;
+  }
+
+  private commit(): void {
+    this.depth = 0;
+    this.query('COMMIT', []);
+  }
+
+  private rollback(): void {
+    this.depth = 0;
+    this.query('ROLLBACK', []);
+  }
+}
+
+class PgStatement implements SqlStatement {
+  constructor(
+    private readonly database: PostgresDatabase,
+    private readonly statement: PgStatementText,
+  ) {}
+
+  get readonly(): boolean {
+    return this.statement.readonly;
+  }
+
+  run(...params: unknown[]): RunResult {
+    const { rows, rowCount } = this.database.query(this.statement.text, this.values(params));
+    const id = this.statement.returnsId ? rows[0]?.id : undefined;
+    return { changes: rowCount, lastInsertRowid: typeof id === 'number' ? id : 0 };
+  }
+
+  get(...params: unknown[]): unknown {
+    return this.database.query(this.statement.text, this.values(params)).rows[0];
+  }
+
+  all(...params: unknown[]): unknown[] {
+    return this.database.query(this.statement.text, this.values(params)).rows;
+  }
+
+  *iterate(...params: unknown[]): IterableIterator<unknown> {
+    const values = this.values(params);
+    const cursor = this.database.nextCursor();
+    // A cursor lives in a transaction: the iteration's own when none is open.
+    const own = !this.database.inTransaction;
+    if (own) this.database.exec('BEGIN');
+    let done = false;
+    try {
+      this.database.query(`DECLARE ${cursor} NO SCROLL CURSOR FOR ${this.statement.text}`, values);
+      for (;;) {
+        const { rows } = this.database.query(`FETCH ${CURSOR_PAGE_ROWS} FROM ${cursor}`, []);
+        yield* rows;
+        if (rows.length < CURSOR_PAGE_ROWS) break;
+      }
+      this.database.query(`CLOSE ${cursor}`, []);
+      done = true;
+    } finally {
+      if (own) this.database.exec(done ? 'COMMIT' : 'ROLLBACK');
+      else if (!done) this.database.query(`CLOSE ${cursor}`, []);
+    }
+  }
+
+  /** better-sqlite3's parameters (positional values, or one object of named ones) in `$n` order. */
+  private values(params: unknown[]): unknown[] {
+    if (this.statement.names.length === 0) return params;
+    const named = (params[0] ?? {}) as Record<string, unknown>;
+    return this.statement.names.map((name) => {
+      if (!(name in named)) throw new ArchiverError('ERR_ARCHIVE_INTERNAL', `no value for the catalog query's parameter @${name}`);
+      return named[name];
+    });
+  }
+}
+
+/** A PostgreSQL URL with its password, if any, left out. */
+export function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}
