@@ -3,6 +3,7 @@
 // on stderr and to the documented exit codes. All behaviour lives in the library modules.
 import { Command, CommanderError } from 'commander';
 import { auditCommand } from './commands/audit-command.js';
+import { applyCatalogOption, withCatalogOption } from './commands/catalog-option.js';
 import { EXIT_ARCHIVE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, exitCodeOf } from './commands/exit-codes.js';
 import { exportCommand } from './commands/export-command.js';
 import { exportRdfCommand } from './commands/export-rdf-command.js';
@@ -40,8 +41,17 @@ for (const command of [
   exportCommand(),
   exportRdfCommand(),
 ]) {
+  if (command.options.some((option) => option.long === '--archive')) withCatalogOption(command);
   program.addCommand(usageErrorsInTwoLines(command.exitOverride(), `oaibag ${command.name()}`));
 }
+
+// --catalog (or OAIBAG_CATALOG) takes effect before the command opens its archive; mirror,
+// whose archive may come from its --config, applies it itself.
+program.hook('preAction', async (_program, action) => {
+  const options = action.opts() as { archive?: string; catalog?: string; record?: boolean };
+  if (action.name() === 'mirror' || !action.options.some((option) => option.long === '--archive')) return;
+  await applyCatalogOption(action.name(), options.archive ?? './archive', options.catalog, options.record === false);
+});
 
 /**
  * A usage error is its line (with commander's "did you mean" on it) and where the help is, not

@@ -30,7 +30,7 @@ export function sourceOfHarvest(catalog: Catalog, harvestId: number): number | u
 export function harvestsStartedBetween(catalog: Catalog, sourceIds: readonly number[], since: string | null, until: string | null): number[] {
   const rows = catalog
     .statement(`SELECT id FROM harvests WHERE source_id IN (SELECT value FROM json_each(?))
-      AND (? IS NULL OR started_at >= ?) AND (? IS NULL OR started_at <= ?) ORDER BY id`)
+      AND (CAST(? AS TEXT) IS NULL OR started_at >= ?) AND (CAST(? AS TEXT) IS NULL OR started_at <= ?) ORDER BY id`)
     .all(JSON.stringify(sourceIds), since, since, until, until) as Array<{ id: number }>;
   return rows.map((row) => row.id);
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { catalogLocation } from '../archive/archive-locations.js';
 import { READING_COMMANDS, readOnlyCodeOf } from '../archive/read-only-archive.js';
 import { ArchiverError } from '../core/errors.js';
 import type { IdentifyFacts } from '../oai/identify.js';
@@ -51,9 +52,12 @@ export interface CatalogOpenOptions {
   fileName?: string;
   /**
    * The catalog in PostgreSQL at this URL (`postgres://…`) instead of the archive's SQLite
-   * file (docs/scale-out.md). The schema is created in an empty database.
+   * file (docs/scale-out.md). The schema is created in an empty database. Default: the
+   * catalog the archive folder keeps (archive/archive-locations.ts), if it keeps one.
    */
   postgres?: string | undefined;
+  /** The schema of the PostgreSQL catalog (reindex builds in a schema of its own: pg-rebuild.ts). */
+  postgresSchema?: string | undefined;
   /**
    * Open for reading only (implies `create: false`): nothing is ever written to the catalog or
    * created beside it (open-read-only.ts), its write methods fail with ERR_ARCHIVE_CATALOG, and
@@ -104,7 +108,8 @@ export class Catalog {
    * archive it is refused (ERR_ARCHIVE_CATALOG naming both versions).
    */
   static openForReading(archiveDir: string, options: Pick<CatalogOpenOptions, 'postgres'> = {}): Catalog {
-    if (options.postgres !== undefined) return Catalog.openPostgres(options.postgres, true);
+    const postgres = options.postgres ?? catalogLocation(archiveDir);
+    if (postgres !== undefined) return Catalog.openPostgres(postgres, true);
     const file = join(archiveDir, CATALOG_FILE_NAME);
     const found = Catalog.withReadOnly(file, (database) => readSchemaVersion(database.db, file));
     if (found < CATALOG_SCHEMA_VERSION) {
@@ -145,7 +150,8 @@ export class Catalog {
 
   /** Opens (creating unless told not to) and migrates `<archiveDir>/catalog.sqlite`. */
   static open(archiveDir: string, options: CatalogOpenOptions = {}): Catalog {
-    if (options.postgres !== undefined) return Catalog.openPostgres(options.postgres, options.readOnly === true);
+    const postgres = options.postgres ?? (options.fileName === undefined ? catalogLocation(archiveDir) : undefined);
+    if (postgres !== undefined) return Catalog.openPostgres(postgres, options.readOnly === true, options.postgresSchema);
     const file = join(archiveDir, options.fileName ?? CATALOG_FILE_NAME);
     if (options.readOnly) {
       const database = Catalog.openReadOnly(file);
@@ -198,8 +204,8 @@ export class Catalog {
    * otherwise. Opened to read only, its write methods fail as a read-only SQLite catalog's do
    * (the database is not touched: the schema must be there).
    */
-  private static openPostgres(url: string, readOnly: boolean): Catalog {
-    const db = new PostgresDatabase(url, { applicationName: readOnly ? 'oaibag (reading)' : 'oaibag' });
+  private static openPostgres(url: string, readOnly: boolean, schema?: string): Catalog {
+    const db = new PostgresDatabase(url, { applicationName: readOnly ? 'oaibag (reading)' : 'oaibag', schema });
     try {
       preparePostgresCatalog(db);
       return new Catalog(redactedUrl(url), db, readOnly ? { db, copy: undefined, close: () => db.close() } : undefined);

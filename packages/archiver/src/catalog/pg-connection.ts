@@ -42,6 +42,8 @@ export interface PgConnectionOptions {
   statementTimeoutMs?: number | undefined;
   /** How the connection names itself to the server (pg_stat_activity). */
   applicationName?: string | undefined;
+  /** The schema the catalog's tables are in (default: the database's, usually `public`). */
+  schema?: string | undefined;
 }
 
 export class PgConnection {
@@ -57,7 +59,14 @@ export class PgConnection {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.worker = startWorker(import.meta.url, 'catalog', 'pg-worker', {
-      workerData: { url, flag: this.signal.buffer, port: port2, statementTimeoutMs, applicationName: options.applicationName ?? 'oaibag' },
+      workerData: {
+        url,
+        flag: this.signal.buffer,
+        port: port2,
+        statementTimeoutMs,
+        applicationName: options.applicationName ?? 'oaibag',
+        schema: options.schema,
+      },
       transferList: [port2],
     });
     // The worker never holds the process open, and a crash of it is reported by the next call.

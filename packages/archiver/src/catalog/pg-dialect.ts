@@ -3,12 +3,14 @@
 // order of NULLs matters, no bare columns beside an aggregate); what differs is rewritten here,
 // mechanically, once per statement text (the result is cached with the statement):
 //
-//   `?` and `@name` parameters        →  `$1`, `$2`…  (a name used twice keeps its number)
+//   `?`, `@name`, `:name` parameters  →  `$1`, `$2`…  (a name used twice keeps its number)
 //   INSERT OR IGNORE INTO …           →  INSERT INTO … ON CONFLICT DO NOTHING
 //   an INSERT into a table with an id →  … RETURNING id  (SQLite's lastInsertRowid)
 //   SELECT value FROM json_each(x)    →  the elements of the JSON array x, as BIGINT
 //   strftime('%s', x)                 →  floor(EXTRACT(EPOCH FROM x::timestamptz))
 //   CAST(… AS INTEGER)                →  CAST(… AS BIGINT)   (SQLite's integers are 64-bit)
+//   json_array(…)                     →  json_build_array(…)  (read back as its text)
+//   CROSS JOIN t x ON …               →  JOIN t x ON …  (SQLite's way to fix the join order)
 //
 // Anything else SQLite-only would fail loudly in PostgreSQL (a syntax error naming it), and
 // the catalog's tests run every query on both.
@@ -58,7 +60,7 @@ export function toPostgres(sql: string): PgStatementText {
       i = end < 0 ? sql.length : end - 1;
     } else if (c === '?') {
       out += `$${++positional}`;
-    } else if (c === '@' && /[A-Za-z_]/.test(sql[i + 1] ?? '')) {
+    } else if ((c === '@' || (c === ':' && sql[i - 1] !== ':' && sql[i + 1] !== ':')) && /[A-Za-z_]/.test(sql[i + 1] ?? '')) {
       const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(sql.slice(i + 1))![0];
       let index = names.indexOf(name);
       if (index < 0) index = names.push(name) - 1;
@@ -69,7 +71,9 @@ export function toPostgres(sql: string): PgStatementText {
   let text = out
     .replace(/\bSELECT value FROM json_each\(([^()]+)\)/g, 'SELECT value::bigint AS value FROM json_array_elements_text(($1)::json) AS value')
     .replace(/\bstrftime\('%s', ([\w.]+)\)/g, 'floor(EXTRACT(EPOCH FROM ($1)::timestamptz))')
-    .replace(/\bAS INTEGER\)/g, 'AS BIGINT)');
+    .replace(/\bAS INTEGER\)/g, 'AS BIGINT)')
+    .replace(/\bjson_array\(/g, 'json_build_array(')
+    .replace(/\bCROSS JOIN (\w+ \w+) ON\b/g, 'JOIN $1 ON');
   const ignore = /^\s*INSERT OR IGNORE INTO\b/i.test(text);
   if (ignore) text = `${text.replace(/^\s*INSERT OR IGNORE INTO\b/i, 'INSERT INTO')} ON CONFLICT DO NOTHING`;
   const table = /^\s*INSERT INTO\s+(\w+)/i.exec(text)?.[1];

@@ -180,7 +180,7 @@ const SCHEMA_LOCK = 0x6f61_6962;
 export function preparePostgresCatalog(db: PostgresDatabase): void {
   db.transaction(() => {
     db.query(`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`, []);
-    const exists = db.query(`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`, []).rows[0]?.present === true;
+    const exists = Number(db.query(`SELECT (to_regclass('schema_migrations') IS NOT NULL)::int AS present`, []).rows[0]?.present) === 1;
     if (!exists) {
       db.query(SCHEMA, []);
       db.query('INSERT INTO archive (format) VALUES ($1)', [ARCHIVE_FORMAT]);

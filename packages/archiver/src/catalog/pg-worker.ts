@@ -21,9 +21,10 @@ interface PgWorkerData {
   port: MessagePort;
   statementTimeoutMs: number;
   applicationName: string;
+  schema: string | undefined;
 }
 
-const { url, flag, port, statementTimeoutMs, applicationName } = workerData as PgWorkerData;
+const { url, flag, port, statementTimeoutMs, applicationName, schema } = workerData as PgWorkerData;
 const signal = new Int32Array(flag);
 
 // BIGINT (COUNT, ids) and NUMERIC (SUM) as numbers, as SQLite gives them: every integer the
@@ -32,15 +33,25 @@ const signal = new Int32Array(flag);
 const INT8 = 20;
 const NUMERIC = 1700;
 const JSON_TYPES = new Set([114, 3802]);
+// Booleans (`x IS NULL AS gone`) as 1 and 0, as SQLite gives them.
+const BOOL = 16;
 const types = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
     if (JSON_TYPES.has(oid)) return (value: string) => value;
+    if (oid === BOOL) return (value: string) => (value === 't' ? 1 : 0);
     return pg.types.getTypeParser(oid, format);
   },
 };
 
-const client = new pg.Client({ connectionString: url, types, application_name: applicationName, statement_timeout: statementTimeoutMs });
+const client = new pg.Client({
+  connectionString: url,
+  types,
+  application_name: applicationName,
+  statement_timeout: statementTimeoutMs,
+  // A schema of the catalog's own (reindex builds in one): its tables, then pg_catalog's.
+  ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+});
 let connected: Promise<unknown> | undefined;
 // A connection lost between queries: the next query fails and says why.
 let lost: Error | undefined;

@@ -95,7 +95,7 @@ export function itemCountSql(query: ItemQuery): ServedSql {
   const set = setConditions(query);
   // Counting stops at `limit` entries: the provider counts a list's first page no further (ListSettings.countLimit).
   return {
-    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM resources r WHERE r.served_at >= :from AND r.served_at <= :until${set.sql} LIMIT :limit)`,
+    sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM resources r WHERE r.served_at >= :from AND r.served_at <= :until${set.sql} LIMIT :limit) AS counted`,
     params: { ...set.params, from: query.from ?? Number.MIN_SAFE_INTEGER, until: query.until, limit: query.limit ?? -1 },
   };
 }
@@ -166,7 +166,7 @@ export function listItems(catalog: Catalog, query: ItemQuery): ArchiveItem[] {
 export function findItemSql(identifier: string): ServedSql {
   const qualified = identifier.startsWith(QUALIFIED_PREFIX) ? /^(\d+)\/(.+)$/s.exec(identifier.slice(QUALIFIED_PREFIX.length)) : null;
   return {
-    sql: `${SELECTED} WHERE r.source_id IN (SELECT id FROM sources WHERE :source IS NULL OR id = :source) AND r.identifier = :identifier
+    sql: `${SELECTED} WHERE r.source_id IN (SELECT id FROM sources WHERE CAST(:source AS INTEGER) IS NULL OR id = :source) AND r.identifier = :identifier
       AND r.served_at IS NOT NULL ORDER BY r.source_id LIMIT 1`,
     params: { identifier: qualified ? qualified[2]! : identifier, source: qualified ? Number(qualified[1]) : null },
   };

@@ -4,6 +4,7 @@ import { ArchiverError } from '../core/errors.js';
 import { type MirrorRun, type MirrorSource, mirror } from '../mirror/mirror.js';
 import { readMirrorConfig } from '../mirror/mirror-config.js';
 import type { Compression } from '../oai/oai-client.js';
+import { applyCatalogOption } from './catalog-option.js';
 import { credentialsFromOptions } from './credentials-options.js';
 import { formatSummary } from './harvest-command.js';
 import { notifyFromOptions, withNotifyOptions } from './notify-options.js';
@@ -18,6 +19,7 @@ interface MirrorCommandOptions {
   jitter?: string;
   config?: string;
   archive?: string;
+  catalog?: string;
   set?: string;
   prefix: string;
   concurrency: number;
@@ -68,6 +70,7 @@ export function mirrorCommand(): Command {
     )
     .action(async (baseUrl: string | undefined, options: MirrorCommandOptions) => {
       const { sources, archiveDir } = await mirrorPlan(baseUrl, options);
+      await applyCatalogOption('mirror', archiveDir, options.catalog);
       const stop = stopSignal((name) => process.stderr.write(`oaibag: ${name}: finishing the harvest in progress, then stopping\n`));
       const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
       for (const source of sources) {

@@ -1,4 +1,5 @@
-// `oaibag reindex`: rebuilds catalog.sqlite from the bags alone (docs/aip-profile.md). The bags
+// `oaibag reindex`: rebuilds the catalog (catalog.sqlite, or the PostgreSQL catalog: see
+// catalog/pg-rebuild.ts) from the bags alone (docs/aip-profile.md). The bags
 // are the archive; the catalog is an index of them that can always be made again: sources,
 // harvests that wrote bags, resources, versions, deletions, payload files, watermarks and the
 // saved resumption token. The new catalog is built under a temporary name and renamed into
@@ -7,10 +8,12 @@ import { randomBytes } from 'node:crypto';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AIPS_DIRECTORY, ARCHIVE_FORMAT, bagPathOfFolders, parseBatchFolder, parseHarvestFolder } from '../aip/layout-names.js';
+import { catalogLocation, withoutPassword } from '../archive/archive-locations.js';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
 import { lockArchiveForWriting } from '../archive/read-only-archive.js';
 import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
 import { indexBags } from '../catalog/index-bags.js';
+import { createRebuildSchema, dropRebuildSchema, postgresCatalogExists, swapRebuiltSchema } from '../catalog/pg-rebuild.js';
 import { ArchiverError } from '../core/errors.js';
 
 export interface ReindexOptions {
@@ -55,6 +58,14 @@ export async function reindexArchive(options: ReindexOptions): Promise<ReindexSu
     writes: 'reindex builds the catalog in it',
     hint: 'reindex a writable copy of the archive',
   });
+  const postgres = catalogLocation(archiveDir);
+  if (postgres !== undefined) {
+    try {
+      return await reindexPostgres(postgres, options, started);
+    } finally {
+      await lock.release();
+    }
+  }
   const temporary = `${CATALOG_FILE_NAME}.reindex-${randomBytes(6).toString('hex')}`;
   try {
     const current = join(archiveDir, CATALOG_FILE_NAME);
@@ -73,10 +84,7 @@ export async function reindexArchive(options: ReindexOptions): Promise<ReindexSu
     }
     let keptAs: string | null = null;
     if (await exists(current)) {
-      keptAs = `${current}.${(options.now?.() ?? new Date())
-        .toISOString()
-        .replace(/[-:]/g, '')
-        .replace(/\.\d+Z$/, 'Z')}`;
+      keptAs = `${current}.${timeStamp(options.now?.() ?? new Date())}`;
       // The catalog and its write-ahead log move together: SQLite finds the log by the name.
       for (const suffix of ['-wal', '-shm', '']) {
         if (await exists(current + suffix)) await rename(current + suffix, keptAs + suffix);
@@ -89,6 +97,45 @@ export async function reindexArchive(options: ReindexOptions): Promise<ReindexSu
     for (const suffix of ['', '-wal', '-shm', '-journal']) await rm(join(archiveDir, temporary + suffix), { force: true });
     await lock.release();
   }
+}
+
+/**
+ * The catalog in PostgreSQL rebuilt in a schema of its own, swapped into place once every bag
+ * was read (catalog/pg-rebuild.ts); a failure drops the new schema and leaves the catalog.
+ */
+async function reindexPostgres(url: string, options: ReindexOptions, started: number): Promise<ReindexSummary> {
+  const { archiveDir } = options;
+  if (postgresCatalogExists(url) && options.force !== true) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `the catalog ${withoutPassword(url)} exists; reindex does not overwrite a catalog`, {
+      hint: 'give --force to build a new one and keep the old one as the schema oaibag_kept_<time>',
+    });
+  }
+  const bags = await listBatchBags(archiveDir);
+  const schema = createRebuildSchema(url);
+  let swapped = false;
+  try {
+    const catalog = Catalog.open(archiveDir, { postgres: url, postgresSchema: schema });
+    let summary: Omit<ReindexSummary, 'archive' | 'catalog' | 'keptAs' | 'seconds'>;
+    try {
+      summary = await indexBags(catalog, archiveDir, bags, options.progress ? { progress: options.progress } : {});
+    } finally {
+      catalog.close();
+    }
+    const stamp = timeStamp(options.now?.() ?? new Date());
+    const keptAs = swapRebuiltSchema(url, schema, options.force === true, stamp.toLowerCase());
+    swapped = true;
+    return { archive: archiveDir, catalog: withoutPassword(url), keptAs, ...summary, seconds: (Date.now() - started) / 1000 };
+  } finally {
+    if (!swapped) dropRebuildSchema(url, schema);
+  }
+}
+
+/** `20261127T093000Z`: an instant in a name. */
+function timeStamp(at: Date): string {
+  return at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 /** Every batch bag of the archive, in the order written: harvest, then batch. */

@@ -17,6 +17,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { AIPS_DIRECTORY, parseBatchFolder, parseHarvestFolder } from '../aip/layout-names.js';
+import { catalogLocation } from '../archive/archive-locations.js';
 import type { ArchiveLock } from '../archive/archive-lock.js';
 import { lockArchiveForWriting, lockArchiveIfWritable } from '../archive/read-only-archive.js';
 import { resolveArchivePath, TEMP_DIRECTORY } from '../archive/storage-path.js';
@@ -304,8 +305,9 @@ async function check(
   };
 }
 
-/** ERR_ARCHIVE_CATALOG unless the archive has a catalog: verify never creates one. */
+/** ERR_ARCHIVE_CATALOG unless the archive has a catalog: verify never creates one (a PostgreSQL catalog is checked when opened). */
 async function requireCatalogFile(archiveDir: string): Promise<void> {
+  if (catalogLocation(archiveDir) !== undefined) return;
   const catalogFile = join(archiveDir, CATALOG_FILE_NAME);
   const isFile = await stat(catalogFile).then(
     (info) => info.isFile(),

@@ -1,0 +1,114 @@
+// Where an archive's catalog lives, when not in its folder's SQLite file (docs/scale-out.md).
+//
+// The folder given with --archive stays the archive's working folder (tmp/, the lock, logs)
+// and remembers, in `locations.json`, the PostgreSQL catalog it was first used with. Every
+// later command on the folder then uses that catalog without being told again, and one told
+// another catalog is refused: two catalogs for one archive would split its history silently.
+// A password is never written there: it comes with the URL each time (--catalog,
+// OAIBAG_CATALOG) or from PostgreSQL's own PGPASSWORD or ~/.pgpass. Within a process, the
+// URL as given (password included) is kept for the folder (useCatalogAt), and Catalog.open
+// asks catalogLocation.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ArchiverError } from '../core/errors.js';
+import { writeFileDurably } from './durable-file.js';
+
+export const LOCATIONS_FILE = 'locations.json';
+/** The SQLite catalog's file name (catalog/catalog.ts's CATALOG_FILE_NAME, which cannot be imported here). */
+const SQLITE_CATALOG = 'catalog.sqlite';
+
+/** The catalog URLs given in this process, by resolved folder. */
+const given = new Map<string, string>();
+
+/** A PostgreSQL URL without its password (what is written and printed). */
+export function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  parsed.password = '';
+  return parsed.toString();
+}
+
+/** Checks a --catalog URL: postgres:// or postgresql://, with a host and a database. */
+export function parseCatalogUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `--catalog ${JSON.stringify(url.slice(0, 200))} is not a URL`, {
+      hint: 'write --catalog postgres://USER@HOST:PORT/DATABASE',
+    });
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `--catalog ${JSON.stringify(withoutPassword(url))} is not a postgres:// URL`, {
+      hint: 'the SQLite catalog in the archive folder needs no --catalog; PostgreSQL is postgres://USER@HOST:PORT/DATABASE',
+    });
+  }
+  if (parsed.hostname === '' || parsed.pathname.length <= 1) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `--catalog ${JSON.stringify(withoutPassword(url))} names no host or no database`, {
+      hint: 'write --catalog postgres://USER@HOST:PORT/DATABASE',
+    });
+  }
+  return url;
+}
+
+interface LocationsFile {
+  catalog?: string;
+}
+
+function readLocations(archiveDir: string): LocationsFile {
+  const file = join(archiveDir, LOCATIONS_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new ArchiverError('ERR_ARCHIVE_IO', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { path: file });
+  }
+  try {
+    const parsed = JSON.parse(text) as LocationsFile;
+    if (typeof parsed !== 'object' || parsed === null || (parsed.catalog !== undefined && typeof parsed.catalog !== 'string')) throw new Error('shape');
+    return parsed;
+  } catch {
+    throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${file} is not the locations file oaibag writes`, {
+      path: file,
+      hint: `it holds {"catalog": "postgres://…"}; fix or remove it`,
+    });
+  }
+}
+
+/** The PostgreSQL catalog of the archive folder, or undefined when its catalog is the folder's SQLite file. */
+export function catalogLocation(archiveDir: string): string | undefined {
+  return given.get(resolve(archiveDir)) ?? readLocations(archiveDir).catalog;
+}
+
+/**
+ * Uses the PostgreSQL catalog at `url` for the folder from now on (the CLI's --catalog). The
+ * first time, the folder records it (created when missing, unless `record` is false: a command
+ * that only reads leaves the folder as it is). A folder that records another catalog, or holds
+ * a SQLite catalog, is refused with ERR_ARCHIVE_USAGE.
+ */
+export async function useCatalogAt(archiveDir: string, url: string, record = true): Promise<void> {
+  parseCatalogUrl(url);
+  const recorded = readLocations(archiveDir).catalog;
+  const bare = withoutPassword(url);
+  if (recorded !== undefined && recorded !== bare) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `the archive ${archiveDir} keeps its catalog at ${recorded}, not at ${bare}`, {
+      path: archiveDir,
+      hint: `leave out --catalog, or give ${recorded}; one archive has one catalog`,
+    });
+  }
+  if (recorded === undefined && existsSync(join(archiveDir, SQLITE_CATALOG))) {
+    throw new ArchiverError(
+      'ERR_ARCHIVE_USAGE',
+      `the archive ${archiveDir} has its catalog in ${join(archiveDir, SQLITE_CATALOG)}: --catalog would start a second one`,
+      {
+        path: archiveDir,
+        hint: 'leave out --catalog; to move the archive onto PostgreSQL, see docs/scale-out.md',
+      },
+    );
+  }
+  if (recorded === undefined && record) {
+    mkdirSync(archiveDir, { recursive: true });
+    await writeFileDurably(join(archiveDir, LOCATIONS_FILE), `${JSON.stringify({ catalog: bare }, null, 2)}\n`);
+  }
+  given.set(resolve(archiveDir), url);
+}
