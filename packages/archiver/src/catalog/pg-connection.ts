@@ -44,6 +44,8 @@ export interface PgConnectionOptions {
   applicationName?: string | undefined;
   /** The schema the catalog's tables are in (default: the database's, usually `public`). */
   schema?: string | undefined;
+  /** Beyond the statement timeout, how long to wait for an answer (default SILENCE_GRACE_MS). */
+  silenceGraceMs?: number | undefined;
 }
 
 export class PgConnection {
@@ -55,7 +57,7 @@ export class PgConnection {
 
   constructor(url: string, options: PgConnectionOptions = {}) {
     const statementTimeoutMs = options.statementTimeoutMs ?? PG_STATEMENT_TIMEOUT_MS;
-    this.waitMs = statementTimeoutMs + SILENCE_GRACE_MS;
+    this.waitMs = statementTimeoutMs + (options.silenceGraceMs ?? SILENCE_GRACE_MS);
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.worker = startWorker(import.meta.url, 'catalog', 'pg-worker', {

@@ -96,7 +96,7 @@ export function itemCountSql(query: ItemQuery): ServedSql {
   // Counting stops at `limit` entries: the provider counts a list's first page no further (ListSettings.countLimit).
   return {
     sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM resources r WHERE r.served_at >= :from AND r.served_at <= :until${set.sql} LIMIT :limit) AS counted`,
-    params: { ...set.params, from: query.from ?? Number.MIN_SAFE_INTEGER, until: query.until, limit: query.limit ?? -1 },
+    params: { ...set.params, from: query.from ?? Number.MIN_SAFE_INTEGER, until: query.until, limit: query.limit ?? Number.MAX_SAFE_INTEGER },
   };
 }
 
