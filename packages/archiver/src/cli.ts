@@ -15,6 +15,7 @@ import { repairCommand } from './commands/repair-command.js';
 import { restoreCommand } from './commands/restore-command.js';
 import { serveCommand } from './commands/serve-command.js';
 import { statusCommand } from './commands/status-command.js';
+import { applyStoreOptions, type StoreOptions, withStoreOptions } from './commands/store-option.js';
 import { urlsCommand } from './commands/urls-command.js';
 import { verifyCommand } from './commands/verify-command.js';
 import { ArchiverError } from './core/errors.js';
@@ -41,16 +42,17 @@ for (const command of [
   exportCommand(),
   exportRdfCommand(),
 ]) {
-  if (command.options.some((option) => option.long === '--archive')) withCatalogOption(command);
+  if (command.options.some((option) => option.long === '--archive')) withStoreOptions(withCatalogOption(command));
   program.addCommand(usageErrorsInTwoLines(command.exitOverride(), `oaibag ${command.name()}`));
 }
 
-// --catalog (or OAIBAG_CATALOG) takes effect before the command opens its archive; mirror,
-// whose archive may come from its --config, applies it itself.
+// --catalog and --store (or OAIBAG_CATALOG, OAIBAG_STORE) take effect before the command opens
+// its archive; mirror, whose archive may come from its --config, applies them itself.
 program.hook('preAction', async (_program, action) => {
-  const options = action.opts() as { archive?: string; catalog?: string; record?: boolean };
+  const options = action.opts() as { archive?: string; catalog?: string; record?: boolean } & StoreOptions;
   if (action.name() === 'mirror' || !action.options.some((option) => option.long === '--archive')) return;
   await applyCatalogOption(action.name(), options.archive ?? './archive', options.catalog, options.record === false);
+  await applyStoreOptions(action.name(), options.archive ?? './archive', options);
 });
 
 /**

@@ -76,7 +76,13 @@ export {
   type VerifyReport,
   verifyArchive,
 } from './verify/verify-archive.js';
-export { type BagProblem, type BagProblemKind, type BagReport, type BagTally, type VerifyOptions, verifyBag } from './bag/bag-verifier.js';
+export { type BagProblem, type BagProblemKind, type BagReport, type BagTally, type VerifyOptions, verifyBag, verifyBagSource } from './bag/bag-verifier.js';
+export type { BagSource } from './bag/bag-source.js';
+export type { AipStorage, StoredBag } from './aip/aip-storage.js';
+export { S3Storage } from './aip/s3-storage.js';
+export type { S3StoreOptions } from './aip/s3-location.js';
+export type { CommitRecord } from './aip/s3-commit.js';
+export { storedBagSource } from './aip/stored-bag-source.js';
 export { verifyZipBag, type ZipBagReport } from './verify/verify-zip-bag.js';
 
 // Repair damaged payloads from replicas or the source; rebuild the catalog from the bags.

@@ -16,6 +16,7 @@ import type { StoredRecordFacts } from '../src/aip/aip-metadata.ts';
 import { readBagInfo } from '../src/aip/bag-info.ts';
 import { PREMIS_FILE } from '../src/aip/batch-bag.ts';
 import { readBatchRecords } from '../src/aip/batch-bag-reader.ts';
+import { folderStorage } from '../src/aip/folder-storage.ts';
 import { type DiskFlusher, type FlushMode, oneShotFlusher, openDiskFlusher } from '../src/archive/flush-to-disk.ts';
 import { verifyBag } from '../src/bag/bag-verifier.ts';
 import { Catalog } from '../src/catalog/catalog.ts';
@@ -41,6 +42,7 @@ async function harvesting(t: TestContext, flusher?: (dir: string) => Promise<Dis
       archiveDir: dir,
       catalog,
       flusher: disk,
+      storage: folderStorage(dir),
       sourceId: source.id,
       harvestId,
       baseUrl: BASE,

@@ -43,6 +43,8 @@ export interface AipStorage {
    * nothing else.
    */
   listBag(bagPath: string): Promise<StoredFile[]>;
+  /** Whether a bag's name is taken (a bag is there, or, on object storage, a writer claimed it). */
+  taken(bagPath: string): Promise<boolean>;
   /**
    * Puts sealed bags (complete in tmp/) at their destinations, durably, with one Placement per
    * bag in order; a destination holding another bag is refused, never overwritten. See

@@ -46,7 +46,12 @@ export interface ReadBatchBag {
  * be read (ERR_ARCHIVE_DAMAGED).
  */
 export async function readBatchBag(archiveDir: string, bagPath: string): Promise<ReadBatchBag> {
-  const bag = { storage: folderStorage(archiveDir), bagPath };
+  return readStoredBatchBag({ storage: folderStorage(archiveDir), bagPath });
+}
+
+/** {@link readBatchBag} of a bag of any AIP storage. */
+export async function readStoredBatchBag(bag: StoredBag): Promise<ReadBatchBag> {
+  const { bagPath } = bag;
   const info = await readBatchBagInfo(bag);
   checkBatchBagFormat(info, bag.storage.where(bagPath));
   return { bagPath, info, records: await readBatchRecords(bag) };

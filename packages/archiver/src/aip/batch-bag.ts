@@ -70,6 +70,8 @@ export interface BatchBagSetup {
   /** Unique per bag in the archive: the prefix of its PREMIS event ids. */
   eventPrefix: string;
   agent: string;
+  /** Where the bag is placed once sealed (default: the archive's folder). */
+  storage?: AipStorage;
   /** The out-of-band delivery the records came in (`oaibag import`): an accession event, and each capture names it. */
   delivery?: DeliveryFacts;
   now?: () => Date;
@@ -104,7 +106,7 @@ export class BatchBag {
     private readonly records: TagFileWriter,
     private readonly events: { path: string; handle: FileHandle },
   ) {
-    this.storage = folderStorage(setup.archiveDir);
+    this.storage = setup.storage ?? folderStorage(setup.archiveDir);
   }
 
   static async start(setup: BatchBagSetup): Promise<BatchBag> {

@@ -3,7 +3,7 @@
 // archive/durable-file.ts's, placement is bag-placement.ts's; paths go through
 // resolveArchivePath, so nothing outside the folder is ever read or written.
 import { createReadStream } from 'node:fs';
-import { lstat, mkdir, readdir } from 'node:fs/promises';
+import { lstat, mkdir, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { writeFileDurably } from '../archive/durable-file.js';
@@ -73,6 +73,13 @@ class FolderStorage implements AipStorage {
     };
     await walk(this.where(bagPath), '');
     return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  taken(bagPath: string): Promise<boolean> {
+    return stat(resolveArchivePath(this.root, bagPath)).then(
+      () => true,
+      () => false,
+    );
   }
 
   placeBags(bags: readonly SealedBag[], options: PlaceOptions = {}): Promise<Placement[]> {

@@ -125,6 +125,11 @@ export class S3Storage implements AipStorage {
     return record;
   }
 
+  async taken(bagPath: string): Promise<boolean> {
+    if ((await this.commitOf(bagPath)) !== undefined) return true;
+    return (await readFirstVersion(this.bucket, this.rule, this.key(`${CLAIMS_FOLDER}${bagPath}`), 64 * 1024)) !== undefined;
+  }
+
   /** The names of every committed bag, in key order (harvest by harvest, batch by batch). */
   async *committedBags(): AsyncGenerator<string> {
     const folder = this.prefix + COMMITS_FOLDER;

@@ -1,4 +1,5 @@
-// Where an archive's catalog lives, when not in its folder's SQLite file (docs/scale-out.md).
+// Where an archive's catalog and bags live, when not in its folder (a PostgreSQL catalog, an
+// object store: docs/scale-out.md).
 //
 // The folder given with --archive stays the archive's working folder (tmp/, the lock, logs)
 // and remembers, in `locations.json`, the PostgreSQL catalog it was first used with. Every
@@ -50,9 +51,22 @@ export function parseCatalogUrl(url: string): string {
   return url;
 }
 
+/** Where the bags are, when on object storage: what S3Storage.open needs besides credentials (aip/s3-location.ts). */
+export interface StoreLocation {
+  url: string;
+  endpoint?: string | undefined;
+  region?: string | undefined;
+  /** `--retain`: Object Lock retention of every object committed, in milliseconds. */
+  retainMs?: number | undefined;
+}
+
 interface LocationsFile {
   catalog?: string;
+  store?: StoreLocation;
 }
+
+/** The store locations given in this process, by resolved folder. */
+const givenStores = new Map<string, StoreLocation>();
 
 function readLocations(archiveDir: string): LocationsFile {
   const file = join(archiveDir, LOCATIONS_FILE);
@@ -66,11 +80,13 @@ function readLocations(archiveDir: string): LocationsFile {
   try {
     const parsed = JSON.parse(text) as LocationsFile;
     if (typeof parsed !== 'object' || parsed === null || (parsed.catalog !== undefined && typeof parsed.catalog !== 'string')) throw new Error('shape');
+    if (parsed.store !== undefined && (typeof parsed.store !== 'object' || parsed.store === null || typeof parsed.store.url !== 'string'))
+      throw new Error('shape');
     return parsed;
   } catch {
     throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${file} is not the locations file oaibag writes`, {
       path: file,
-      hint: `it holds {"catalog": "postgres://…"}; fix or remove it`,
+      hint: `it holds {"catalog": "postgres://…", "store": {"url": "s3://…"}}; fix or remove it`,
     });
   }
 }
@@ -106,9 +122,63 @@ export async function useCatalogAt(archiveDir: string, url: string, record = tru
       },
     );
   }
-  if (recorded === undefined && record) {
-    mkdirSync(archiveDir, { recursive: true });
-    await writeFileDurably(join(archiveDir, LOCATIONS_FILE), `${JSON.stringify({ catalog: bare }, null, 2)}\n`);
-  }
+  if (recorded === undefined && record) await recordLocations(archiveDir, { ...readLocations(archiveDir), catalog: bare });
   given.set(resolve(archiveDir), url);
+}
+
+/** The object store of the archive folder, or undefined when its bags are in the folder. */
+export function storeLocation(archiveDir: string): StoreLocation | undefined {
+  return givenStores.get(resolve(archiveDir)) ?? readLocations(archiveDir).store;
+}
+
+/**
+ * Keeps the archive's bags on the object store `location` from now on (the CLI's --store), as
+ * useCatalogAt does for the catalog: recorded in the folder the first time (unless `record` is
+ * false), refused when the folder records another store or holds bags of its own.
+ */
+export async function useStoreAt(archiveDir: string, location: StoreLocation, record = true): Promise<void> {
+  const recorded = readLocations(archiveDir).store;
+  if (recorded !== undefined && recorded.url !== location.url) {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `the archive ${archiveDir} keeps its bags in ${recorded.url}, not in ${location.url}`, {
+      path: archiveDir,
+      hint: `leave out --store, or give ${recorded.url}; one archive has one store`,
+    });
+  }
+  if (recorded === undefined && existsSync(join(archiveDir, 'aips'))) {
+    throw new ArchiverError(
+      'ERR_ARCHIVE_USAGE',
+      `the archive ${archiveDir} keeps its bags in ${join(archiveDir, 'aips')}: --store would start a second place`,
+      {
+        path: archiveDir,
+        hint: 'leave out --store; to move the bags onto object storage, see docs/scale-out.md',
+      },
+    );
+  }
+  const effective = { ...recorded, ...definedOnly(location) };
+  if (recorded === undefined && record) await recordLocations(archiveDir, { ...readLocations(archiveDir), store: effective });
+  givenStores.set(resolve(archiveDir), effective);
+}
+
+function definedOnly(location: StoreLocation): StoreLocation {
+  return Object.fromEntries(Object.entries(location).filter(([, value]) => value !== undefined)) as unknown as StoreLocation;
+}
+
+async function recordLocations(archiveDir: string, locations: LocationsFile): Promise<void> {
+  mkdirSync(archiveDir, { recursive: true });
+  await writeFileDurably(join(archiveDir, LOCATIONS_FILE), `${JSON.stringify(locations, null, 2)}\n`);
+}
+
+/**
+ * The refusal of what does not work on object storage yet (issue 28 builds it step by step):
+ * one coded line, nothing done, rather than a command that silently looks for bags in the folder.
+ */
+export function notOnObjectStorageYet(what: string, archiveDir: string): ArchiverError {
+  return new ArchiverError(
+    'ERR_ARCHIVE_USAGE',
+    `${what} does not read or write bags on object storage yet, and the archive ${archiveDir} keeps its bags there`,
+    {
+      path: archiveDir,
+      hint: 'harvest, import of records, audit and status work on it; see docs/scale-out.md for the rest',
+    },
+  );
 }

@@ -13,6 +13,7 @@ import { politenessFromOptions, withPolitenessOptions } from './politeness-optio
 import { retryFromOptions, withRetryOptions } from './retry-options.js';
 import { sourceLimitsFromOptions, withSourceLimitOptions } from './source-limit-options.js';
 import { stopSignal } from './stop-signal.js';
+import { applyStoreOptions } from './store-option.js';
 
 interface MirrorCommandOptions {
   every?: string;
@@ -20,6 +21,10 @@ interface MirrorCommandOptions {
   config?: string;
   archive?: string;
   catalog?: string;
+  store?: string;
+  storeEndpoint?: string;
+  storeRegion?: string;
+  retain?: string;
   set?: string;
   prefix: string;
   concurrency: number;
@@ -71,6 +76,7 @@ export function mirrorCommand(): Command {
     .action(async (baseUrl: string | undefined, options: MirrorCommandOptions) => {
       const { sources, archiveDir } = await mirrorPlan(baseUrl, options);
       await applyCatalogOption('mirror', archiveDir, options.catalog);
+      await applyStoreOptions('mirror', archiveDir, options);
       const stop = stopSignal((name) => process.stderr.write(`oaibag: ${name}: finishing the harvest in progress, then stopping\n`));
       const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
       for (const source of sources) {

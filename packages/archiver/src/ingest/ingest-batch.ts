@@ -13,8 +13,6 @@
 // pages come again. A crash between 3 and 4 leaves a placed, pending bag: the next start
 // indexes it from its own files (adoptPendingBags), and the pages that come again find every
 // record of it known.
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { type BatchRecordFacts, describeDelivery } from '../aip/aip-metadata.js';
 import type { BatchBagInfo } from '../aip/bag-info.js';
 import { BatchBag, type ReceivedBytes } from '../aip/batch-bag.js';
@@ -52,6 +50,7 @@ type BatchFacts = Pick<
   | 'archiveDir'
   | 'catalog'
   | 'flusher'
+  | 'storage'
   | 'sourceId'
   | 'harvestId'
   | 'baseUrl'
@@ -304,19 +303,15 @@ export class IngestBatch {
 
   /** A new bag at the first free `aips/harvest-<id>/batch-<n>` (under the archive lock). */
   private async startBag(): Promise<BatchBag> {
-    const { archiveDir, harvestId } = this.harvest;
+    const { archiveDir, harvestId, storage } = this.harvest;
     let destination: string;
     do {
       this.sequence++;
       destination = bagPathFor({ harvestId, batch: this.sequence });
-    } while (
-      await stat(join(archiveDir, destination)).then(
-        () => true,
-        () => false,
-      )
-    );
+    } while (await storage.taken(destination));
     return BatchBag.start({
       archiveDir,
+      storage,
       destination,
       baseUrl: this.harvest.baseUrl,
       harvestId,

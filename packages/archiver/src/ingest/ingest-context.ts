@@ -3,6 +3,7 @@
 // and how records are taken (the client for By-Reference datastreams, concurrency, memory).
 
 import type { DeliveryFacts } from '../aip/aip-metadata.js';
+import type { AipStorage } from '../aip/aip-storage.js';
 import type { DiskFlusher } from '../archive/flush-to-disk.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { RunKind } from '../catalog/catalog-types.js';
@@ -17,6 +18,8 @@ export interface IngestContext {
   catalog: Catalog;
   /** Makes each batch bag durable (see IngestBatch). */
   flusher: DiskFlusher;
+  /** Where the bags are placed: the archive's folder, or its object store. */
+  storage: AipStorage;
   /** Fetches By-Reference datastreams; its limits bound a page (a harvest's) and a datastream. */
   client: OaiClient;
   sourceId: number;

@@ -12,7 +12,7 @@ import { PageRecords } from './page-records.js';
 import type { RunRow } from './run-row.js';
 
 /** What the source knows of its run; the rest of the context comes from the session and the row. */
-export type RunFacts = Omit<IngestContext, 'kind' | 'archiveDir' | 'catalog' | 'flusher' | 'sourceId' | 'harvestId'>;
+export type RunFacts = Omit<IngestContext, 'kind' | 'archiveDir' | 'catalog' | 'flusher' | 'storage' | 'sourceId' | 'harvestId'>;
 
 /** What a commit records besides the batch's records. */
 export interface CommitFacts {
@@ -43,8 +43,8 @@ export class IngestRun {
     readonly row: RunRow,
     facts: RunFacts,
   ) {
-    const { archiveDir, catalog, flusher } = session;
-    this.context = { ...facts, kind: row.kind, archiveDir, catalog, flusher, sourceId: row.sourceId, harvestId: row.id };
+    const { archiveDir, catalog, flusher, storage } = session;
+    this.context = { ...facts, kind: row.kind, archiveDir, catalog, flusher, storage, sourceId: row.sourceId, harvestId: row.id };
     this.batch = new IngestBatch(this.context);
   }
 

@@ -4,6 +4,8 @@
 // flusher, with what an interrupted run left behind put right (a run row still running, bags
 // placed but not recorded).
 import { mkdir, rm, stat } from 'node:fs/promises';
+import type { AipStorage } from '../aip/aip-storage.js';
+import { type OpenedStorage, openArchiveStorage } from '../aip/archive-storage.js';
 import { type DiskFlusher, flusherWhenReady, openDiskFlusher } from '../archive/flush-to-disk.js';
 import { lockArchiveForWriting, READING_COMMANDS } from '../archive/read-only-archive.js';
 import { cleanupLeftovers } from '../bag/bag-writer.js';
@@ -22,6 +24,8 @@ export interface IngestLock {
 export interface IngestSession {
   archiveDir: string;
   catalog: Catalog;
+  /** Where the bags go: the archive's folder, or its object store. */
+  storage: AipStorage;
   flusher: DiskFlusher;
   /** Closes the flusher and the catalog and releases the lock (in a `finally`). */
   close(): Promise<void>;
@@ -67,19 +71,23 @@ export async function openIngestSession(lock: IngestLock, log: (line: string) =>
   const { archiveDir } = lock;
   let catalog: Catalog | undefined;
   let flusher: DiskFlusher | undefined;
+  let opened: OpenedStorage | undefined;
   const close = async () => {
     await flusher?.close();
     catalog?.close();
+    opened?.close();
     await lock.release();
   };
   try {
+    // The object store's probe runs before the catalog is touched: a store that fails it stops the run.
+    opened = await openArchiveStorage(archiveDir);
     catalog = Catalog.open(archiveDir);
     // The flusher's self-check (one syncfs) runs while the run starts (Identify, the first pages).
     flusher = flusherWhenReady(openDiskFlusher(archiveDir));
     catalog.interruptRunningRuns();
-    const adopted = await adoptPendingBags(archiveDir, catalog);
+    const adopted = await adoptPendingBags(archiveDir, catalog, opened.storage);
     if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
-    return { archiveDir, catalog, flusher, close };
+    return { archiveDir, catalog, storage: opened.storage, flusher, close };
   } catch (error) {
     await close();
     throw isStorageExhausted(error) ? archiveFullError(archiveDir, error) : error;

@@ -1,0 +1,53 @@
+// `--store s3://BUCKET/PREFIX` (with --store-endpoint, --store-region, --retain) on every
+// command that opens an archive (docs/scale-out.md): the archive's bags on S3-compatible object
+// storage. Default: OAIBAG_STORE, else the store the folder keeps (archive/archive-locations.ts).
+// Credentials come from the AWS SDK's usual places (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,
+// a profile). The commands that read bag files do not work on a store yet: they refuse.
+import type { Command } from 'commander';
+import { notOnObjectStorageYet, storeLocation, useStoreAt } from '../archive/archive-locations.js';
+import { parseDuration } from '../core/duration.js';
+import { ArchiverError } from '../core/errors.js';
+
+/** The commands that only read an archive: they leave its folder as it is. */
+const READING = new Set(['status', 'audit', 'restore', 'export', 'export-rdf', 'serve', 'urls']);
+/** The commands that read bag files, not built on object storage yet. */
+const FOLDER_ONLY = new Set(['restore', 'verify', 'repair', 'reindex', 'serve', 'export', 'export-rdf']);
+
+export interface StoreOptions {
+  store?: string;
+  storeEndpoint?: string;
+  storeRegion?: string;
+  retain?: string;
+}
+
+export function withStoreOptions(command: Command): Command {
+  return command
+    .option(
+      '--store <URL>',
+      "the bags on S3-compatible object storage (s3://BUCKET/PREFIX; default: $OAIBAG_STORE, else the one the archive folder keeps, else the folder's aips/)",
+    )
+    .option('--store-endpoint <URL>', "with --store: the S3 endpoint of a store other than AWS's (default: $AWS_ENDPOINT_URL_S3 or $AWS_ENDPOINT_URL)")
+    .option('--store-region <REGION>', 'with --store: the region requests are signed for (default: $AWS_REGION, else us-east-1)')
+    .option('--retain <DURATION>', 'with --store: keep every object committed under S3 Object Lock (COMPLIANCE) this long, e.g. 3650d');
+}
+
+export async function applyStoreOptions(command: string, archiveDir: string, options: StoreOptions): Promise<void> {
+  const url = options.store ?? (process.env.OAIBAG_STORE || undefined);
+  if (url === undefined) {
+    if (options.storeEndpoint !== undefined || options.storeRegion !== undefined || options.retain !== undefined) {
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', '--store-endpoint, --store-region and --retain need --store');
+    }
+  } else {
+    await useStoreAt(
+      archiveDir,
+      {
+        url,
+        endpoint: options.storeEndpoint,
+        region: options.storeRegion,
+        retainMs: options.retain === undefined ? undefined : parseDuration(options.retain, '--retain'),
+      },
+      !READING.has(command),
+    );
+  }
+  if (FOLDER_ONLY.has(command) && storeLocation(archiveDir) !== undefined) throw notOnObjectStorageYet(`oaibag ${command}`, archiveDir);
+}
