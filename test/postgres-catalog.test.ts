@@ -149,7 +149,10 @@ describe('the catalog on PostgreSQL', { skip: POSTGRES_SKIP }, () => {
     const before = await ok('status', '--archive', onPostgres, '--json');
     const refused = await oaibagAsync('reindex', '--archive', onPostgres);
     assert.equal(refused.status, 2);
-    assert.match(refused.stderr, /the catalog postgres:\/\/postgres@127\.0\.0\.1:\d+\/archive exists; reindex does not overwrite a catalog \[ERR_ARCHIVE_USAGE\]/);
+    assert.match(
+      refused.stderr,
+      /the catalog postgres:\/\/postgres@127\.0\.0\.1:\d+\/archive exists; reindex does not overwrite a catalog \[ERR_ARCHIVE_USAGE\]/,
+    );
     await ok('reindex', '--archive', onPostgres, '--force');
     const schemas = (await postgres.psql('archive', "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'oaibag_%' ORDER BY 1")).trim().split('\n');
     assert.equal(schemas.length, 1, `one kept schema, no rebuild left: ${schemas}`);

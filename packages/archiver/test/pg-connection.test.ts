@@ -20,7 +20,10 @@ test('a server that accepts and never answers is given up after the timeout and 
   const connection = new PgConnection(`postgres://nobody@127.0.0.1:${port}/none`, { statementTimeoutMs: 200, silenceGraceMs: 300 });
   try {
     const started = Date.now();
-    assert.throws(() => connection.query('SELECT 1'), (error: PgFailure) => error instanceof PgFailure && /did not answer within 1 s/.test(error.message));
+    assert.throws(
+      () => connection.query('SELECT 1'),
+      (error: PgFailure) => error instanceof PgFailure && /did not answer within 1 s/.test(error.message),
+    );
     const waited = Date.now() - started;
     assert.ok(waited >= 450 && waited < 5000, `waited ${waited} ms`);
     const again = Date.now();
@@ -46,7 +49,10 @@ describe('against a real server', { skip: POSTGRES_SKIP }, () => {
     const connection = new PgConnection(url, { statementTimeoutMs: 300 });
     try {
       const started = Date.now();
-      assert.throws(() => connection.query('SELECT pg_sleep(5)'), (error: PgFailure) => error.sqlState === '57014');
+      assert.throws(
+        () => connection.query('SELECT pg_sleep(5)'),
+        (error: PgFailure) => error.sqlState === '57014',
+      );
       assert.ok(Date.now() - started < 4000);
       assert.deepEqual(connection.query('SELECT 1 AS one').rows, [{ one: 1 }]);
     } finally {
@@ -57,8 +63,14 @@ describe('against a real server', { skip: POSTGRES_SKIP }, () => {
   test('a bad statement is an error with its SQLSTATE, and the connection goes on', () => {
     const connection = new PgConnection(url);
     try {
-      assert.throws(() => connection.query('SELEC 1'), (error: PgFailure) => error.sqlState === '42601');
-      assert.throws(() => connection.query('SELECT * FROM absent'), (error: PgFailure) => error.sqlState === '42P01');
+      assert.throws(
+        () => connection.query('SELEC 1'),
+        (error: PgFailure) => error.sqlState === '42601',
+      );
+      assert.throws(
+        () => connection.query('SELECT * FROM absent'),
+        (error: PgFailure) => error.sqlState === '42P01',
+      );
       assert.deepEqual(connection.query('SELECT $1::int AS n, $2::text AS t', [7, 'x']).rows, [{ n: 7, t: 'x' }]);
     } finally {
       connection.close();
