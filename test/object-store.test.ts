@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, w
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectRetentionCommand, S3Client } from '@aws-sdk/client-s3';
 import { Catalog, S3Storage, storedBagSource, verifyBagSource } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { CEPH_SKIP, type CephRgw, startCephRgw } from './ceph-rgw-server.ts';
@@ -23,6 +23,7 @@ const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
 
 let rgw: CephRgw;
+let admin: S3Client;
 let postgres: Postgres;
 let work: string;
 
@@ -64,9 +65,9 @@ async function run(args: string[]): Promise<{ status: number | null; stdout: str
   return { status, stdout, stderr };
 }
 
-async function storage(prefix: string): Promise<S3Storage> {
+async function storage(prefix: string, bucket = 'archive'): Promise<S3Storage> {
   return S3Storage.open({
-    url: `s3://archive/${prefix}`,
+    url: `s3://${bucket}/${prefix}`,
     endpoint: rgw.endpoint,
     region: rgw.region,
     credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
@@ -107,17 +108,18 @@ describe('harvesting onto object storage', { skip: CEPH_SKIP || POSTGRES_SKIP },
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'oaibag-object-store-'));
     [rgw, postgres] = await Promise.all([startCephRgw(), startPostgres()]);
-    const admin = new S3Client({
+    admin = new S3Client({
       endpoint: rgw.endpoint,
       region: rgw.region,
       forcePathStyle: true,
       credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
     });
     await admin.send(new CreateBucketCommand({ Bucket: 'archive' }));
-    admin.destroy();
+    await admin.send(new CreateBucketCommand({ Bucket: 'locked', ObjectLockEnabledForBucket: true }));
   });
 
   after(async () => {
+    admin?.destroy();
     await rgw?.stop();
     await postgres?.stop();
     rmSync(work, { recursive: true, force: true });
@@ -205,6 +207,53 @@ describe('harvesting onto object storage', { skip: CEPH_SKIP || POSTGRES_SKIP },
       assert.equal(again.status, 0, again.stderr);
       const { versions } = await checkArchive(archive, 'site-b');
       assert.deepEqual([...versions.values()], [60], 'every page once');
+    } finally {
+      await source.repository.close();
+    }
+  });
+
+  test('--retain: every object locked at commit, and a bag a later version revisits is kept as long as that version', async () => {
+    const source = await site('site-c', 3);
+    const archive = join(work, 'archive-c');
+    try {
+      const args = [
+        '--archive',
+        archive,
+        '--catalog',
+        await postgres.createDatabase('archive_c'),
+        '--store',
+        's3://locked/site-c',
+        '--store-endpoint',
+        rgw.endpoint,
+      ];
+      await nextSecond();
+      const first = await run(['harvest', source.endpoint, ...args, '--retain', '1h']);
+      assert.equal(first.status, 0, first.stderr);
+      // Same bytes, a new datestamp: the second harvest's version revisits the first bag's file.
+      source.write('pages/page-001.html', readFileSync(join(source.root, 'pages/page-001.html'), 'utf8'), YEAR_2000 + 86_400);
+      await source.repository.scan();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const second = await run(['harvest', source.endpoint, '--archive', archive]);
+      assert.equal(second.status, 0, second.stderr);
+      const store = await storage('site-c', 'locked');
+      try {
+        const [older, newer] = await committed(store);
+        assert.ok(older && newer);
+        const retention = async (key: string): Promise<number> =>
+          (await admin.send(new GetObjectRetentionCommand({ Bucket: 'locked', Key: `site-c/${key}` }))).Retention!.RetainUntilDate!.getTime();
+        const newerUntil = Date.parse((await store.commitOf(newer))!.retainUntil!);
+        const olderUntil = Date.parse((await store.commitOf(older))!.retainUntil!);
+        assert.ok(newerUntil > olderUntil);
+        const olderFiles = (await store.commitOf(older))!.files.map((file) => file.path);
+        const revisited = olderFiles.find((path) => path.endsWith('page-001.html'))!;
+        const untouched = olderFiles.find((path) => path.endsWith('page-002.html'))!;
+        assert.ok((await retention(`${older}/${revisited}`)) >= newerUntil, 'the revisited file lives as long as the version relying on it');
+        assert.ok((await retention(`${older}/manifest-sha512.txt`)) >= newerUntil, 'and the bag stays whole');
+        assert.ok((await retention(`commits/${older}`)) >= newerUntil, 'and committed');
+        assert.equal(await retention(`${older}/${untouched}`), olderUntil, 'a file nothing newer relies on keeps its own date');
+      } finally {
+        store.close();
+      }
     } finally {
       await source.repository.close();
     }

@@ -27,6 +27,12 @@ export interface PlaceOptions {
   beforeRename?: () => void | Promise<void>;
   /** Makes the bags and the renames durable (default: a one-shot flusher, see flush-to-disk.ts). */
   flusher?: DiskFlusher;
+  /**
+   * Files of earlier bags the placed bags rely on (revisits: bag path → paths in it). A store
+   * that retains (S3 Object Lock) keeps them at least as long as the new bags; a folder keeps
+   * everything anyway.
+   */
+  reliedOn?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /**

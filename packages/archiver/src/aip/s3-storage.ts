@@ -164,6 +164,11 @@ export class S3Storage implements AipStorage {
           for (const [path, versionId] of entry.versions) await this.bucket.retain(this.key(`${entry.bag.destination}/${path}`), versionId, retainUntil);
         }
       }
+      // An earlier bag a new version relies on is kept at least as long as the new bag is:
+      // before the commit, so that no committed version outlives the bytes it points to.
+      if (retainUntil !== undefined) {
+        for (const [bagPath, paths] of options.reliedOn ?? []) await this.extendRetention(bagPath, [...paths], retainUntil);
+      }
       await options.beforeRename?.();
       let next = 0;
       for (let index = 0; index < placements.length; index++) {

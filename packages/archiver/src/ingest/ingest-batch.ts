@@ -85,6 +85,8 @@ export class IngestBatch {
   private readonly states = new Set<string>();
   /** Payload locations looked up since the last commit, null for bytes no recorded bag holds (see heldElsewhere). */
   private readonly heldLookups = new Map<string, PayloadLocation | null>();
+  /** Files of earlier bags this batch's revisits rely on (bag path → paths), for a store that retains. */
+  private reliedOn = new Map<string, Set<string>>();
   private firstPage: number | undefined;
   private lastPage: number | undefined;
   private sequence = 0;
@@ -139,7 +141,12 @@ export class IngestBatch {
     mimeType?: string,
   ): Promise<{ path: string; revisitOf?: string }> {
     const held = this.heldElsewhere(file.sha256);
-    if (held) return { path: held.path, revisitOf: held.bagPath };
+    if (held) {
+      let paths = this.reliedOn.get(held.bagPath);
+      if (paths === undefined) this.reliedOn.set(held.bagPath, (paths = new Set()));
+      paths.add(held.path);
+      return { path: held.path, revisitOf: held.bagPath };
+    }
     const bag = await this.openBag();
     const here = bag.heldHere(file.sha256);
     if (here !== undefined) return { path: here, revisitOf: bag.destination };
@@ -225,6 +232,7 @@ export class IngestBatch {
     // Set by the first page that keeps a record: a bag opened by a datastream whose record then
     // failed has none.
     const pages = this.firstPage !== undefined && this.lastPage !== undefined ? ([this.firstPage, this.lastPage] as const) : null;
+    const reliedOn = this.reliedOn;
     this.reset();
     if (bag === undefined && staged.length === 0 && state === undefined) return undefined;
     // The instant the batch's versions are stored at, in its bag-info.txt and in the catalog alike.
@@ -237,6 +245,7 @@ export class IngestBatch {
         // leaves a note the next start uses to index the bag from its files (adoptPendingBags).
         beforeRename: () => catalog.addPendingBag(bag.destination, harvestId),
         flusher: this.harvest.flusher,
+        reliedOn,
       });
       if (placement.error) {
         catalog.removePendingBag(bag.destination);
@@ -289,6 +298,7 @@ export class IngestBatch {
     this.staged = [];
     this.states.clear();
     this.heldLookups.clear();
+    this.reliedOn = new Map();
     this.firstPage = undefined;
     this.lastPage = undefined;
   }
