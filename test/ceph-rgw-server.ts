@@ -102,8 +102,14 @@ rgw frontends = beast endpoint=127.0.0.1:${rgwPort}
     children.unshift(child);
   };
   let stopping = false;
+  // A test process that ends without stopping the cluster takes it along.
+  const orphan = () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', orphan);
   const stop = async (): Promise<void> => {
     stopping = true;
+    process.off('exit', orphan);
     for (const child of children) {
       if (child.exitCode !== null || child.signalCode !== null) continue;
       const ended = new Promise((resolve) => child.once('exit', resolve));

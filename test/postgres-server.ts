@@ -93,6 +93,13 @@ export async function startPostgres(): Promise<Postgres> {
       return undefined;
     }
   };
+  // A test process that ends without stopping the server (a failure in a hook, a timeout)
+  // takes it along rather than leave it running.
+  const started = postmaster();
+  const orphan = () => {
+    if (started !== undefined && server.exitCode === null) process.kill(started, 'SIGQUIT');
+  };
+  process.once('exit', orphan);
   return {
     origin,
     createDatabase: async (name: string) => {
@@ -102,6 +109,7 @@ export async function startPostgres(): Promise<Postgres> {
     psql,
     pid: postmaster,
     stop: async () => {
+      process.off('exit', orphan);
       const pid = postmaster();
       if (pid !== undefined && server.exitCode === null) {
         const ended = new Promise((resolve) => server.once('exit', resolve));
