@@ -171,6 +171,33 @@ describe('harvesting onto object storage', { skip: CEPH_SKIP || POSTGRES_SKIP },
     }
   });
 
+  test('reindex rebuilds a PostgreSQL catalog from the store alone, in a new folder, as it was', async () => {
+    const counts = async (archive: string) => {
+      const result = await run(['status', '--archive', archive, '--json']);
+      assert.equal(result.status, 0, result.stderr);
+      return (JSON.parse(result.stdout) as { sources: Array<{ liveResources: number; deletedResources: number; versions: number; bags: number }> }).sources.map(
+        ({ liveResources, deletedResources, versions, bags }) => ({ liveResources, deletedResources, versions, bags }),
+      );
+    };
+    const fresh = join(work, 'archive-a-again');
+    const rebuilt = await run([
+      'reindex',
+      '--archive',
+      fresh,
+      '--catalog',
+      await postgres.createDatabase('archive_a_again'),
+      '--store',
+      's3://archive/site-a',
+      '--store-endpoint',
+      rgw.endpoint,
+    ]);
+    assert.equal(rebuilt.status, 0, rebuilt.stderr);
+    const expected = await counts(join(work, 'archive-a'));
+    assert.equal(expected[0]?.versions, 14);
+    assert.deepEqual(await counts(fresh), expected);
+    await checkArchive(fresh, 'site-a');
+  });
+
   test('a harvest killed with SIGKILL after its first commit is completed by the next: every file stored once', async () => {
     const source = await site('site-b', 60);
     const archive = join(work, 'archive-b');

@@ -3,8 +3,10 @@
 // deletions, and per source the watermark of its last complete list and the list state after
 // its last bag. `oaibag reindex` does it for every bag of an archive, into a new catalog;
 // `oaibag import` of serialized bags for the bags it adopts, into the archive's catalog.
+
+import type { AipStorage } from '../aip/aip-storage.js';
 import type { ReadBagInfo } from '../aip/bag-info.js';
-import { readBatchBag } from '../aip/batch-bag-reader.js';
+import { readBatchBag, readStoredBatchBag } from '../aip/batch-bag-reader.js';
 import { ArchiverError } from '../core/errors.js';
 import type { Catalog } from './catalog.js';
 import {
@@ -19,6 +21,8 @@ import {
 import { indexBatchBag } from './index-bag.js';
 
 export interface IndexBagsOptions {
+  /** Where the bags are read (default: the archive's folder). */
+  storage?: AipStorage;
   /** After each bag: bags done, bags in all. */
   progress?: (done: number, total: number) => void;
   /**
@@ -79,7 +83,7 @@ export async function indexBags(catalog: Catalog, archiveDir: string, bags: read
   let versions = 0;
   let deletions = 0;
   for (const [index, bagPath] of bags.entries()) {
-    const bag = await readBatchBag(archiveDir, bagPath);
+    const bag = options.storage ? await readStoredBatchBag({ storage: options.storage, bagPath }) : await readBatchBag(archiveDir, bagPath);
     const info = bag.info;
     const source = catalog.ensureSource(info.baseUrl, info.repositoryName);
     const { harvestId, kind, args, startedAt, baggedAt } = harvestOfBag(bag);

@@ -11,7 +11,7 @@ import { ArchiverError } from '../core/errors.js';
 /** The commands that only read an archive: they leave its folder as it is. */
 const READING = new Set(['status', 'audit', 'restore', 'export', 'export-rdf', 'serve', 'urls']);
 /** The commands that read bag files, not built on object storage yet. */
-const FOLDER_ONLY = new Set(['restore', 'verify', 'repair', 'reindex', 'serve', 'export', 'export-rdf']);
+const FOLDER_ONLY = new Set(['restore', 'verify', 'repair', 'serve', 'export', 'export-rdf']);
 
 export interface StoreOptions {
   store?: string;

@@ -7,8 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type OpenedStorage, openArchiveStorage } from '../aip/archive-storage.js';
 import { AIPS_DIRECTORY, ARCHIVE_FORMAT, bagPathOfFolders, parseBatchFolder, parseHarvestFolder } from '../aip/layout-names.js';
-import { catalogLocation, withoutPassword } from '../archive/archive-locations.js';
+import { S3Storage } from '../aip/s3-storage.js';
+import { catalogLocation, storeLocation, withoutPassword } from '../archive/archive-locations.js';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
 import { lockArchiveForWriting } from '../archive/read-only-archive.js';
 import { CATALOG_FILE_NAME, Catalog } from '../catalog/catalog.js';
@@ -49,7 +51,8 @@ export async function reindexArchive(options: ReindexOptions): Promise<ReindexSu
   const started = Date.now();
   const { archiveDir } = options;
   const aips = join(archiveDir, AIPS_DIRECTORY);
-  if (!(await exists(aips))) {
+  const onStore = storeLocation(archiveDir) !== undefined;
+  if (!onStore && !(await exists(aips))) {
     throw new ArchiverError('ERR_ARCHIVE_USAGE', `${archiveDir} has no ${AIPS_DIRECTORY}/ folder: there are no bags to index`, {
       hint: 'check --archive names an archive made by oaibag harvest',
     });
@@ -58,11 +61,19 @@ export async function reindexArchive(options: ReindexOptions): Promise<ReindexSu
     writes: 'reindex builds the catalog in it',
     hint: 'reindex a writable copy of the archive',
   });
+  let opened: OpenedStorage;
+  try {
+    opened = await openArchiveStorage(archiveDir);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
   const postgres = catalogLocation(archiveDir);
   if (postgres !== undefined) {
     try {
-      return await reindexPostgres(postgres, options, started);
+      return await reindexPostgres(postgres, options, opened, started);
     } finally {
+      opened.close();
       await lock.release();
     }
   }
@@ -74,11 +85,11 @@ export async function reindexArchive(options: ReindexOptions): Promise<ReindexSu
         hint: 'give --force to build a new one and keep the old one beside it as catalog.sqlite.<time>',
       });
     }
-    const bags = await listBatchBags(archiveDir);
+    const bags = await listStoredBags(archiveDir, opened);
     const catalog = Catalog.open(archiveDir, { fileName: temporary });
     let summary: Omit<ReindexSummary, 'archive' | 'catalog' | 'keptAs' | 'seconds'>;
     try {
-      summary = await indexBags(catalog, archiveDir, bags, options.progress ? { progress: options.progress } : {});
+      summary = await indexBags(catalog, archiveDir, bags, { storage: opened.storage, ...(options.progress ? { progress: options.progress } : {}) });
     } finally {
       catalog.close();
     }
@@ -95,6 +106,7 @@ export async function reindexArchive(options: ReindexOptions): Promise<ReindexSu
     return { archive: archiveDir, catalog: current, keptAs, ...summary, seconds: (Date.now() - started) / 1000 };
   } finally {
     for (const suffix of ['', '-wal', '-shm', '-journal']) await rm(join(archiveDir, temporary + suffix), { force: true });
+    opened.close();
     await lock.release();
   }
 }
@@ -103,21 +115,21 @@ export async function reindexArchive(options: ReindexOptions): Promise<ReindexSu
  * The catalog in PostgreSQL rebuilt in a schema of its own, swapped into place once every bag
  * was read (catalog/pg-rebuild.ts); a failure drops the new schema and leaves the catalog.
  */
-async function reindexPostgres(url: string, options: ReindexOptions, started: number): Promise<ReindexSummary> {
+async function reindexPostgres(url: string, options: ReindexOptions, opened: OpenedStorage, started: number): Promise<ReindexSummary> {
   const { archiveDir } = options;
   if (postgresCatalogExists(url) && options.force !== true) {
     throw new ArchiverError('ERR_ARCHIVE_USAGE', `the catalog ${withoutPassword(url)} exists; reindex does not overwrite a catalog`, {
       hint: 'give --force to build a new one and keep the old one as the schema oaibag_kept_<time>',
     });
   }
-  const bags = await listBatchBags(archiveDir);
+  const bags = await listStoredBags(archiveDir, opened);
   const schema = createRebuildSchema(url);
   let swapped = false;
   try {
     const catalog = Catalog.open(archiveDir, { postgres: url, postgresSchema: schema });
     let summary: Omit<ReindexSummary, 'archive' | 'catalog' | 'keptAs' | 'seconds'>;
     try {
-      summary = await indexBags(catalog, archiveDir, bags, options.progress ? { progress: options.progress } : {});
+      summary = await indexBags(catalog, archiveDir, bags, { storage: opened.storage, ...(options.progress ? { progress: options.progress } : {}) });
     } finally {
       catalog.close();
     }
@@ -136,6 +148,29 @@ function timeStamp(at: Date): string {
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z');
+}
+
+/** The bags of the archive's storage: the folder's, or the store's committed bags (aip/s3-commit.ts), in the order written. */
+async function listStoredBags(archiveDir: string, opened: OpenedStorage): Promise<string[]> {
+  if (!(opened.storage instanceof S3Storage)) return listBatchBags(archiveDir);
+  const bags: Array<{ harvest: number; batch: number; path: string }> = [];
+  for await (const path of opened.storage.committedBags()) {
+    const [top, harvestFolder, batchFolder, ...rest] = path.split('/');
+    const harvest = harvestFolder === undefined ? undefined : parseHarvestFolder(harvestFolder);
+    const batch = batchFolder === undefined ? undefined : parseBatchFolder(batchFolder);
+    if (top !== AIPS_DIRECTORY || harvest === undefined || batch === undefined || rest.length > 0) {
+      throw new ArchiverError(
+        'ERR_ARCHIVE_FORMAT',
+        `${opened.storage.where(path)} is committed, and is not a batch bag of format ${ARCHIVE_FORMAT} (aips/harvest-<n>/batch-<n>)`,
+        {
+          path: opened.storage.where(path),
+        },
+      );
+    }
+    bags.push({ harvest, batch, path });
+  }
+  bags.sort((a, b) => a.harvest - b.harvest || a.batch - b.batch);
+  return bags.map((bag) => bag.path);
 }
 
 /** Every batch bag of the archive, in the order written: harvest, then batch. */
