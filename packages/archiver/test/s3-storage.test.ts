@@ -7,7 +7,9 @@
 // was committed (a locked version cannot be deleted; a revisited bag's retention grows).
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -269,6 +271,46 @@ describe('S3 storage on Ceph RGW', { skip: CEPH_SKIP }, () => {
       assert.equal((await retention(`${destination}/data/a.html`)).getTime(), later.getTime());
     } finally {
       storage.close();
+    }
+  });
+
+  test("a claim and a commit whose answers are lost on the way are not taken for another writer's", async () => {
+    // A relay to the gateway that lets the first successful PUT of a claim and of a commit
+    // through, then cuts the connection before its answer: the SDK tries again, and the store
+    // answers 412 to the retry of a create that did happen.
+    const lost: string[] = [];
+    const relay = createServer((request, response) => {
+      const target = new URL(rgw.endpoint);
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, method: request.method, path: request.url, headers: request.headers },
+        (answer) => {
+          const kind = /\/(claims|commits)\//.exec(request.url ?? '')?.[1];
+          if (request.method === 'PUT' && kind !== undefined && answer.statusCode === 200 && !lost.includes(kind)) {
+            lost.push(kind);
+            answer.resume();
+            response.socket?.destroy();
+            return;
+          }
+          response.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(response);
+        },
+      );
+      upstream.on('error', () => response.destroy());
+      request.pipe(upstream);
+    });
+    relay.listen(0, '127.0.0.1');
+    await once(relay, 'listening');
+    const storage = await open('plain', { endpoint: `http://127.0.0.1:${(relay.address() as { port: number }).port}` });
+    try {
+      const destination = 'aips/harvest-000007/batch-00001';
+      const [placement] = await storage.placeBags([await sealed(destination, { 'a.html': Buffer.from('once') })]);
+      assert.equal(placement?.error, undefined);
+      assert.deepEqual(lost.sort(), ['claims', 'commits'], 'both answers were lost');
+      assert.equal((await storage.commitOf(destination))?.bag, destination);
+    } finally {
+      storage.close();
+      relay.closeAllConnections();
+      relay.close();
     }
   });
 

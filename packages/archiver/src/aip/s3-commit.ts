@@ -60,7 +60,9 @@ export function writerName(token: string): string {
  */
 export async function createOnce(bucket: S3Bucket, rule: CreateOnceRule, key: string, body: Uint8Array, retainUntil?: Date): Promise<boolean> {
   const answer = await bucket.put(key, body, { ifAbsent: true, retainUntil, contentType: 'application/json' });
-  if (!answer.created) return false;
+  // A 412 may answer a retry of this very request whose first answer was lost on the way: the
+  // record there is then this call's own (its body names this writer and its instant).
+  if (!answer.created) return Buffer.from(body).equals((await readFirstVersion(bucket, rule, key, body.length + 1)) ?? Buffer.alloc(0));
   if (rule === 'if-none-match') return true;
   if (answer.versionId === undefined) {
     throw new ArchiverError('ERR_ARCHIVE_STORE', `${bucket.url(key)} was written without a version on a store said to keep versions`);

@@ -17,6 +17,7 @@ import { type BatchRecordFacts, describeDelivery } from '../aip/aip-metadata.js'
 import type { BatchBagInfo } from '../aip/bag-info.js';
 import { BatchBag, type ReceivedBytes } from '../aip/batch-bag.js';
 import { bagPathFor } from '../aip/layout-names.js';
+import { S3Storage } from '../aip/s3-storage.js';
 import {
   countedAs,
   type HarvestCounts,
@@ -248,7 +249,9 @@ export class IngestBatch {
         reliedOn,
       });
       if (placement.error) {
-        catalog.removePendingBag(bag.destination);
+        // On object storage a commit whose answer was lost may have happened: the note stays,
+        // and the next start records the bag if its commit record is there (adoptPendingBags).
+        if (!(this.harvest.storage instanceof S3Storage)) catalog.removePendingBag(bag.destination);
         throw placement.error;
       }
       placed = {
