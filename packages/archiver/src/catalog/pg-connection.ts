@@ -16,6 +16,10 @@ import { MessageChannel, type MessagePort, receiveMessageOnPort, type Worker } f
 import { startWorker } from '../core/start-worker.js';
 import type { PgReply, PgRequest } from './pg-worker.js';
 
+/** The shared words of the worker and this thread (see call). */
+const ANSWERS = 0;
+const ENDED = 1;
+
 /** A statement running longer is ended by the server (statement_timeout). */
 export const PG_STATEMENT_TIMEOUT_MS = 10 * 60_000;
 /** Beyond the statement timeout, how long this thread still waits for an answer. */
@@ -46,12 +50,15 @@ export interface PgConnectionOptions {
   schema?: string | undefined;
   /** Beyond the statement timeout, how long to wait for an answer (default SILENCE_GRACE_MS). */
   silenceGraceMs?: number | undefined;
+  /** Tests only: the worker wakes this thread once more before each answer, as the late wake of the answer before does under load. */
+  extraWakes?: boolean | undefined;
 }
 
 export class PgConnection {
   private readonly worker: Worker;
   private readonly port: MessagePort;
-  private readonly signal = new Int32Array(new SharedArrayBuffer(4));
+  /** [ANSWERS]: answers posted so far; [ENDED]: 1 once the worker ended (pg-worker.ts). */
+  private readonly signal = new Int32Array(new SharedArrayBuffer(8));
   private readonly waitMs: number;
   private broken: PgFailure | undefined;
 
@@ -97,22 +104,34 @@ export class PgConnection {
     void this.worker.terminate();
   }
 
+  /**
+   * Posts `request` and waits for its answer. The worker posts each answer, then counts it in
+   * the shared word and wakes this thread; a wake may also be the late one of the previous
+   * answer (the worker was paused between counting and waking), so the port is read again
+   * after every wake and the wait goes on until the answer is there, the worker is gone, or the
+   * time is up.
+   */
   private call(request: PgRequest): PgReply {
     if (this.broken) throw this.broken;
-    Atomics.store(this.signal, 0, 0);
     this.port.postMessage(request);
-    const woken = Atomics.wait(this.signal, 0, 0, this.waitMs);
-    const received = receiveMessageOnPort(this.port);
-    if (received === undefined) {
-      this.broken = new PgFailure(
-        woken === 'timed-out' ? `PostgreSQL did not answer within ${Math.round(this.waitMs / 1000)} s` : "the catalog's PostgreSQL thread ended",
-        undefined,
-        undefined,
-      );
-      void this.worker.terminate();
-      throw this.broken;
+    const deadline = Date.now() + this.waitMs;
+    for (;;) {
+      const seen = Atomics.load(this.signal, ANSWERS);
+      const received = receiveMessageOnPort(this.port);
+      if (received !== undefined) return received.message as PgReply;
+      const remaining = deadline - Date.now();
+      const ended = Atomics.load(this.signal, ENDED) === 1;
+      if (ended || remaining <= 0) {
+        this.broken = new PgFailure(
+          ended ? "the catalog's PostgreSQL thread ended" : `PostgreSQL did not answer within ${Math.round(this.waitMs / 1000)} s`,
+          undefined,
+          undefined,
+        );
+        void this.worker.terminate();
+        throw this.broken;
+      }
+      Atomics.wait(this.signal, ANSWERS, seen, remaining);
     }
-    return received.message as PgReply;
   }
 }
 

@@ -22,9 +22,10 @@ interface PgWorkerData {
   statementTimeoutMs: number;
   applicationName: string;
   schema: string | undefined;
+  extraWakes: boolean;
 }
 
-const { url, flag, port, statementTimeoutMs, applicationName, schema } = workerData as PgWorkerData;
+const { url, flag, port, statementTimeoutMs, applicationName, schema, extraWakes } = workerData as PgWorkerData;
 const signal = new Int32Array(flag);
 
 // BIGINT (COUNT, ids) and NUMERIC (SUM) as numbers, as SQLite gives them: every integer the
@@ -59,11 +60,26 @@ client.on('error', (error) => {
   lost = error;
 });
 
+// The shared words (pg-connection.ts): [0] counts the answers posted, [1] says the thread ended.
+const ANSWERS = 0;
+const ENDED = 1;
+
+/** Posts the answer first, then counts it and wakes the waiting thread: a counted answer is on the port. */
 function answer(reply: PgReply): void {
+  if (extraWakes) {
+    Atomics.notify(signal, ANSWERS);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+  }
   port.postMessage(reply);
-  Atomics.store(signal, 0, 1);
-  Atomics.notify(signal, 0);
+  Atomics.add(signal, ANSWERS, 1);
+  Atomics.notify(signal, ANSWERS);
 }
+
+// However this thread ends, the waiting thread learns it at once instead of at its deadline.
+process.on('exit', () => {
+  Atomics.store(signal, ENDED, 1);
+  Atomics.notify(signal, ANSWERS);
+});
 
 port.on('message', async (request: PgRequest) => {
   try {
