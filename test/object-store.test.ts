@@ -3,8 +3,9 @@
 // (`--catalog`), both started by this test. Every bag a harvest makes is committed on the store,
 // verifies as BagIt read back through it, and is in the catalog; the archive folder keeps only
 // its working files and where its catalog and bags are. A harvest killed with SIGKILL in the
-// middle is completed by the next one, with every file of the site stored exactly once. The
-// commands that read bag files, not built on a store yet, refuse with one coded line.
+// middle is completed by the next one, with every file of the site stored exactly once.
+// `repair`, which rewrites bags in place, refuses such an archive with one coded line; the
+// commands that read bags on a store are tested in test/object-store-reads.test.ts.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -165,9 +166,9 @@ describe('harvesting onto object storage', { skip: CEPH_SKIP || POSTGRES_SKIP },
       const { bags, versions } = await checkArchive(archive, 'site-a');
       assert.ok(bags.length >= 2);
       assert.deepEqual([...versions.values()], [14], '12 pages, one changed, one new');
-      const refused = await run(['restore', '--archive', archive, '--to', join(work, 'restored')]);
+      const refused = await run(['repair', '--archive', archive]);
       assert.equal(refused.status, 2);
-      assert.match(refused.stderr, /^oaibag: oaibag restore does not read or write bags on object storage yet, .* \[ERR_ARCHIVE_USAGE\]/);
+      assert.match(refused.stderr, /^oaibag: oaibag repair does not work on bags on object storage, .*never rewritten .*\[ERR_ARCHIVE_USAGE\]/);
       assert.equal(refused.stderr.trim().split('\n').length, 1);
     } finally {
       await source.repository.close();

@@ -12,9 +12,14 @@ export interface OpenedStorage {
   close(): void;
 }
 
-export async function openArchiveStorage(archiveDir: string): Promise<OpenedStorage> {
+export interface OpenStorageOptions {
+  /** Only reads bags (restore, verify, serve, export): the store is not probed, nothing is written to it. */
+  reading?: boolean;
+}
+
+export async function openArchiveStorage(archiveDir: string, options: OpenStorageOptions = {}): Promise<OpenedStorage> {
   const location = storeLocation(archiveDir);
   if (location === undefined) return { storage: folderStorage(archiveDir), objectStore: undefined, close: () => {} };
-  const storage = await S3Storage.open(location);
+  const storage = options.reading === true ? await S3Storage.openForReading(location) : await S3Storage.open(location);
   return { storage, objectStore: location.url, close: () => storage.close() };
 }

@@ -5,10 +5,11 @@
 // is never read as a digest (a multipart upload's is not one).
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { lstat, readdir, rm } from 'node:fs/promises';
+import { lstat, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { resolveArchivePath } from '../archive/storage-path.js';
+import { verifyBag } from '../bag/bag-verifier.js';
 import type { FinishedBag, SealedBag } from '../bag/sealed-bag.js';
 import { ArchiverError, archiveIoError } from '../core/errors.js';
 import type { AipStorage, ByteRange, StoredFile } from './aip-storage.js';
@@ -53,6 +54,23 @@ export class S3Storage implements AipStorage {
     const bucket = await S3Bucket.connect(resolved);
     try {
       return new S3Storage(bucket, await probeStore(bucket, { objectLock: resolved.retainMs !== undefined }));
+    } catch (error) {
+      bucket.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Connects for reading only (restore, verify, serve, export): nothing is written, so no probe
+   * runs and credentials that may only read will do. A commit record is read as first created
+   * (its first version on a versioned bucket), which is right whichever create-once rule the
+   * writers kept: where the store honours If-None-Match, a record has one version.
+   */
+  static async openForReading(options: S3StoreOptions): Promise<S3Storage> {
+    const bucket = await S3Bucket.connect(resolveS3Options(options));
+    try {
+      const features = await bucket.features();
+      return new S3Storage(bucket, { createOnce: features.versioned ? 'first-version' : 'if-none-match', ...features });
     } catch (error) {
       bucket.close();
       throw error;
@@ -130,10 +148,101 @@ export class S3Storage implements AipStorage {
     return (await readFirstVersion(this.bucket, this.rule, this.key(`${CLAIMS_FOLDER}${bagPath}`), 64 * 1024)) !== undefined;
   }
 
+  /**
+   * The objects under a bag's name as the store lists them (not the commit record's list):
+   * paths relative to the bag, with their sizes, in key order. What verify compares with the
+   * commit record.
+   */
+  async *objectsOf(bagPath: string): AsyncGenerator<StoredFile> {
+    const folder = `${this.key(bagPath)}/`;
+    for await (const { key, size } of this.bucket.list(folder)) yield { path: key.slice(folder.length), size };
+  }
+
   /** The names of every committed bag, in key order (harvest by harvest, batch by batch). */
   async *committedBags(): AsyncGenerator<string> {
     const folder = this.prefix + COMMITS_FOLDER;
     for await (const { key } of this.bucket.list(folder)) yield key.slice(folder.length);
+  }
+
+  /** The names of every claimed bag (committed or not), in key order. */
+  async *claimedBags(): AsyncGenerator<string> {
+    const folder = this.prefix + CLAIMS_FOLDER;
+    for await (const { key } of this.bucket.list(folder)) yield key.slice(folder.length);
+  }
+
+  /**
+   * Commits a bag sealed in a folder (`bagDir`, left as it is) under its own name `bagPath`, by
+   * the commit protocol, as `writer` (`oaibag migrate`). The bag is verified in full first (a
+   * damaged bag is ERR_ARCHIVE_DAMAGED, nothing written); every object is read back and its
+   * SHA-256 compared before the commit record is made. A bag committed there with the same
+   * files is 'present' and left as it is; a name claimed by `writer` before (a copy cut short)
+   * is taken up again; a name another writer holds is ERR_ARCHIVE_BAG.
+   */
+  async commitFolderBag(bagDir: string, bagPath: string, writer: string, retainUntil?: Date): Promise<'committed' | 'present'> {
+    const report = await verifyBag(bagDir);
+    if (!report.valid) {
+      const first = report.problems[0]!;
+      throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${bagDir} does not verify: ${first.path ? `${first.path}: ` : ''}${first.message}`, {
+        path: bagDir,
+        hint: 'run `oaibag verify` and `oaibag repair` on the archive first; a damaged bag is not copied',
+      });
+    }
+    const files = await describeFolder(bagDir);
+    const theirs = await this.commitOf(bagPath);
+    if (theirs !== undefined) {
+      if (sameFiles(theirs.files, files)) return 'present';
+      throw new ArchiverError('ERR_ARCHIVE_BAG', `${this.where(bagPath)} is committed with other files than ${bagDir}`, { path: this.where(bagPath) });
+    }
+    const claimKey = this.key(`${CLAIMS_FOLDER}${bagPath}`);
+    const claim = Buffer.from(`${JSON.stringify({ bag: bagPath, claimed: new Date().toISOString(), writer })}\n`);
+    if (!(await createOnce(this.bucket, this.rule, claimKey, claim))) {
+      const held = await readFirstVersion(this.bucket, this.rule, claimKey, 64 * 1024);
+      if (claimWriter(held) !== writer) {
+        throw new ArchiverError('ERR_ARCHIVE_BAG', `another writer holds ${this.where(bagPath)} (claimed, not committed)`, { path: this.where(bagPath) });
+      }
+    }
+    const versions = new Map<string, string | undefined>();
+    const queue = [...files];
+    const copy = async (): Promise<void> => {
+      for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+        const key = this.key(`${bagPath}/${file.path}`);
+        const local = join(bagDir, ...file.path.split('/'));
+        const answer =
+          file.size > this.bucket.options.partBytes
+            ? await this.bucket.putInParts(key, local, file.size)
+            : await this.bucket.put(key, { file: local, offset: 0, length: file.size });
+        const read = createHash('sha256');
+        for await (const chunk of this.bucket.read(key, undefined, answer.versionId)) read.update(chunk as Buffer);
+        const found = read.digest('hex');
+        if (found !== file.sha256) {
+          throw new ArchiverError('ERR_ARCHIVE_STORE', `${this.where(`${bagPath}/${file.path}`)} reads back with SHA-256 ${found}, not ${file.sha256}`, {
+            path: this.where(`${bagPath}/${file.path}`),
+          });
+        }
+        versions.set(file.path, answer.versionId);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.bucket.options.uploadsAtOnce, files.length) }, copy));
+    if (retainUntil !== undefined) {
+      for (const [path, versionId] of versions) await this.bucket.retain(this.key(`${bagPath}/${path}`), versionId, retainUntil);
+    }
+    const bagInfo = await readFile(join(bagDir, 'bag-info.txt'), 'utf8');
+    const record: CommitRecord = {
+      format: COMMIT_FORMAT,
+      bag: bagPath,
+      committed: new Date().toISOString(),
+      writer,
+      payloadOxum: /^Payload-Oxum:\s*(\S+)/m.exec(bagInfo)?.[1] ?? '',
+      files,
+      ...(retainUntil ? { retainUntil: retainUntil.toISOString() } : {}),
+    };
+    if (!(await createOnce(this.bucket, this.rule, this.key(`${COMMITS_FOLDER}${bagPath}`), encodeCommit(record), retainUntil))) {
+      this.commitsRead.delete(bagPath);
+      const now = await this.commitOf(bagPath);
+      if (now !== undefined && sameFiles(now.files, files)) return 'present';
+      throw new ArchiverError('ERR_ARCHIVE_BAG', `another writer committed ${this.where(bagPath)} first`, { path: this.where(bagPath) });
+    }
+    return 'committed';
   }
 
   /**
@@ -275,6 +384,36 @@ export class S3Storage implements AipStorage {
     };
     await walk(bag.tempDir, '');
     return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+}
+
+/** Every file of the bag in the folder `bagDir` with its size and SHA-256, in code-unit order. */
+async function describeFolder(bagDir: string): Promise<CommittedFile[]> {
+  const found: CommittedFile[] = [];
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(full, path);
+      else if (entry.isFile()) found.push({ path, size: (await lstat(full)).size, sha256: await sha256Of(full) });
+      else throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${full} is neither a file nor a folder: a bag holds nothing else`, { path: full });
+    }
+  };
+  await walk(bagDir, '');
+  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+function sameFiles(a: readonly CommittedFile[], b: readonly CommittedFile[]): boolean {
+  return a.length === b.length && a.every((file, index) => file.path === b[index]!.path && file.size === b[index]!.size && file.sha256 === b[index]!.sha256);
+}
+
+/** The writer a claim record names, or undefined. */
+function claimWriter(claim: Buffer | undefined): string | undefined {
+  try {
+    const writer = (JSON.parse(claim?.toString('utf8') ?? '') as { writer?: unknown }).writer;
+    return typeof writer === 'string' ? writer : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -159,6 +159,15 @@ export async function useStoreAt(archiveDir: string, location: StoreLocation, re
   givenStores.set(resolve(archiveDir), effective);
 }
 
+/**
+ * Switches the archive folder onto the PostgreSQL catalog at `catalogUrl` (recorded without its
+ * password) and the object store `store`, in one durable write of locations.json: the last
+ * step of `oaibag migrate`, once both hold everything. From then on every command uses them.
+ */
+export async function switchArchiveLocations(archiveDir: string, catalogUrl: string, store: StoreLocation): Promise<void> {
+  await recordLocations(archiveDir, { catalog: withoutPassword(parseCatalogUrl(catalogUrl)), store: definedOnly(store) });
+}
+
 function definedOnly(location: StoreLocation): StoreLocation {
   return Object.fromEntries(Object.entries(location).filter(([, value]) => value !== undefined)) as unknown as StoreLocation;
 }
@@ -169,16 +178,12 @@ async function recordLocations(archiveDir: string, locations: LocationsFile): Pr
 }
 
 /**
- * The refusal of what does not work on object storage yet (issue 28 builds it step by step):
+ * The refusal of what does not work on an archive whose bags are on object storage, with why:
  * one coded line, nothing done, rather than a command that silently looks for bags in the folder.
  */
-export function notOnObjectStorageYet(what: string, archiveDir: string): ArchiverError {
-  return new ArchiverError(
-    'ERR_ARCHIVE_USAGE',
-    `${what} does not read or write bags on object storage yet, and the archive ${archiveDir} keeps its bags there`,
-    {
-      path: archiveDir,
-      hint: 'harvest, import of records, audit and status work on it; see docs/scale-out.md for the rest',
-    },
-  );
+export function notOnObjectStorage(what: string, archiveDir: string, why: string): ArchiverError {
+  return new ArchiverError('ERR_ARCHIVE_USAGE', `${what} does not work on bags on object storage, and the archive ${archiveDir} keeps its bags there: ${why}`, {
+    path: archiveDir,
+    hint: 'see docs/scale-out.md for what works on a store',
+  });
 }

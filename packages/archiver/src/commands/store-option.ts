@@ -2,16 +2,19 @@
 // command that opens an archive (docs/scale-out.md): the archive's bags on S3-compatible object
 // storage. Default: OAIBAG_STORE, else the store the folder keeps (archive/archive-locations.ts).
 // Credentials come from the AWS SDK's usual places (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,
-// a profile). The commands that read bag files do not work on a store yet: they refuse.
+// a profile). The commands that only read bags (restore, verify, serve, export, export-rdf) read
+// them through the store without probing it, so credentials that may only read will do. `repair`
+// refuses an archive on a store: it rewrites files of bags in place, and a committed bag's
+// objects are never rewritten (docs/scale-out.md, "What repair does not do on a store").
 import type { Command } from 'commander';
-import { notOnObjectStorageYet, storeLocation, useStoreAt } from '../archive/archive-locations.js';
+import { notOnObjectStorage, storeLocation, useStoreAt } from '../archive/archive-locations.js';
 import { parseDuration } from '../core/duration.js';
 import { ArchiverError } from '../core/errors.js';
 
 /** The commands that only read an archive: they leave its folder as it is. */
 const READING = new Set(['status', 'audit', 'restore', 'export', 'export-rdf', 'serve', 'urls']);
-/** The commands that read bag files, not built on object storage yet. */
-const FOLDER_ONLY = new Set(['restore', 'verify', 'repair', 'serve', 'export', 'export-rdf']);
+/** The commands that do not work on object storage, and why (docs/scale-out.md). */
+const FOLDER_ONLY = new Map([['repair', 'it rewrites damaged files of bags in place, and a committed bag on a store is never rewritten']]);
 
 export interface StoreOptions {
   store?: string;
@@ -49,5 +52,6 @@ export async function applyStoreOptions(command: string, archiveDir: string, opt
       !READING.has(command),
     );
   }
-  if (FOLDER_ONLY.has(command) && storeLocation(archiveDir) !== undefined) throw notOnObjectStorageYet(`oaibag ${command}`, archiveDir);
+  const why = FOLDER_ONLY.get(command);
+  if (why !== undefined && storeLocation(archiveDir) !== undefined) throw notOnObjectStorage(`oaibag ${command}`, archiveDir, why);
 }

@@ -2,6 +2,7 @@
 // with a SHA256SUMS file beside them so that a partner can check what arrived.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openArchiveStorage } from '../aip/archive-storage.js';
 import { writeFileDurably } from '../archive/durable-file.js';
 import { Catalog } from '../catalog/catalog.js';
 import { type SerializedBag, serializeBag } from './serialize-bag.js';
@@ -30,10 +31,16 @@ export async function exportBags(options: ExportBagsOptions): Promise<Serialized
   }
   await mkdir(options.to, { recursive: true });
   const written: SerializedBag[] = [];
-  for (const bagPath of bagPaths) {
-    const bag = await serializeBag(options.archiveDir, bagPath, options.to);
-    written.push(bag);
-    options.progress?.(written.length, bagPaths.length, bag);
+  // On object storage each bag's files are those its commit record lists, read through the store.
+  const opened = await openArchiveStorage(options.archiveDir, { reading: true });
+  try {
+    for (const bagPath of bagPaths) {
+      const bag = await serializeBag(options.archiveDir, bagPath, options.to, opened.storage);
+      written.push(bag);
+      options.progress?.(written.length, bagPaths.length, bag);
+    }
+  } finally {
+    opened.close();
   }
   const sums = written.map((bag) => `${bag.sha256}  ${bag.folder}.zip\n`);
   await writeFileDurably(join(options.to, 'SHA256SUMS'), sums, { fullHint: 'free space there, then run the same export again' });

@@ -5,6 +5,7 @@
 // deflate's output depends on the zlib build, the stored bytes do not). ZIP64 when needed.
 // Streamed: memory does not grow with file size (archive/zip-file.ts).
 import { join } from 'node:path';
+import type { AipStorage } from '../aip/aip-storage.js';
 import { readBatchBagInfo } from '../aip/bag-info.js';
 import { folderStorage } from '../aip/folder-storage.js';
 import { serializedBagFolder } from '../aip/layout-names.js';
@@ -23,9 +24,16 @@ export interface SerializedBag {
 /** When Bagged-At is missing or unreadable: the earliest time a ZIP's DOS date holds. */
 const FALLBACK_SECONDS = Date.UTC(1980, 0, 1) / 1000;
 
-/** Writes the bag at `bagPath` (relative to the archive) as `<toDir>/<name>.zip`. */
-export async function serializeBag(archiveDir: string, bagPath: string, toDir: string): Promise<SerializedBag> {
-  const storage = folderStorage(archiveDir);
+/**
+ * Writes the bag at `bagPath` (relative to the archive) as `<toDir>/<name>.zip`, read from
+ * `storage` (default: the archive folder; on object storage, the committed bag's files).
+ */
+export async function serializeBag(
+  archiveDir: string,
+  bagPath: string,
+  toDir: string,
+  storage: AipStorage = folderStorage(archiveDir),
+): Promise<SerializedBag> {
   const folder = serializedBagFolder(bagPath);
   const files = await storage.listBag(bagPath);
   const baggedAt = Date.parse((await readBatchBagInfo({ storage, bagPath })).baggedAt ?? '');

@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { type DeliveryFacts, describeDelivery } from '../aip/aip-metadata.js';
 import { type ReadBagInfo, readBatchBagInfo } from '../aip/bag-info.js';
 import { AIPS_DIRECTORY, isSerializedBagZipName, parseSerializedBagFolder, parseSerializedBagZipName } from '../aip/layout-names.js';
-import { notOnObjectStorageYet, storeLocation } from '../archive/archive-locations.js';
+import { notOnObjectStorage, storeLocation } from '../archive/archive-locations.js';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
 import { TEMP_DIRECTORY } from '../archive/storage-path.js';
 import { folderBagSource } from '../bag/bag-source.js';
@@ -55,7 +55,8 @@ export async function adoptBags(
   unpacked?: BagZipUnpacking,
 ): Promise<ImportSummary> {
   const { archiveDir, log } = options;
-  if (storeLocation(archiveDir) !== undefined) throw notOnObjectStorageYet('import of serialized bags', archiveDir);
+  if (storeLocation(archiveDir) !== undefined)
+    throw notOnObjectStorage('import of serialized bags', archiveDir, 'not built on a store yet (import of records works)');
   // Checked against SHA256SUMS when the delivery has one: the partner's list of what was sent.
   const sums = await expectedSums(delivery);
   const { catalog } = session;

@@ -2,11 +2,15 @@
 // where a version's bytes are, how a payload file is opened, how its bytes are read and checked,
 // and the error that reports one that fails its check (the bytes come from the catalog's index
 // of payload files, see stage-version.ts; no tag file or manifest is read by a restore).
+// In a folder a payload file is opened (never through a link) and read with system calls; on
+// object storage it is read through the archive's AipStorage, with the same checks.
 
 import { createHash } from 'node:crypto';
 import { closeSync, constants as fsConstants, fstatSync, openSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { AipStorage } from '../aip/aip-storage.js';
 import { resolveArchivePath } from '../archive/storage-path.js';
 import type { PayloadLocation } from '../catalog/catalog-types.js';
 import type { PlanVersion } from './restore-plan.js';
@@ -43,8 +47,9 @@ export function payloadName(part: PayloadLocation): string {
  * The bag holding the version's bytes (for a revisit, an earlier one than the record's), below
  * `archiveDir`: what a damaged payload file is reported by, ready for `oaibag verify`.
  */
-export function holdingBag(archiveDir: string, version: PlanVersion): string {
-  return join(archiveDir, version.parts[0]?.bagPath ?? version.bagPath);
+export function holdingBag(archiveDir: string, version: PlanVersion, store?: AipStorage): string {
+  const bagPath = version.parts[0]?.bagPath ?? version.bagPath;
+  return store === undefined ? join(archiveDir, bagPath) : store.where(bagPath);
 }
 
 /**
@@ -125,6 +130,29 @@ export async function* readVerified(handle: FileHandle, source: PayloadSource, v
     hash.update(chunk);
     size += chunk.byteLength;
     yield chunk;
+  }
+  checkPayload(source, version, hash.digest('hex'), size);
+}
+
+/**
+ * The bytes of a payload file on object storage, as {@link readVerified} gives those of an open
+ * file: streamed (memory does not grow with file size), hashed on the way, checked after the
+ * last chunk. A missing object is Damage; another read error is thrown as it is.
+ */
+export async function* readStoredVerified(store: AipStorage, source: PayloadSource, version: PlanVersion): AsyncGenerator<Buffer, void, undefined> {
+  const hash = createHash('sha256');
+  let size = 0;
+  const stream: Readable = store.read(source.name);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      size += chunk.byteLength;
+      yield chunk;
+    }
+  } catch (error) {
+    throw payloadOpenError(source, error);
+  } finally {
+    stream.destroy();
   }
   checkPayload(source, version, hash.digest('hex'), size);
 }

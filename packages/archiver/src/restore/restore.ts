@@ -8,9 +8,11 @@
 // skipped; the others are still restored.
 //
 // No archive lock: bags are immutable once in place, and the catalog is only read (in one
-// read transaction, so a harvest committing meanwhile is not half seen).
+// read transaction, so a harvest committing meanwhile is not half seen). An archive whose bags
+// are on object storage is restored the same way, its payloads read through the store.
 
 import { join } from 'node:path';
+import { openArchiveStorage } from '../aip/archive-storage.js';
 import { PathClaims, restorePathFor } from '../aip/restore-path.js';
 import { Catalog } from '../catalog/catalog.js';
 import { RestorePlanTable } from '../catalog/restore-plan-table.js';
@@ -68,15 +70,22 @@ export async function restoreSite(options: RestoreOptions): Promise<RestoreSumma
         else summary.planned.push(file);
       }
     } else {
-      const writer = await SiteWriter.open(options.archiveDir, target.root, report, options.progress);
-      let existing: ExistingFiles | undefined;
-      if (paths !== undefined) {
-        report.takeFolder(mode);
-        // --clean removes first: what is in the way (a link or a file where a folder goes) is gone before the writes.
-        await surveyFolder(target.root, paths, report, mode === 'clean', work.present);
-        existing = { present: work.present, clean: mode === 'clean' };
+      // Bags on object storage are read through it (opened for reading: nothing is written there).
+      const opened = await openArchiveStorage(options.archiveDir, { reading: true });
+      try {
+        const store = opened.objectStore === undefined ? undefined : opened.storage;
+        const writer = await SiteWriter.open(options.archiveDir, target.root, report, options.progress, store);
+        let existing: ExistingFiles | undefined;
+        if (paths !== undefined) {
+          report.takeFolder(mode);
+          // --clean removes first: what is in the way (a link or a file where a folder goes) is gone before the writes.
+          await surveyFolder(target.root, paths, report, mode === 'clean', work.present);
+          existing = { present: work.present, clean: mode === 'clean' };
+        }
+        await writer.writeAll(work.files(), total, existing);
+      } finally {
+        opened.close();
       }
-      await writer.writeAll(work.files(), total, existing);
     }
     summary.problems = countProblems(summary);
     return summary;

@@ -7,13 +7,14 @@
 import { lstatSync, renameSync, rmSync } from 'node:fs';
 import { mkdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { AipStorage } from '../aip/aip-storage.js';
 import { type DiskFlusher, fsyncFolderIfPossible, openDiskFlusher } from '../archive/flush-to-disk.js';
 import { ArchiverError, isStorageExhausted } from '../core/errors.js';
 import { compareExisting, type ExistingFile } from './existing-file.js';
 import { Damage, holdingBag } from './restore-bag.js';
 import type { PlanVersion } from './restore-plan.js';
 import { listEntry, type RestoreCounts, type RestoreReport } from './restore-summary.js';
-import { InTheWay, removeStaleTemporaries, type StagedVersion, stageVersion } from './stage-version.js';
+import { InTheWay, removeStaleTemporaries, type StagedVersion, stageStoredVersion, stageVersion } from './stage-version.js';
 
 /** A resource of the plan: the version to write and where it goes. */
 export interface PlannedFile {
@@ -65,26 +66,30 @@ export class SiteWriter {
     private readonly flusher: DiskFlusher,
     private readonly report: RestoreReport,
     private readonly progress: ((done: RestoreCounts, total: RestoreCounts) => void) | undefined,
+    /** The archive's object store, when its bags are there; undefined for bags in its folder. */
+    private readonly store: AipStorage | undefined,
   ) {
     this.touched = new Set([root]);
   }
 
   /**
    * Makes the restore folder (ERR_ARCHIVE_IO when it cannot be made) and removes the temporary
-   * files a killed restore left in it.
+   * files a killed restore left in it. With `store`, payloads are read from the archive's
+   * object store instead of its folder.
    */
   static async open(
     archiveDir: string,
     root: string,
     report: RestoreReport,
     progress?: (done: RestoreCounts, total: RestoreCounts) => void,
+    store?: AipStorage,
   ): Promise<SiteWriter> {
     await mkdir(root, { recursive: true }).catch((error: unknown) => {
       throw new ArchiverError('ERR_ARCHIVE_IO', `cannot create the restore folder ${root}: ${(error as Error).message}`, { cause: error, path: root });
     });
     const stale = await removeStaleTemporaries(root);
     if (stale > 0) report.note(`removed ${stale} temporary file(s) left by an interrupted restore`);
-    return new SiteWriter(archiveDir, root, await openDiskFlusher(root), report, progress);
+    return new SiteWriter(archiveDir, root, await openDiskFlusher(root), report, progress, store);
   }
 
   /**
@@ -120,10 +125,13 @@ export class SiteWriter {
   private async stage(entry: PlannedFile): Promise<Outcome> {
     // A cache: a folder forgotten is only checked again (lstat), and a site of a million folders does not fill memory.
     if (this.folders.size > KNOWN_FOLDERS) this.folders.clear();
-    const bag = holdingBag(this.archiveDir, entry.version);
+    const bag = holdingBag(this.archiveDir, entry.version, this.store);
     let staged: StagedVersion;
     try {
-      staged = stageVersion(this.archiveDir, this.root, entry.version, entry.segments, this.folders, this.touched);
+      staged =
+        this.store === undefined
+          ? stageVersion(this.archiveDir, this.root, entry.version, entry.segments, this.folders, this.touched)
+          : await stageStoredVersion(this.store, this.archiveDir, this.root, entry.version, entry.segments, this.folders, this.touched);
     } catch (error) {
       return { entry, bag, error };
     }

@@ -8,10 +8,12 @@
 // so it is not finished under its name.
 import { type FileHandle, mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import type { AipStorage } from '../aip/aip-storage.js';
+import { openArchiveStorage } from '../aip/archive-storage.js';
 import { writeZipDurably } from '../archive/zip-writer.js';
 import { ArchiverError, archiveIoError } from '../core/errors.js';
 import { type PlannedWork, planSite } from './restore.js';
-import { Damage, holdingBag, locatePayload, openPayload, type PayloadSource, payloadName, readVerified } from './restore-bag.js';
+import { Damage, holdingBag, locatePayload, openPayload, type PayloadSource, payloadName, readStoredVerified, readVerified } from './restore-bag.js';
 import { countProblems, damageLine, listEntry, type RestoreCounts, type RestoreReport, type RestoreSummary } from './restore-summary.js';
 import type { PlannedFile } from './site-writer.js';
 import { versionMtime } from './stage-version.js';
@@ -72,7 +74,12 @@ export async function exportSite(options: ExportSiteOptions): Promise<ExportedSi
     ...(options.pageRows !== undefined ? { pageRows: options.pageRows } : {}),
   });
   try {
-    return await writeSiteZip(options, target, report, work);
+    const opened = await openArchiveStorage(options.archiveDir, { reading: true });
+    try {
+      return await writeSiteZip(options, target, report, work, opened.objectStore === undefined ? undefined : opened.storage);
+    } finally {
+      opened.close();
+    }
   } finally {
     work.close();
   }
@@ -83,7 +90,13 @@ function* zipEntries(work: PlannedWork): Generator<PlannedFile> {
   for (const entry of work.files()) if (zipNameProblem(entry.path) === undefined) yield entry;
 }
 
-async function writeSiteZip(options: ExportSiteOptions, target: string, report: RestoreReport, work: PlannedWork): Promise<ExportedSite> {
+async function writeSiteZip(
+  options: ExportSiteOptions,
+  target: string,
+  report: RestoreReport,
+  work: PlannedWork,
+  store: AipStorage | undefined,
+): Promise<ExportedSite> {
   const summary = report.summary;
   const total: RestoreCounts = { files: 0, bytes: 0 };
   for (const entry of work.fileNames()) {
@@ -105,7 +118,7 @@ async function writeSiteZip(options: ExportSiteOptions, target: string, report: 
     if (extra.length > 0)
       listEntry(summary, 'extraParts', summary.extraParts, {
         identifier: entry.version.identifier,
-        bag: holdingBag(options.archiveDir, entry.version),
+        bag: holdingBag(options.archiveDir, entry.version, store),
         parts: extra,
       });
     options.progress?.({ files: summary.restored, bytes: summary.bytes }, total);
@@ -122,7 +135,7 @@ async function writeSiteZip(options: ExportSiteOptions, target: string, report: 
         level: DEFLATE_LEVEL,
         size: entry.version.parts[0]?.size ?? 0,
       };
-      await zip.add(entryOptions, await entryBytes(options.archiveDir, entry, added));
+      await zip.add(entryOptions, await entryBytes(options.archiveDir, entry, added, store));
     }
   });
   summary.problems = countProblems(summary);
@@ -134,10 +147,15 @@ async function writeSiteZip(options: ExportSiteOptions, target: string, report: 
  * told before any byte is asked for). Damage and read errors become the one-line errors the
  * export stops with; `added` is told once every byte has been read and checked.
  */
-async function entryBytes(archiveDir: string, entry: PlannedFile, added: (entry: PlannedFile, size: number) => void): Promise<AsyncGenerator<Buffer>> {
+async function entryBytes(
+  archiveDir: string,
+  entry: PlannedFile,
+  added: (entry: PlannedFile, size: number) => void,
+  store: AipStorage | undefined,
+): Promise<AsyncGenerator<Buffer>> {
   const fail = (error: unknown): ArchiverError => {
     if (error instanceof Damage) {
-      const bag = holdingBag(archiveDir, entry.version);
+      const bag = holdingBag(archiveDir, entry.version, store);
       return new ArchiverError('ERR_ARCHIVE_DAMAGED', damageLine(entry.version.identifier, bag, error.message), {
         cause: error,
         path: bag,
@@ -147,9 +165,29 @@ async function entryBytes(archiveDir: string, entry: PlannedFile, added: (entry:
     return archiveIoError(error, `cannot read the bytes of ${entry.version.identifier}`);
   };
   let payload: PayloadSource;
-  let handle: FileHandle;
   try {
     payload = locatePayload(archiveDir, entry.version);
+  } catch (error) {
+    throw fail(error);
+  }
+  if (store !== undefined) {
+    // On object storage a missing payload is told by its first read, as the ZIP entry starts.
+    const stored = readStoredVerified(store, payload, entry.version);
+    return (async function* () {
+      let size = 0;
+      try {
+        for await (const chunk of stored) {
+          size += chunk.byteLength;
+          yield chunk;
+        }
+      } catch (error) {
+        throw fail(error);
+      }
+      added(entry, size);
+    })();
+  }
+  let handle: FileHandle;
+  try {
     handle = await openPayload(payload);
   } catch (error) {
     throw fail(error);

@@ -10,8 +10,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants as fsConstants, fstatSync, futimesSync, lstatSync, mkdirSync, openSync, readSync, rmSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { AipStorage } from '../aip/aip-storage.js';
 import { writeFullySync } from '../core/write-fully.js';
-import { checkPayload, locatePayload, openPayloadSync, payloadName } from './restore-bag.js';
+import { checkPayload, locatePayload, openPayloadSync, payloadName, readStoredVerified } from './restore-bag.js';
 import { datestampSeconds, type PlanVersion } from './restore-plan.js';
 
 /** Names of the files a restore leaves only while it writes one (a crash can leave one behind). */
@@ -96,11 +97,7 @@ export function stageVersion(
     }
     // Checked before anything else is done with the file: a mismatch throws Damage, and the temporary file is removed.
     checkPayload(payload, version, hash.digest('hex'), size);
-    // What landed on disk, not only what was read, must be the size the catalog records.
-    const landed = fstatSync(written).size;
-    if (landed !== size) throw Object.assign(new Error(`${landed} bytes written of ${size}`), { code: 'EIO' });
-    futimesSync(written, mtime, mtime);
-    closeSync(written);
+    finishTemporary(written, size, mtime);
     written = undefined;
     placed = true; // handed to the caller, which renames or removes it
     return { temp, target, folder, size, extraParts: version.parts.slice(1).map(payloadName) };
@@ -109,6 +106,55 @@ export function stageVersion(
     if (written !== undefined) closeQuietly(written);
     if (!placed) quietly(() => rmSync(temp, { force: true }));
   }
+}
+
+/**
+ * {@link stageVersion} for an archive whose bags are on object storage: the payload is read
+ * through `store` as a stream (restore-bag.ts, readStoredVerified), with the same checks, and
+ * written to the temporary file as it comes. The folder work and the temporary file are the
+ * same synchronous calls as stageVersion's; only the read waits for the network.
+ */
+export async function stageStoredVersion(
+  store: AipStorage,
+  archiveDir: string,
+  root: string,
+  version: PlanVersion,
+  segments: string[],
+  folders: Set<string>,
+  touched: Set<string>,
+): Promise<StagedVersion> {
+  const payload = locatePayload(archiveDir, version);
+  const mtime = versionMtime(version);
+  const folder = prepareFolder(root, segments.slice(0, -1), folders, touched);
+  const target = join(folder, segments[segments.length - 1]!);
+  const temp = join(folder, `${TEMP_STEM}${(tempCount++).toString(16)}`);
+  let written: number | undefined;
+  let placed = false;
+  try {
+    written = openSync(temp, OPEN_TEMP, 0o644);
+    let size = 0;
+    // The last chunk comes only once the bytes matched their sha-256 and size (else Damage is thrown).
+    for await (const bytes of readStoredVerified(store, payload, version)) {
+      writeFullySync(written, bytes);
+      size += bytes.byteLength;
+    }
+    finishTemporary(written, size, mtime);
+    written = undefined;
+    placed = true;
+    return { temp, target, folder, size, extraParts: version.parts.slice(1).map(payloadName) };
+  } finally {
+    if (written !== undefined) closeQuietly(written);
+    if (!placed) quietly(() => rmSync(temp, { force: true }));
+  }
+}
+
+/** A verified temporary file's end: its size on disk checked, its mtime set, closed (an error leaves it open for the caller). */
+function finishTemporary(fd: number, size: number, mtime: number): void {
+  // What landed on disk, not only what was read, must be the size the catalog records.
+  const landed = fstatSync(fd).size;
+  if (landed !== size) throw Object.assign(new Error(`${landed} bytes written of ${size}`), { code: 'EIO' });
+  futimesSync(fd, mtime, mtime);
+  closeSync(fd);
 }
 
 /** Cleanup that must not hide the error being thrown. */

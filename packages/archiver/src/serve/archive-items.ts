@@ -2,6 +2,7 @@
 // serve` (docs/serve.md): one item per archived resource from the catalog, its record the
 // latest version (or its deletion) written in the formats of served-formats.ts from the record
 // the bag keeps, payloads' base64 read from the bags as the client reads.
+
 import { NS } from '@oaibag/didl';
 import {
   formatDatestamp,
@@ -18,6 +19,7 @@ import {
   setNameFor,
   setSpecAncestors,
 } from '@oaibag/oai-pmh';
+import type { AipStorage } from '../aip/aip-storage.js';
 import { bagFolders } from '../aip/layout-names.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { PayloadLocation } from '../catalog/catalog-types.js';
@@ -47,6 +49,8 @@ export interface ServedArchive {
   archiveDir: string;
   catalog: Catalog;
   records: StoredRecords;
+  /** The archive's object store, when its bags are there; payload bytes are then read through it. */
+  store?: AipStorage | undefined;
 }
 
 /** What the archive says of itself at one base URL, and how large the payloads it sends By-Value may be. */
@@ -203,7 +207,7 @@ export class ArchiveItems implements ItemSource<ArchiveItem> {
   private async *stream(parts: readonly DidlPart[]): AsyncGenerator<string> {
     for (const part of parts) {
       if (typeof part === 'string') yield part;
-      else yield* payloadBase64(this.archive.archiveDir, part.base64);
+      else yield* payloadBase64(this.archive.archiveDir, part.base64, this.archive.store);
     }
   }
 }

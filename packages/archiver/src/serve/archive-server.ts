@@ -6,16 +6,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import {
-  type AuthConfig,
-  coalescedBody,
-  HTTP_HEADER_SCHEMA,
-  HTTP_HEADER_SCHEMA_PATH,
-  logRequest,
-  MAX_FORM_BYTES,
-  readFormBody,
-  sendFile,
-} from '@oaibag/oai-pmh';
+import { type AuthConfig, coalescedBody, HTTP_HEADER_SCHEMA, HTTP_HEADER_SCHEMA_PATH, logRequest, MAX_FORM_BYTES, readFormBody } from '@oaibag/oai-pmh';
+import type { AipStorage } from '../aip/aip-storage.js';
+import { openArchiveStorage } from '../aip/archive-storage.js';
 import { bagPathOfFolders } from '../aip/layout-names.js';
 import { Catalog } from '../catalog/catalog.js';
 import type { PayloadLocation } from '../catalog/catalog-types.js';
@@ -100,9 +93,17 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
   }
   checkPageBounds(options);
   if (options.baseUrl !== undefined) checkHttpUrl(options.baseUrl, 'the base URL', { pathOnly: true });
-  const catalog = Catalog.openForReading(options.archiveDir);
+  const opened = await openArchiveStorage(options.archiveDir, { reading: true });
+  const store = opened.objectStore === undefined ? undefined : opened.storage;
+  let catalog: Catalog;
+  try {
+    catalog = Catalog.openForReading(options.archiveDir);
+  } catch (error) {
+    opened.close();
+    throw error;
+  }
   const oai = new ArchiveOai(
-    { archiveDir: options.archiveDir, catalog, records: new StoredRecords(options.archiveDir) },
+    { archiveDir: options.archiveDir, catalog, records: new StoredRecords(options.archiveDir, store), store },
     {
       ...(options.repositoryName !== undefined ? { repositoryName: options.repositoryName } : {}),
       adminEmails: options.adminEmails?.length ? options.adminEmails : [DEFAULT_ADMIN_EMAIL],
@@ -115,6 +116,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
   );
   const context: ServerContext = {
     archiveDir: options.archiveDir,
+    store,
     catalog,
     oai,
     baseUrl: options.baseUrl?.replace(/\/+$/, '') ?? '',
@@ -151,6 +153,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
     });
   } catch (error) {
     catalog.close();
+    opened.close();
     throw error;
   }
   const address = server.address() as AddressInfo;
@@ -177,6 +180,7 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
       // The follower first: it reads the catalog closed with the server.
       await context.remote?.close();
       await closeServer(server, catalog);
+      opened.close();
       await (await context.graph?.catch(() => undefined))?.close();
     },
   };
@@ -194,6 +198,8 @@ function checkPageBounds(options: ArchiveServerOptions): void {
 
 interface ServerContext {
   archiveDir: string;
+  /** The archive's object store, when its bags are there (payloads, records and By-Value bytes are read through it). */
+  store: AipStorage | undefined;
   catalog: Catalog;
   oai: ArchiveOai;
   baseUrl: string;
@@ -249,22 +255,29 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
   }
   const mayRead = (payload: PayloadLocation) => context.access.allows(viewer, { payload });
   const refuse = () => context.access.refuse(res, viewer);
-  if (await answerMemento({ archiveDir: context.archiveDir, catalog: context.catalog, base: context.baseUrl, mayRead, refuse }, req, res, url)) return;
+  if (
+    await answerMemento(
+      { archiveDir: context.archiveDir, store: context.store, catalog: context.catalog, base: context.baseUrl, mayRead, refuse },
+      req,
+      res,
+      url,
+    )
+  )
+    return;
   if (path === `/${HTTP_HEADER_SCHEMA_PATH}`) return answerText(req, res, 'application/xml', HTTP_HEADER_SCHEMA);
   if (path === `/${ORE_SCHEMA_PATH}`) return answerText(req, res, 'application/xml', ORE_SCHEMA);
   if (path.startsWith(FILES_PREFIX)) {
-    const file = await openServedPayload(context.archiveDir, context.catalog, path);
+    const file = await openServedPayload(context.archiveDir, context.catalog, path, context.store);
     if (file && !mayRead(file.payload)) {
-      await file.handle.close();
+      await file.close();
       return refuse();
     }
     if (file) {
       try {
-        await sendFile(req, res, file);
+        if (await file.send(req, res)) return;
       } finally {
-        await file.handle.close();
+        await file.close();
       }
-      return;
     }
   }
   if (path.startsWith(ORE_PREFIX)) {

@@ -3,7 +3,8 @@
 // /timemap/link/<URI-R>, and each version is a memento at /memento/<bag>/<record>, served
 // with its Memento-Datetime (when the archive captured it) and the Link header that ties them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { httpDate, parseHttpDate, sendFile } from '@oaibag/oai-pmh';
+import { httpDate, parseHttpDate } from '@oaibag/oai-pmh';
+import type { AipStorage } from '../aip/aip-storage.js';
 import { bagFolders, bagPathOfFolders } from '../aip/layout-names.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { PayloadLocation } from '../catalog/catalog-types.js';
@@ -16,6 +17,8 @@ export const MEMENTO_PREFIXES = ['/timegate/', '/timemap/link/', '/memento/'] as
 
 interface MementoContext {
   archiveDir: string;
+  /** The archive's object store, when its bags are there. */
+  store?: AipStorage | undefined;
   catalog: Catalog;
   base: string;
   /** The access decision for a payload's bytes (archive-access.ts): a memento is one more way to them. */
@@ -90,7 +93,7 @@ async function memento(context: MementoContext, req: IncomingMessage, res: Serve
   const item = place ? itemOfRecord(context.catalog, bagPathOfFolders(place[1]!, place[2]!), Number(place[3])) : undefined;
   const part = item ? context.catalog.versionParts(item.version.id)[0] : undefined;
   if (part && !context.mayRead(part)) return context.refuse();
-  const file = part ? await openServedPayload(context.archiveDir, context.catalog, payloadUrlPath(part.bagPath, part.path)) : undefined;
+  const file = part ? await openServedPayload(context.archiveDir, context.catalog, payloadUrlPath(part.bagPath, part.path), context.store) : undefined;
   if (!item || !file) {
     answerPlain(res, 404, 'no such memento\n');
     return;
@@ -118,9 +121,9 @@ async function memento(context: MementoContext, req: IncomingMessage, res: Serve
   const modified = version.lastModified === null ? Number.NaN : Date.parse(version.lastModified);
   if (!Number.isNaN(modified)) file.lastModifiedSeconds = Math.floor(modified / 1000);
   try {
-    await sendFile(req, res, file);
+    if (!(await file.send(req, res))) answerPlain(res, 404, 'no such memento\n');
   } finally {
-    await file.handle.close();
+    await file.close();
   }
 }
 

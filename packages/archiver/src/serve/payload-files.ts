@@ -1,9 +1,14 @@
 // The archive's payload files over HTTP, for `oaibag serve` (docs/serve.md, "Payloads"):
 // `/files/<bag under aips/>/<payload path>`, only for a (bag, path) the catalog lists as a
-// payload, with the original Content-Type and Last-Modified and an ETag from the SHA-256.
+// payload, with the original Content-Type and Last-Modified and an ETag from the SHA-256. The
+// bytes come from the archive's folder or, when its bags are on object storage, through the
+// store (a byte range asked of the store for a range request).
 import { open } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { entityTag, type HeaderField, type SendableFile } from '@oaibag/oai-pmh';
+import { finished } from 'node:stream/promises';
+import { entityTag, type HeaderField, planFileResponse, type SendableFile, sendFile } from '@oaibag/oai-pmh';
+import type { AipStorage } from '../aip/aip-storage.js';
 import { BAG_DEPTH, bagFolders, bagPathOfFolders } from '../aip/layout-names.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { ServedPayload } from '../catalog/catalog-types.js';
@@ -27,22 +32,35 @@ export const ARCHIVED_CONTENT_HEADERS: readonly HeaderField[] = [
   { name: 'X-Content-Type-Options', value: 'nosniff' },
 ];
 
-/** A payload file opened to be sent, with the catalog's row it was opened from. */
-export interface OpenedPayload extends SendableFile {
+/**
+ * A payload to be sent, with the catalog's row it was found from: its validators and headers
+ * (which a caller may change before sending), how to send it, and how to let it go.
+ */
+export interface OpenedPayload extends Omit<SendableFile, 'handle'> {
   payload: ServedPayload;
+  /**
+   * Answers the request with it, as sendFile does (conditional requests, one byte range).
+   * Resolves to false, having sent nothing, when its bytes turn out to be gone (on object
+   * storage, where that is known only when they are read): the caller answers 404.
+   */
+  send(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  close(): Promise<void>;
 }
 
 /**
  * The catalogued payload a `/files/…` URL path names, opened and checked against the
  * catalog's size; undefined when the URL names no payload (anything else of the archive, a
- * malformed or hostile path, a file gone or of another size). The caller closes the handle.
+ * malformed or hostile path, a file gone or of another size). With `store` (the archive's bags
+ * on object storage) nothing is opened yet: the object is read when sent, the range asked for
+ * only. The caller closes what it got.
  */
-export async function openServedPayload(archiveDir: string, catalog: Catalog, urlPath: string): Promise<OpenedPayload | undefined> {
+export async function openServedPayload(archiveDir: string, catalog: Catalog, urlPath: string, store?: AipStorage): Promise<OpenedPayload | undefined> {
   const location = payloadLocationOf(urlPath);
   if (!location) return undefined;
   const payload = catalog.servedPayload(location.bagPath, location.path);
   if (!payload) return undefined;
   // Both parts came from the catalog's own rows: the file opened is one the catalog placed.
+  if (store !== undefined) return storedPayload(store, payload);
   const file = join(archiveDir, ...payload.bagPath.split('/'), ...payload.path.split('/'));
   const handle = await open(file, 'r').catch(() => undefined);
   if (!handle) return undefined;
@@ -51,8 +69,21 @@ export async function openServedPayload(archiveDir: string, catalog: Catalog, ur
     await handle.close();
     return undefined;
   }
+  const opened: OpenedPayload = {
+    ...describe(payload, stat.mtimeMs),
+    send: async (req, res) => {
+      await sendFile(req, res, { handle, size: opened.size, headers: opened.headers, etag: opened.etag, lastModifiedSeconds: opened.lastModifiedSeconds });
+      return true;
+    },
+    close: () => handle.close(),
+  };
+  return opened;
+}
+
+/** The size, validators and headers of a payload; `fallbackMs` is its date when the record gave no Last-Modified. */
+function describe(payload: ServedPayload, fallbackMs: number): Omit<OpenedPayload, 'send' | 'close'> {
   const lastModifiedMs = payload.lastModified === null ? Number.NaN : Date.parse(payload.lastModified);
-  const lastModifiedSeconds = Math.floor((Number.isNaN(lastModifiedMs) ? stat.mtimeMs : lastModifiedMs) / 1000);
+  const lastModifiedSeconds = Math.floor((Number.isNaN(lastModifiedMs) ? fallbackMs : lastModifiedMs) / 1000);
   const etag = entityTag(payload.sha256);
   const headers: HeaderField[] = [
     { name: 'Content-Type', value: payload.mimeType ?? 'application/octet-stream' },
@@ -62,7 +93,78 @@ export async function openServedPayload(archiveDir: string, catalog: Catalog, ur
     { name: 'Accept-Ranges', value: 'bytes' },
     ...ARCHIVED_CONTENT_HEADERS,
   ];
-  return { handle, size: payload.size, headers, etag, lastModifiedSeconds, payload };
+  return { size: payload.size, headers, etag, lastModifiedSeconds, payload };
+}
+
+/**
+ * A payload on object storage. Without the record's Last-Modified its date is 1970 (an object's
+ * own date is when it was uploaded, not the file's). The body is the range planned by
+ * planFileResponse, read through the store; its first chunk is awaited before the status goes
+ * out, so a missing object is a 404, not a broken 200. Fewer bytes than promised cut the
+ * answer off, as sendFile does for a file that shrank.
+ */
+function storedPayload(store: AipStorage, payload: ServedPayload): OpenedPayload {
+  const opened: OpenedPayload = {
+    ...describe(payload, 0),
+    send: async (req, res) => {
+      const plan = planFileResponse(req.method ?? 'GET', req.headers, opened);
+      const start = (): void => {
+        res.statusCode = plan.status;
+        for (const { name, value } of plan.headers) res.setHeader(name, value);
+      };
+      if (plan.body === undefined || plan.body.length === 0) {
+        start();
+        res.end();
+        await finished(res).catch(() => undefined);
+        return true;
+      }
+      const stream = store.read(`${payload.bagPath}/${payload.path}`, { offset: plan.body.start, length: plan.body.length });
+      const chunks = (stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await chunks.next();
+      } catch (error) {
+        stream.destroy();
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw error;
+      }
+      start();
+      res.on('error', () => {});
+      let sent = 0;
+      try {
+        for (; !next.done; next = await chunks.next()) {
+          if (res.destroyed) return true;
+          sent += next.value.byteLength;
+          if (sent > plan.body.length) break;
+          if (!res.write(next.value)) await drained(res);
+        }
+      } catch (error) {
+        res.destroy();
+        throw error;
+      } finally {
+        stream.destroy();
+      }
+      if (sent !== plan.body.length) res.destroy();
+      else res.end();
+      await finished(res).catch(() => undefined);
+      return true;
+    },
+    close: async () => {},
+  };
+  return opened;
+}
+
+/** Resolves when the response can take more, or is closed (the listeners are removed either way). */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 /**

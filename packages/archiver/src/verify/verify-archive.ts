@@ -10,6 +10,11 @@
 // per worker, and the report is sorted by bag path, so it is the same whatever the number of
 // jobs. A payload file found damaged (or missing) is named with every version that relies on it:
 // the version that brought the bytes and every revisit of them recorded in later bags.
+//
+// On an archive whose bags are on object storage, the bags found are the committed ones (their
+// commit records, aip/s3-commit.ts); each is verified through the store by a worker that opens
+// the store itself (verify-stored-bag.ts), which also compares the bag's objects with its commit
+// record. Damage is reported in the same lines and kinds as in a folder.
 
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, stat } from 'node:fs/promises';
@@ -17,7 +22,8 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { AIPS_DIRECTORY, parseBatchFolder, parseHarvestFolder } from '../aip/layout-names.js';
-import { catalogLocation } from '../archive/archive-locations.js';
+import { S3Storage } from '../aip/s3-storage.js';
+import { catalogLocation, type StoreLocation, storeLocation } from '../archive/archive-locations.js';
 import type { ArchiveLock } from '../archive/archive-lock.js';
 import { lockArchiveForWriting, lockArchiveIfWritable } from '../archive/read-only-archive.js';
 import { resolveArchivePath, TEMP_DIRECTORY } from '../archive/storage-path.js';
@@ -221,7 +227,8 @@ async function check(
   };
   const notes: string[] = [];
 
-  const onDisk = await findBags(archiveDir, known, complain);
+  const location = storeLocation(archiveDir);
+  const onDisk = location === undefined ? await findBags(archiveDir, known, complain) : await committedBags(location);
   const { toCheck, missing, uncatalogued, pending } = takeInventory(known, onDisk, complain, notes);
   const tmpLeftovers = (await readdir(join(archiveDir, TEMP_DIRECTORY)).catch(() => [])).length;
   if (tmpLeftovers > 0) notes.push(`${TEMP_DIRECTORY}/: ${tmpLeftovers} leftover(s) of an interrupted harvest; the next harvest removes them`);
@@ -245,7 +252,9 @@ async function check(
       const path = toCheck[id]!;
       const files = known.get(path)?.pending === false ? payloadsOfBag(catalog, path) : [];
       payloads.set(id, files);
-      return { id, bagDir: resolveArchivePath(archiveDir, path), fast, payloads: files.map((file) => file.path) };
+      const payloadPaths = files.map((file) => file.path);
+      if (location !== undefined) return { id, bagDir: path, stored: { location, bagPath: path }, fast, payloads: payloadPaths };
+      return { id, bagDir: resolveArchivePath(archiveDir, path), fast, payloads: payloadPaths };
     },
     (result) => {
       const path = toCheck[result.id]!;
@@ -368,6 +377,7 @@ function takeInventory(
 function problemsOf(path: string, entry: Known | undefined, result: VerifyJobResult, payloads: Array<{ path: string; size: number }>): ArchiveProblem[] {
   if (result.error !== undefined) return [{ kind: 'unreadable', bagPath: path, message: `${path}: cannot be read: ${result.error}` }];
   const found: ArchiveProblem[] = result.report!.problems.map((problem) => ({ ...problem, bagPath: path, message: `${path}: ${problem.message}` }));
+  for (const problem of result.commitProblems ?? []) found.push({ ...problem, bagPath: path, message: `${path}: ${problem.message}` });
   const size = result.tally!.payloadBytes;
   if (entry?.size != null && entry.size !== size) {
     const expected = String(entry.size);
@@ -543,6 +553,22 @@ async function findBags(archiveDir: string, known: Map<string, Known>, complain:
       bags.add(path);
   }
   return bags;
+}
+
+/**
+ * The bags of an archive on object storage: every bag with a commit record. Objects no commit
+ * names (a writer that died before committing) are no bag and never a problem: they were never
+ * part of the archive.
+ */
+async function committedBags(location: StoreLocation): Promise<Set<string>> {
+  const store = await S3Storage.openForReading(location);
+  try {
+    const bags = new Set<string>();
+    for await (const bag of store.committedBags()) bags.add(bag);
+    return bags;
+  } finally {
+    store.close();
+  }
 }
 
 /** A folder's entries in code-unit order; none (and an `unreadable` problem) when it cannot be listed. A missing aips/ is empty. */
