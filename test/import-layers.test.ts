@@ -31,6 +31,7 @@ const ARCHIVER_LAYERS: Record<string, number> = {
   import: 5, // above verify, whose bag check it runs on serialized bags
   mirror: 5,
   repair: 5, // above verify, whose fixity check it runs first
+  migrate: 5, // above reindex and ingest, whose bag listing and crash recovery it runs
   commands: 6,
   '.': 7, // cli.ts and index.ts
 };

@@ -1,5 +1,5 @@
 // The built `oaibag` command as a child process, for tests that run it as an operator would.
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,21 @@ export async function oaibagAsync(...args: string[]): Promise<CommandResult> {
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
   child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, stdout, stderr };
+}
+
+/** `oaibag ARGS` started with `env` added to this process's environment (a store's credentials). */
+export function startOaibag(args: readonly string[], env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, [OAIBAG_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+}
+
+/** What a started `oaibag` printed, once it has ended. */
+export async function ended(child: ChildProcess): Promise<CommandResult> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   const [status] = (await once(child, 'close')) as [number | null];
   return { status, stdout, stderr };
 }

@@ -7,67 +7,36 @@
 // `repair`, which rewrites bags in place, refuses such an archive with one coded line; the
 // commands that read bags on a store are tested in test/object-store-reads.test.ts.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { CreateBucketCommand, GetObjectRetentionCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectRetentionCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Catalog, S3Storage, storedBagSource, verifyBagSource } from '../packages/archiver/src/index.ts';
-import { createRepository, type Repository } from '../packages/repository/src/index.ts';
-import { CEPH_SKIP, type CephRgw, startCephRgw } from './ceph-rgw-server.ts';
-import { OAIBAG_BIN } from './oaibag-process.ts';
-import { POSTGRES_SKIP, type Postgres, startPostgres } from './postgres-server.ts';
+import { CEPH_SKIP, type CephRgw } from './ceph-rgw-server.ts';
+import { ended, startOaibag } from './oaibag-process.ts';
+import { type PageSite, pageSite, YEAR_2000 } from './page-site.ts';
+import { POSTGRES_SKIP, type Postgres } from './postgres-server.ts';
+import { type StoreEngines, startStoreEngines } from './store-engines.ts';
 
-// The SDK's notice that its 2027 releases need Node 22 (docs/scale-out.md: a 2026 release is pinned).
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
-const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
 
+let engines: StoreEngines;
 let rgw: CephRgw;
 let admin: S3Client;
 let postgres: Postgres;
 let work: string;
 
-interface Site {
-  root: string;
-  repository: Repository;
-  endpoint: string;
-  write(path: string, content: string, mtime?: number): void;
-}
-
-async function site(name: string, files: number): Promise<Site> {
-  const root = join(work, name);
-  const write = (path: string, content: string, mtime = YEAR_2000) => {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), content);
-    utimesSync(join(root, path), mtime, mtime);
-  };
-  for (let i = 0; i < files; i++) write(`pages/page-${String(i).padStart(3, '0')}.html`, `<html>page ${i} ${'x'.repeat(2000 + i)}</html>`);
-  const repository = await createRepository({ root, index: join(work, `${name}.sqlite`), watch: false, rescanSeconds: 0, pageRecords: 5 });
-  const endpoint = `${await repository.listen(0, '127.0.0.1')}/oai`;
-  return { root, repository, endpoint, write };
-}
+const site = (name: string, files: number): Promise<PageSite> => pageSite(work, name, files);
 
 /** The `oaibag` command with the store's credentials in its environment. */
 function oaibag(args: string[]): ChildProcess {
-  return spawn(process.execPath, [OAIBAG_BIN, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, AWS_ACCESS_KEY_ID: rgw.accessKeyId, AWS_SECRET_ACCESS_KEY: rgw.secretAccessKey },
-  });
+  return startOaibag(args, { AWS_ACCESS_KEY_ID: rgw.accessKeyId, AWS_SECRET_ACCESS_KEY: rgw.secretAccessKey });
 }
 
-async function run(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = oaibag(args);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (text: string) => (stdout += text));
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const [status] = (await once(child, 'close')) as [number | null];
-  return { status, stdout, stderr };
-}
+const run = (args: string[]) => ended(oaibag(args));
 
 async function storage(prefix: string, bucket = 'archive'): Promise<S3Storage> {
   return S3Storage.open({
@@ -111,21 +80,12 @@ async function checkArchive(archive: string, prefix: string): Promise<{ bags: st
 describe('harvesting onto object storage', { skip: CEPH_SKIP || POSTGRES_SKIP }, () => {
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'oaibag-object-store-'));
-    [rgw, postgres] = await Promise.all([startCephRgw(), startPostgres()]);
-    admin = new S3Client({
-      endpoint: rgw.endpoint,
-      region: rgw.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
-    });
-    await admin.send(new CreateBucketCommand({ Bucket: 'archive' }));
-    await admin.send(new CreateBucketCommand({ Bucket: 'locked', ObjectLockEnabledForBucket: true }));
+    engines = await startStoreEngines([{ name: 'archive' }, { name: 'locked', locked: true }]);
+    ({ rgw, postgres, admin } = engines);
   });
 
   after(async () => {
-    admin?.destroy();
-    await rgw?.stop();
-    await postgres?.stop();
+    await engines?.stop();
     rmSync(work, { recursive: true, force: true });
   });
 

@@ -9,15 +9,18 @@ import { exportCommand } from './commands/export-command.js';
 import { exportRdfCommand } from './commands/export-rdf-command.js';
 import { harvestCommand } from './commands/harvest-command.js';
 import { importCommand } from './commands/import-command.js';
+import { migrateCommand } from './commands/migrate-command.js';
 import { mirrorCommand } from './commands/mirror-command.js';
 import { reindexCommand } from './commands/reindex-command.js';
 import { repairCommand } from './commands/repair-command.js';
 import { restoreCommand } from './commands/restore-command.js';
 import { serveCommand } from './commands/serve-command.js';
+import { sourcesCommand } from './commands/sources-command.js';
 import { statusCommand } from './commands/status-command.js';
 import { applyStoreOptions, type StoreOptions, withStoreOptions } from './commands/store-option.js';
 import { urlsCommand } from './commands/urls-command.js';
 import { verifyCommand } from './commands/verify-command.js';
+import { workerCommand } from './commands/worker-command.js';
 import { ArchiverError } from './core/errors.js';
 import { ARCHIVER_VERSION } from './core/version.js';
 
@@ -41,16 +44,28 @@ for (const command of [
   importCommand(),
   exportCommand(),
   exportRdfCommand(),
+  workerCommand(),
 ]) {
   if (command.options.some((option) => option.long === '--archive')) withStoreOptions(withCatalogOption(command));
   program.addCommand(usageErrorsInTwoLines(command.exitOverride(), `oaibag ${command.name()}`));
 }
+// migrate names its new places itself (--to-catalog, --to-store): no --catalog, --store.
+program.addCommand(usageErrorsInTwoLines(migrateCommand().exitOverride(), 'oaibag migrate'));
+
+// sources add|list|remove open only the catalog: their own --archive and --catalog.
+program.addCommand(usageErrorsInTwoLines(sourcesCommand().exitOverride(), 'oaibag sources'));
 
 // --catalog and --store (or OAIBAG_CATALOG, OAIBAG_STORE) take effect before the command opens
 // its archive; mirror, whose archive may come from its --config, applies them itself.
 program.hook('preAction', async (_program, action) => {
   const options = action.opts() as { archive?: string; catalog?: string; record?: boolean } & StoreOptions;
-  if (action.name() === 'mirror' || !action.options.some((option) => option.long === '--archive')) return;
+  if (
+    action.name() === 'mirror' ||
+    action.name() === 'migrate' ||
+    action.parent?.name() === 'sources' ||
+    !action.options.some((option) => option.long === '--archive')
+  )
+    return;
   await applyCatalogOption(action.name(), options.archive ?? './archive', options.catalog, options.record === false);
   await applyStoreOptions(action.name(), options.archive ?? './archive', options);
 });

@@ -30,6 +30,8 @@ export type { DeliveryFacts } from './aip/aip-metadata.js';
 export { type MirrorOptions, type MirrorRun, type MirrorSource, mirror } from './mirror/mirror.js';
 export { type MirrorConfig, readMirrorConfig } from './mirror/mirror-config.js';
 export type { MirrorSchedule } from './mirror/mirror-schedule.js';
+export { DEFAULT_LEASE_MS, DEFAULT_POLL_MS, runWorker, type WorkerOptions, type WorkerRun } from './mirror/worker.js';
+export type { LeaseEnd, ScheduledSource, SourceLease } from './catalog/source-leases.js';
 export type { RunReportOptions } from './mirror/run-report.js';
 export type { Notice, NotifyOptions } from './health/notify.js';
 
@@ -95,6 +97,7 @@ export {
   repairArchive,
   type UnrepairedFile,
 } from './repair/repair-archive.js';
+export { type MigrateOptions, type MigrateSummary, migrateArchive } from './migrate/migrate-archive.js';
 export { type ReindexOptions, type ReindexSummary, reindexArchive } from './reindex/reindex.js';
 
 // Export: each bag as one ZIP for a partner; the archive's graph as N-Quads.

@@ -28,6 +28,7 @@ test('every error code has its exit code in the one table: usage 2, source and d
     ERR_ARCHIVE_PATH: EXIT_ARCHIVE,
     ERR_ARCHIVE_FORMAT: EXIT_ARCHIVE,
     ERR_ARCHIVE_STORE: EXIT_ARCHIVE,
+    ERR_ARCHIVE_LEASE: EXIT_ARCHIVE,
     ERR_ARCHIVE_INTERNAL: EXIT_INTERNAL,
     // Only `serve` meets it, and answers 503 with it; were it ever a command's, the archive is the cause.
     ERR_SPARQL_TOO_LARGE: EXIT_ARCHIVE,

@@ -1,4 +1,5 @@
 // The catalog's schema and its versions: the migrations, oldest first, and applying them at open.
+import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { ARCHIVE_FORMAT } from '../aip/layout-names.js';
 import { ArchiverError } from '../core/errors.js';
@@ -397,7 +398,53 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
       `);
     },
   },
+  {
+    version: 11,
+    name: 'scheduled sources',
+    up(db) {
+      db.exec(SCHEDULED_SOURCES_SQLITE);
+      db.prepare('INSERT INTO catalog_keys (name, key) VALUES (?, ?)').run(RESUMPTION_TOKEN_KEY, randomBytes(32).toString('hex'));
+    },
+  },
 ];
+
+/**
+ * The sources `oaibag worker` harvests on a schedule (`oaibag sources add`), and the lease of
+ * the one worker harvesting each (worker/source-lease.ts). Times here are milliseconds since
+ * 1970 by the catalog's clock (PostgreSQL's, so that workers on machines whose clocks differ
+ * agree on when a lease ends). `lease_token` grows by one at every claim: a worker's writes are
+ * checked against the token it claimed with, so a worker whose lease was taken over cannot
+ * write. `settings` is the source's entry as a mirror configuration file spells it (JSON).
+ * Frozen with migration 11 (a change is a new step).
+ */
+const SCHEDULED_SOURCES_SQLITE = `
+  CREATE TABLE scheduled_sources (
+    id INTEGER PRIMARY KEY,
+    base_url TEXT NOT NULL UNIQUE,
+    settings TEXT NOT NULL,
+    every_ms INTEGER NOT NULL,
+    jitter_ms INTEGER NOT NULL,
+    due_at INTEGER NOT NULL,
+    start_at INTEGER NOT NULL,
+    lease_owner TEXT,
+    lease_token INTEGER NOT NULL DEFAULT 0,
+    lease_expires_at INTEGER,
+    last_harvest_id INTEGER,
+    last_outcome TEXT,
+    last_error TEXT,
+    last_ended_at TEXT,
+    added_at TEXT NOT NULL
+  );
+  CREATE INDEX scheduled_sources_by_start ON scheduled_sources (start_at, id);
+  CREATE TABLE catalog_keys (name TEXT PRIMARY KEY, key TEXT NOT NULL) WITHOUT ROWID;
+`;
+
+/**
+ * The name of the key `serve` signs its resumption tokens with (`catalog_keys`, migration 11):
+ * one key per catalog, so that every serve instance over it takes the tokens of the others, and
+ * a restarted one those it gave before. A rebuilt catalog (reindex) has a new one.
+ */
+export const RESUMPTION_TOKEN_KEY = 'resumption-tokens';
 
 /**
  * A resource's served datestamp (migration 9) from its row `NEW`: the ingest time of its

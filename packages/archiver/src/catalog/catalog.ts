@@ -5,7 +5,7 @@ import { catalogLocation } from '../archive/archive-locations.js';
 import { READING_COMMANDS, readOnlyCodeOf } from '../archive/read-only-archive.js';
 import { ArchiverError } from '../core/errors.js';
 import type { IdentifyFacts } from '../oai/identify.js';
-import { CATALOG_SCHEMA_VERSION, catalogSchemaVersion, migrateCatalog } from './catalog-migrations.js';
+import { CATALOG_SCHEMA_VERSION, catalogSchemaVersion, migrateCatalog, RESUMPTION_TOKEN_KEY } from './catalog-migrations.js';
 import { type Row, toBag, toFetch, toPayloadLocation, toPendingBag, toResource, toServedPayload, toSource, toVerification, toVersion } from './catalog-rows.js';
 import type {
   CatalogBag,
@@ -38,6 +38,7 @@ import { openReadOnlyDatabase, type ReadOnlyDatabase } from './open-read-only.js
 import { PostgresDatabase, redactedUrl } from './pg-database.js';
 import { preparePostgresCatalog } from './pg-schema.js';
 import * as runs from './run-queries.js';
+import * as leases from './source-leases.js';
 import type { SqlDatabase, SqlStatement } from './sql-database.js';
 import { stamp } from './statements.js';
 
@@ -208,6 +209,8 @@ export class Catalog {
     const db = new PostgresDatabase(url, { applicationName: readOnly ? 'oaibag (reading)' : 'oaibag', schema });
     try {
       preparePostgresCatalog(db);
+      // Writers of one catalog commit one at a time, in the order they wrote (source-leases.ts).
+      if (!readOnly) db.writeGuard = leases.writeOrderGuard;
       return new Catalog(redactedUrl(url), db, readOnly ? { db, copy: undefined, close: () => db.close() } : undefined);
     } catch (error) {
       db.close();
@@ -283,9 +286,17 @@ export class Catalog {
     });
   }
 
-  /** Bags noted by `addPendingBag` that were never recorded (a crash in between). */
-  pendingBags(): PendingBag[] {
-    const rows = this.sql('SELECT bag_path, harvest_id FROM pending_bags ORDER BY created_at, bag_path').all() as Row[];
+  /**
+   * Bags noted by `addPendingBag` that were never recorded (a crash in between); only those of
+   * the harvests of the source `baseUrl` when given (a worker's: the others may be in flight).
+   */
+  pendingBags(baseUrl?: string): PendingBag[] {
+    const rows = (
+      baseUrl === undefined
+        ? this.sql('SELECT bag_path, harvest_id FROM pending_bags ORDER BY created_at, bag_path').all()
+        : this.sql(`SELECT p.bag_path, p.harvest_id FROM pending_bags p JOIN harvests h ON h.id = p.harvest_id
+            JOIN sources s ON s.id = h.source_id WHERE s.base_url = ? ORDER BY p.created_at, p.bag_path`).all(baseUrl)
+    ) as Row[];
     return rows.map(toPendingBag);
   }
 
@@ -501,11 +512,107 @@ export class Catalog {
   }
 
   /**
-   * Marks runs left 'running' by a killed process as 'interrupted'; returns how many.
-   * Call only while holding the archive lock: then nothing else can be running.
+   * Marks runs left 'running' by a killed process as 'interrupted' (only those of the source
+   * `baseUrl` when given: a worker's, whose lease says no other run of it is alive); returns how
+   * many. Call only while holding the archive lock: then nothing else can be running.
    */
-  interruptRunningRuns(): number {
-    return runs.interruptRunningRuns(this);
+  interruptRunningRuns(baseUrl?: string): number {
+    return runs.interruptRunningRuns(this, baseUrl);
+  }
+
+  /**
+   * The key serve signs its resumption tokens with: the catalog's own, shared by every serve
+   * instance over it (undefined in a catalog older than schema version 11, opened read-only).
+   */
+  resumptionTokenKey(): Buffer | undefined {
+    const row = this.sql('SELECT key FROM catalog_keys WHERE name = ?').get(RESUMPTION_TOKEN_KEY) as Row | undefined;
+    return row === undefined ? undefined : Buffer.from(String(row.key), 'hex');
+  }
+
+  /** Now by the catalog's clock, in ms (PostgreSQL's: workers on several machines agree on it). */
+  clockMs(): number {
+    return leases.catalogClockMs(this, this.onPostgres);
+  }
+
+  /** The sources workers harvest on a schedule, by base URL (source-leases.ts). */
+  scheduledSources(): leases.ScheduledSource[] {
+    return leases.scheduledSources(this);
+  }
+
+  scheduledSource(baseUrl: string): leases.ScheduledSource | undefined {
+    return leases.scheduledSource(this, baseUrl);
+  }
+
+  /** Adds a source to the workers' schedule, due at once; false when it is there already. */
+  addScheduledSource(source: { baseUrl: string; settings: string; everyMs: number; jitterMs: number }): boolean {
+    return leases.addScheduledSource(this, source, this.clockMs());
+  }
+
+  /** Removes a source from the schedule; refused while a worker harvests it. */
+  removeScheduledSource(baseUrl: string): boolean {
+    return leases.removeScheduledSource(this, baseUrl, this.clockMs());
+  }
+
+  /** Claims the due source that should start first, for `leaseMs`; undefined when none is due. */
+  claimDueSource(owner: string, leaseMs: number): leases.SourceLease | undefined {
+    return leases.claimDueSource(this, this.onPostgres, owner, this.clockMs(), leaseMs);
+  }
+
+  /** When a worker should look for a due source again (ms, the catalog's clock). */
+  nextScheduledStart(): number | undefined {
+    return leases.nextStart(this, this.clockMs());
+  }
+
+  /** Whether a scheduled source is due, waiting for a worker or being harvested. */
+  anyScheduledDue(): boolean {
+    return leases.anyDue(this, this.clockMs());
+  }
+
+  /** Renews a lease for `leaseMs`; false when another worker has taken the source over. */
+  renewLease(lease: leases.SourceLease, leaseMs: number): boolean {
+    return leases.unlessLost(() => leases.renewLease(this, lease, this.clockMs(), leaseMs));
+  }
+
+  /** Ends a lease with how the run ended; false when another worker had taken the source over. */
+  endLease(lease: leases.SourceLease, end: leases.LeaseEnd): boolean {
+    return leases.unlessLost(() => leases.endLease(this, lease, end));
+  }
+
+  /**
+   * From now on every transaction of this connection that writes first checks that `lease` is
+   * still this worker's, and renews it (on PostgreSQL, where workers share the catalog; a
+   * SQLite catalog has one writer, the archive lock's holder).
+   */
+  holdLease(lease: leases.SourceLease, leaseMs: number): void {
+    if (this.db instanceof PostgresDatabase) this.db.writeGuard = leases.leaseGuard(lease, leaseMs);
+  }
+
+  /**
+   * Takes over the scheduled sources of the SQLite catalog at `file` (reindex: the schedule is
+   * not in the bags), leases left behind; a catalog older than schema 11 has none.
+   */
+  carryScheduleFrom(file: string): number {
+    if (this.onPostgres) throw new ArchiverError('ERR_ARCHIVE_INTERNAL', 'carryScheduleFrom is for SQLite catalogs');
+    this.db.prepare('ATTACH DATABASE ? AS replaced').run(file);
+    try {
+      const present = this.db.prepare("SELECT 1 FROM replaced.sqlite_master WHERE type = 'table' AND name = 'scheduled_sources'").get() !== undefined;
+      if (!present) return 0;
+      return this.durably(
+        () =>
+          this.db
+            .prepare(
+              `INSERT INTO scheduled_sources (${leases.CARRIED_SCHEDULE_COLUMNS}) SELECT ${leases.CARRIED_SCHEDULE_COLUMNS} FROM replaced.scheduled_sources`,
+            )
+            .run().changes,
+      );
+    } finally {
+      this.db.exec('DETACH DATABASE replaced');
+    }
+  }
+
+  /** Whether a transaction is open on this connection (a lease renewal waits for its end). */
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
   }
 
   harvest(harvestId: number): CatalogHarvest | undefined {

@@ -8,6 +8,9 @@ import { PgConnection, type PgConnectionOptions, PgFailure } from './pg-connecti
 import { type PgStatementText, toPostgres } from './pg-dialect.js';
 import type { RunResult, SqlDatabase, SqlStatement, SqlTransaction } from './sql-database.js';
 
+/** The BEGIN of a transaction that writes (PostgreSQL's own BEGIN, then the write guard). */
+const WRITE = 'BEGIN -- writes';
+
 /** Rows fetched at a time by `iterate`. */
 const CURSOR_PAGE_ROWS = 1000;
 
@@ -16,6 +19,14 @@ export class PostgresDatabase implements SqlDatabase {
   private readonly connection: PgConnection;
   private depth = 0;
   private cursors = 0;
+  /** Whether the open transaction ran the write guard. */
+  private guarded = false;
+  /**
+   * Runs first in every transaction that writes (source-leases.ts): with workers sharing the
+   * catalog it serializes their writes and checks this worker's lease, inside that same
+   * transaction, so that the check and the write commit together or not at all.
+   */
+  writeGuard: ((database: PostgresDatabase) => void) | undefined;
 
   constructor(
     /** The URL as given, for messages (its password is never printed: see `where`). */
@@ -67,6 +78,7 @@ export class PostgresDatabase implements SqlDatabase {
       }
       this.begin(begin);
       try {
+        if (begin === WRITE) this.guardWrite();
         const result = fn();
         this.commit();
         return result;
@@ -75,7 +87,34 @@ export class PostgresDatabase implements SqlDatabase {
         throw error;
       }
     };
-    return Object.assign(run('BEGIN'), { immediate: run('BEGIN'), deferred: run('BEGIN'), exclusive: run('BEGIN') });
+    // An IMMEDIATE transaction is the catalog's writing one (Catalog.durably): guarded from its start.
+    return Object.assign(run('BEGIN'), { immediate: run(WRITE), deferred: run('BEGIN'), exclusive: run(WRITE) });
+  }
+
+  /** Runs the write guard once in the open transaction. */
+  guardWrite(): void {
+    if (this.guarded || this.writeGuard === undefined) return;
+    this.guarded = true;
+    this.writeGuard(this);
+  }
+
+  /** Runs a statement that writes: in a transaction of its own, guarded, when none is open. */
+  write(text: string, values: readonly unknown[]): { rows: Record<string, unknown>[]; rowCount: number } {
+    if (this.writeGuard === undefined) return this.query(text, values);
+    if (this.depth > 0) {
+      this.guardWrite();
+      return this.query(text, values);
+    }
+    this.begin(WRITE);
+    try {
+      this.guardWrite();
+      const result = this.query(text, values);
+      this.commit();
+      return result;
+    } catch (error) {
+      this.rollback();
+      throw error;
+    }
   }
 
   close(): void {
@@ -107,17 +146,20 @@ export class PostgresDatabase implements SqlDatabase {
   }
 
   private begin(statement: string): void {
-    this.query(statement, []);
+    this.query(statement === WRITE ? 'BEGIN' : statement, []);
     this.depth = 1;
+    this.guarded = false;
   }
 
   private commit(): void {
     this.depth = 0;
+    this.guarded = false;
     this.query('COMMIT', []);
   }
 
   private rollback(): void {
     this.depth = 0;
+    this.guarded = false;
     this.query('ROLLBACK', []);
   }
 }
@@ -133,17 +175,22 @@ class PgStatement implements SqlStatement {
   }
 
   run(...params: unknown[]): RunResult {
-    const { rows, rowCount } = this.database.query(this.statement.text, this.values(params));
+    const { rows, rowCount } = this.send(params);
     const id = this.statement.returnsId ? rows[0]?.id : undefined;
     return { changes: rowCount, lastInsertRowid: typeof id === 'number' ? id : 0 };
   }
 
   get(...params: unknown[]): unknown {
-    return this.database.query(this.statement.text, this.values(params)).rows[0];
+    return this.send(params).rows[0];
   }
 
   all(...params: unknown[]): unknown[] {
-    return this.database.query(this.statement.text, this.values(params)).rows;
+    return this.send(params).rows;
+  }
+
+  private send(params: unknown[]): { rows: Record<string, unknown>[]; rowCount: number } {
+    const values = this.values(params);
+    return this.statement.readonly ? this.database.query(this.statement.text, values) : this.database.write(this.statement.text, values);
   }
 
   *iterate(...params: unknown[]): IterableIterator<unknown> {

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { ArchiverError } from '../core/errors.js';
 import { PostgresDatabase, redactedUrl } from './pg-database.js';
+import { CARRIED_SCHEDULE_COLUMNS } from './source-leases.js';
 
 /** A fresh, empty schema for the rebuild; its name. */
 export function createRebuildSchema(url: string): string {
@@ -44,6 +45,13 @@ export function swapRebuiltSchema(url: string, schema: string, force: boolean, s
             throw new ArchiverError('ERR_ARCHIVE_USAGE', `the catalog ${redactedUrl(url)} exists; reindex does not overwrite a catalog`, {
               hint: `give --force to build a new one and keep the old one as the schema oaibag_kept_${stamp}`,
             });
+          }
+          // The schedule is not in the bags: the new catalog takes it over (source-leases.ts).
+          if (Number(db.query(`SELECT (to_regclass('scheduled_sources') IS NOT NULL)::int AS present`, []).rows[0]?.present) === 1) {
+            db.query(
+              `INSERT INTO ${schema}.scheduled_sources (${CARRIED_SCHEDULE_COLUMNS}) SELECT ${CARRIED_SCHEDULE_COLUMNS} FROM ${quoted(target)}.scheduled_sources`,
+              [],
+            );
           }
           kept = `oaibag_kept_${stamp}`;
           db.query(`ALTER SCHEMA ${quoted(target)} RENAME TO ${kept}`, []);

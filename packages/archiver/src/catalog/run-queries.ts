@@ -73,8 +73,11 @@ export function setRunArguments(db: CatalogStatements, harvestId: number, args: 
   db.statement('UPDATE harvests SET arguments = ? WHERE id = ?').run(argumentsJson(args), harvestId);
 }
 
-export function interruptRunningRuns(db: CatalogStatements): number {
-  return db.statement("UPDATE harvests SET status = 'interrupted', ended_at = ? WHERE status = 'running'").run(stamp()).changes;
+export function interruptRunningRuns(db: CatalogStatements, baseUrl?: string): number {
+  if (baseUrl === undefined) return db.statement("UPDATE harvests SET status = 'interrupted', ended_at = ? WHERE status = 'running'").run(stamp()).changes;
+  return db
+    .statement("UPDATE harvests SET status = 'interrupted', ended_at = ? WHERE status = 'running' AND source_id IN (SELECT id FROM sources WHERE base_url = ?)")
+    .run(stamp(), baseUrl).changes;
 }
 
 export function harvest(db: CatalogStatements, harvestId: number): CatalogHarvest | undefined {

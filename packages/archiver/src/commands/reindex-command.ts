@@ -29,6 +29,11 @@ export function reindexCommand(): Command {
         ...(terminal ? { progress: (done: number, total: number) => process.stderr.write(`\r\x1b[K${done} of ${total} bags`) } : {}),
       });
       if (terminal) process.stderr.write('\r\x1b[K');
+      if (summary.scheduleLost !== undefined) {
+        process.stderr.write(
+          `oaibag: the sources scheduled in the replaced catalog could not be read (${summary.scheduleLost}): add them again with oaibag sources add\n`,
+        );
+      }
       if (options.json) {
         process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         return;

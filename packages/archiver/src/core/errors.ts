@@ -17,6 +17,9 @@
  * - `ERR_ARCHIVE_USAGE`: bad command-line arguments or options.
  * - `ERR_ARCHIVE_STORE`: the object store (`--store s3://…`) fails the capability probe, or
  *   breaks a promise the probe found it keeping; the message names the check (docs/scale-out.md).
+ * - `ERR_ARCHIVE_LEASE`: a worker's lease on a source was taken over by another worker (it went
+ *   silent longer than the lease): the catalog refuses its writes, and its harvest stops
+ *   (docs/scale-out.md, "Workers").
  * - `ERR_HARVEST_UNREACHABLE`: the source cannot be reached (network, DNS, HTTP errors after retries;
  *   at once when a source that never answered has a name that does not resolve or refuses).
  * - `ERR_HARVEST_NOT_OAI`: the source answers, but not as an OAI-PMH repository.
@@ -60,6 +63,7 @@ export type ArchiverErrorCode =
   | 'ERR_ARCHIVE_FORMAT'
   | 'ERR_ARCHIVE_USAGE'
   | 'ERR_ARCHIVE_STORE'
+  | 'ERR_ARCHIVE_LEASE'
   | 'ERR_HARVEST_UNREACHABLE'
   | 'ERR_HARVEST_NOT_OAI'
   | 'ERR_HARVEST_FORMAT'

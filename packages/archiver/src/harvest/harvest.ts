@@ -10,7 +10,7 @@ import type { BatchBounds } from '../ingest/batch-bounds.js';
 import { harvestMemoryBudget } from '../ingest/incoming-file.js';
 import { ingestConcurrency } from '../ingest/ingest-context.js';
 import { IngestRun } from '../ingest/ingest-run.js';
-import { type IngestSession, lockForIngest, openIngestSession } from '../ingest/ingest-session.js';
+import { type IngestSession, type LeasedRun, lockForIngest, openIngestSession } from '../ingest/ingest-session.js';
 import { RunRow, STOPPED_REASON } from '../ingest/run-row.js';
 import type { Politeness } from '../oai/host-politeness.js';
 import { identifyRepository } from '../oai/identify.js';
@@ -65,6 +65,11 @@ export interface HarvestOptions {
   signal?: AbortSignal;
   log?: (line: string) => void;
   /**
+   * A worker's run (worker/worker.ts): the source's lease, checked and renewed by every write to
+   * the catalog the workers share.
+   */
+  lease?: LeasedRun;
+  /**
    * Called after each record with the counts so far and, when the repository gives it, the
    * list's completeListSize (for a progress display with an ETA).
    */
@@ -99,7 +104,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     from: options.from === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.from, '--from')),
     until: options.until === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.until, '--until')),
   };
-  const session = await openIngestSession(await lockForIngest(options.archiveDir, `harvest ${options.baseUrl}`), log);
+  const session = await openIngestSession(await lockForIngest(options.archiveDir, `harvest ${options.baseUrl}`), log, options.lease);
   const client = new OaiClient(options.baseUrl, clientOptions(options, session.catalog, log));
   try {
     return await harvestSource(session, client, { ...options, prefix: options.prefix ?? 'oai_didl', log, concurrency }, window);

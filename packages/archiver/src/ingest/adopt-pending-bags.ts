@@ -13,11 +13,12 @@ import { indexBatchBag } from '../catalog/index-bag.js';
  * (renamed into place, or committed on object storage), or not, when the process died before
  * recording it. A bag that is there and complete is recorded now from its own files (its
  * records really were harvested); otherwise the note is dropped. Either way no AIP is left
- * unknown to the catalog. Returns how many bags were adopted.
+ * unknown to the catalog. Only the bags of the source `baseUrl` when given: a worker's run,
+ * while other workers may be committing theirs. Returns how many bags were adopted.
  */
-export async function adoptPendingBags(archiveDir: string, catalog: Catalog, storage?: AipStorage): Promise<number> {
+export async function adoptPendingBags(archiveDir: string, catalog: Catalog, storage?: AipStorage, baseUrl?: string): Promise<number> {
   let adopted = 0;
-  for (const pending of catalog.pendingBags()) {
+  for (const pending of catalog.pendingBags(baseUrl)) {
     if (storage instanceof S3Storage) {
       // On object storage a bag exists once its commit record does (aip/s3-commit.ts).
       const stored = { storage, bagPath: pending.bagPath };

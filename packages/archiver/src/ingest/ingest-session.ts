@@ -10,7 +10,8 @@ import { type DiskFlusher, flusherWhenReady, openDiskFlusher } from '../archive/
 import { lockArchiveForWriting, READING_COMMANDS } from '../archive/read-only-archive.js';
 import { cleanupLeftovers } from '../bag/bag-writer.js';
 import { Catalog } from '../catalog/catalog.js';
-import { archiveFullError, isStorageExhausted } from '../core/errors.js';
+import { leaseLost, type SourceLease } from '../catalog/source-leases.js';
+import { type ArchiverError, archiveFullError, isStorageExhausted } from '../core/errors.js';
 import { adoptPendingBags } from './adopt-pending-bags.js';
 
 /** The archive locked for one run, its catalog not opened yet. */
@@ -63,16 +64,52 @@ export async function lockForIngest(archiveDir: string, purpose: string): Promis
 }
 
 /**
+ * A run by a worker that holds a lease on its source (worker/worker.ts): the catalog is shared
+ * with other workers, so only this source's leftovers are put right, and every write checks
+ * the lease first (catalog/source-leases.ts).
+ */
+export interface LeasedRun {
+  lease: SourceLease;
+  leaseMs: number;
+  /** Called once when the lease turns out to be another worker's: the run should stop. */
+  onLost(error: ArchiverError): void;
+}
+
+/**
+ * Guards the catalog's writes with the lease, and renews it a third of the way through,
+ * whenever no transaction is open (a transaction's own guard renews it too: a harvest busy
+ * with pages renews it with every batch). Returns the renewal timer.
+ */
+function holdLease(catalog: Catalog, run: LeasedRun): NodeJS.Timeout {
+  catalog.holdLease(run.lease, run.leaseMs);
+  let lost = false;
+  const renew = () => {
+    if (lost || catalog.inTransaction) return;
+    try {
+      lost = !catalog.renewLease(run.lease, run.leaseMs);
+    } catch {
+      return; // PostgreSQL unreachable for a moment: tried again at the next tick
+    }
+    if (lost) run.onLost(leaseLost(run.lease));
+  };
+  const timer = setInterval(renew, Math.max(1000, Math.floor(run.leaseMs / 3)));
+  timer.unref();
+  return timer;
+}
+
+/**
  * Opens the catalog of the archive `lock` holds, and its disk flusher; runs left running are
  * marked interrupted and bags placed but not recorded are recorded. On failure the lock is
  * released.
  */
-export async function openIngestSession(lock: IngestLock, log: (line: string) => void): Promise<IngestSession> {
+export async function openIngestSession(lock: IngestLock, log: (line: string) => void, shared?: LeasedRun): Promise<IngestSession> {
   const { archiveDir } = lock;
   let catalog: Catalog | undefined;
   let flusher: DiskFlusher | undefined;
   let opened: OpenedStorage | undefined;
+  let renewing: NodeJS.Timeout | undefined;
   const close = async () => {
+    clearInterval(renewing);
     await flusher?.close();
     catalog?.close();
     opened?.close();
@@ -84,8 +121,9 @@ export async function openIngestSession(lock: IngestLock, log: (line: string) =>
     catalog = Catalog.open(archiveDir);
     // The flusher's self-check (one syncfs) runs while the run starts (Identify, the first pages).
     flusher = flusherWhenReady(openDiskFlusher(archiveDir));
-    catalog.interruptRunningRuns();
-    const adopted = await adoptPendingBags(archiveDir, catalog, opened.storage);
+    if (shared) renewing = holdLease(catalog, shared);
+    catalog.interruptRunningRuns(shared?.lease.source.baseUrl);
+    const adopted = await adoptPendingBags(archiveDir, catalog, opened.storage, shared?.lease.source.baseUrl);
     if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
     return { archiveDir, catalog, storage: opened.storage, flusher, close };
   } catch (error) {

@@ -59,61 +59,78 @@ export async function readMirrorConfig(file: string): Promise<MirrorConfig> {
   const sources = await Promise.all(
     data.sources.map(async (entry: unknown, index: number): Promise<MirrorSource> => {
       const where = `sources[${index}]`;
-      if (!isObject(entry)) return fail(where, 'expected an object');
-      for (const key of Object.keys(entry)) if (!SOURCE_FIELDS.has(key)) fail(`${where}.${key}`, 'unknown field');
-      const text = (key: string, required = false): string | undefined => {
-        const value = entry[key];
-        if (value === undefined && !required) return undefined;
-        if (typeof value !== 'string' || value === '') return fail(`${where}.${key}`, 'expected a non-empty string');
-        return value;
-      };
-      const baseUrl = text('baseUrl', true)!;
-      checkHttpUrl(baseUrl, `${file}: ${where}.baseUrl`);
-      if (seen.has(baseUrl)) fail(`${where}.baseUrl`, `${baseUrl} is listed twice`);
-      seen.add(baseUrl);
-      const everyMs = parseDuration(text('every', true)!, `${file}: ${where}.every`);
-      const jitter = text('jitter');
-      const concurrency = entry.concurrency;
-      if (concurrency !== undefined && (!Number.isSafeInteger(concurrency) || (concurrency as number) < 1))
-        fail(`${where}.concurrency`, 'expected a whole number of at least 1');
-      const user = text('user');
-      const passwordFile = text('passwordFile');
-      if ((user === undefined) !== (passwordFile === undefined)) fail(where, '"user" and "passwordFile" go together');
-      const allowPrivateRefs = entry.allowPrivateRefs;
-      if (allowPrivateRefs !== undefined && typeof allowPrivateRefs !== 'boolean') fail(`${where}.allowPrivateRefs`, 'expected true or false');
-      const compression = text('compression');
-      if (compression !== undefined && !['auto', 'always', 'never'].includes(compression)) fail(`${where}.compression`, 'expected "auto", "always" or "never"');
-      const delay = text('delay');
-      const delayMs = delay === undefined ? undefined : parseDelay(delay, `${file}: ${where}.delay`);
-      const maxConnections = entry.maxConnections;
-      if (
-        maxConnections !== undefined &&
-        (!Number.isSafeInteger(maxConnections) || (maxConnections as number) < 1 || (maxConnections as number) > MAX_CONNECTIONS)
-      )
-        fail(`${where}.maxConnections`, `expected a whole number from 1 to ${MAX_CONNECTIONS}`);
-      const set = text('set');
-      const prefix = text('prefix');
-      return {
-        baseUrl,
-        schedule: { everyMs, jitterMs: jitter === undefined ? 0 : parseDuration(jitter, `${file}: ${where}.jitter`) },
-        ...(set !== undefined ? { set } : {}),
-        ...(prefix !== undefined ? { prefix } : {}),
-        ...(concurrency !== undefined ? { concurrency: concurrency as number } : {}),
-        ...(allowPrivateRefs === true ? { allowPrivateRefs: true } : {}),
-        ...(compression !== undefined && compression !== 'auto' ? { compression: compression as Compression } : {}),
-        ...(delayMs !== undefined || maxConnections !== undefined
-          ? {
-              politeness: {
-                ...(delayMs !== undefined ? { delayMs } : {}),
-                ...(maxConnections !== undefined ? { maxConnections: maxConnections as number } : {}),
-              },
-            }
-          : {}),
-        ...(user !== undefined ? { credentials: { user, password: await readPasswordLine(resolve(folder, passwordFile!)) } } : {}),
-      };
+      const source = await parseMirrorSource(entry, { where: `${file}: ${where}`, folder });
+      if (seen.has(source.baseUrl)) fail(`${where}.baseUrl`, `${source.baseUrl} is listed twice`);
+      seen.add(source.baseUrl);
+      return source;
     }),
   );
   return { ...(typeof data.archive === 'string' ? { archiveDir: resolve(folder, data.archive) } : {}), sources };
+}
+
+/** Where a source entry comes from, for messages, and the folder its relative paths start in. */
+export interface SourceEntryOrigin {
+  where: string;
+  folder: string;
+}
+
+/**
+ * One source entry of a mirror configuration (`{ "baseUrl", "every", … }`, see
+ * readMirrorConfig), also what `oaibag sources add` keeps in the catalog for the workers. Its
+ * password file is read now. Each problem names `origin.where` and the field.
+ */
+export async function parseMirrorSource(entry: unknown, origin: SourceEntryOrigin): Promise<MirrorSource> {
+  const { where, folder } = origin;
+  const fail = (field: string, message: string): never => {
+    throw new ArchiverError('ERR_ARCHIVE_USAGE', `${where}${field ? `.${field}` : ''}: ${message}`, { hint: 'see docs/mirror.md for the source fields' });
+  };
+  if (!isObject(entry)) return fail('', 'expected an object');
+  for (const key of Object.keys(entry)) if (!SOURCE_FIELDS.has(key)) fail(`${where}.${key}`, 'unknown field');
+  const text = (key: string, required = false): string | undefined => {
+    const value = entry[key];
+    if (value === undefined && !required) return undefined;
+    if (typeof value !== 'string' || value === '') return fail(`${where}.${key}`, 'expected a non-empty string');
+    return value;
+  };
+  const baseUrl = text('baseUrl', true)!;
+  checkHttpUrl(baseUrl, `${where}.baseUrl`);
+  const everyMs = parseDuration(text('every', true)!, `${where}.every`);
+  const jitter = text('jitter');
+  const concurrency = entry.concurrency;
+  if (concurrency !== undefined && (!Number.isSafeInteger(concurrency) || (concurrency as number) < 1))
+    fail('concurrency', 'expected a whole number of at least 1');
+  const user = text('user');
+  const passwordFile = text('passwordFile');
+  if ((user === undefined) !== (passwordFile === undefined)) fail('', '"user" and "passwordFile" go together');
+  const allowPrivateRefs = entry.allowPrivateRefs;
+  if (allowPrivateRefs !== undefined && typeof allowPrivateRefs !== 'boolean') fail('allowPrivateRefs', 'expected true or false');
+  const compression = text('compression');
+  if (compression !== undefined && !['auto', 'always', 'never'].includes(compression)) fail('compression', 'expected "auto", "always" or "never"');
+  const delay = text('delay');
+  const delayMs = delay === undefined ? undefined : parseDelay(delay, `${where}.delay`);
+  const maxConnections = entry.maxConnections;
+  if (maxConnections !== undefined && (!Number.isSafeInteger(maxConnections) || (maxConnections as number) < 1 || (maxConnections as number) > MAX_CONNECTIONS))
+    fail('maxConnections', `expected a whole number from 1 to ${MAX_CONNECTIONS}`);
+  const set = text('set');
+  const prefix = text('prefix');
+  return {
+    baseUrl,
+    schedule: { everyMs, jitterMs: jitter === undefined ? 0 : parseDuration(jitter, `${where}.jitter`) },
+    ...(set !== undefined ? { set } : {}),
+    ...(prefix !== undefined ? { prefix } : {}),
+    ...(concurrency !== undefined ? { concurrency: concurrency as number } : {}),
+    ...(allowPrivateRefs === true ? { allowPrivateRefs: true } : {}),
+    ...(compression !== undefined && compression !== 'auto' ? { compression: compression as Compression } : {}),
+    ...(delayMs !== undefined || maxConnections !== undefined
+      ? {
+          politeness: {
+            ...(delayMs !== undefined ? { delayMs } : {}),
+            ...(maxConnections !== undefined ? { maxConnections: maxConnections as number } : {}),
+          },
+        }
+      : {}),
+    ...(user !== undefined ? { credentials: { user, password: await readPasswordLine(resolve(folder, passwordFile!)) } } : {}),
+  };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

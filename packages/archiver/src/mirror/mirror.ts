@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ArchiverError } from '../core/errors.js';
-import { type HarvestSummary, harvest } from '../harvest/harvest.js';
+import { type HarvestOptions, type HarvestSummary, harvest } from '../harvest/harvest.js';
 import type { Politeness } from '../oai/host-politeness.js';
 import type { Compression, Credentials } from '../oai/oai-client.js';
 import type { RetryPolicy } from '../oai/retry-policy.js';
@@ -54,6 +54,22 @@ export interface MirrorRun {
   nextAt?: Date;
 }
 
+/** What a source's entry asks of each of its harvests (a mirror's, a worker's). */
+export function sourceHarvestOptions(
+  source: MirrorSource,
+): Pick<HarvestOptions, 'baseUrl' | 'set' | 'prefix' | 'concurrency' | 'credentials' | 'allowPrivateRefs' | 'compression' | 'politeness'> {
+  return {
+    baseUrl: source.baseUrl,
+    ...(source.set !== undefined ? { set: source.set } : {}),
+    ...(source.prefix !== undefined ? { prefix: source.prefix } : {}),
+    ...(source.concurrency !== undefined ? { concurrency: source.concurrency } : {}),
+    ...(source.credentials ? { credentials: source.credentials } : {}),
+    ...(source.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
+    ...(source.compression ? { compression: source.compression } : {}),
+    ...(source.politeness ? { politeness: source.politeness } : {}),
+  };
+}
+
 /**
  * Harvests each source on its schedule, one harvest at a time, until the signal stops it. The
  * first run of every source is due at once. A run that fails (the source is down, another
@@ -81,16 +97,9 @@ export async function mirror(options: MirrorOptions): Promise<void> {
     const run: MirrorRun = { baseUrl: next.source.baseUrl, startedAt: new Date(now()) };
     try {
       run.summary = await harvest({
-        baseUrl: next.source.baseUrl,
+        ...sourceHarvestOptions(next.source),
         archiveDir: options.archiveDir,
         signal,
-        ...(next.source.set !== undefined ? { set: next.source.set } : {}),
-        ...(next.source.prefix !== undefined ? { prefix: next.source.prefix } : {}),
-        ...(next.source.concurrency !== undefined ? { concurrency: next.source.concurrency } : {}),
-        ...(next.source.credentials ? { credentials: next.source.credentials } : {}),
-        ...(next.source.allowPrivateRefs ? { allowPrivateRefs: true } : {}),
-        ...(next.source.compression ? { compression: next.source.compression } : {}),
-        ...(next.source.politeness ? { politeness: next.source.politeness } : {}),
         ...(options.retry ? { retry: options.retry } : {}),
         limits: options.limits,
         log: (line) => options.log?.(`${next.source.baseUrl}: ${line}`),

@@ -39,6 +39,11 @@ export interface ReindexSummary {
   versions: number;
   deletions: number;
   seconds: number;
+  /**
+   * Why the replaced catalog's schedule of sources (`oaibag sources`) could not be carried over
+   * (a damaged SQLite file): the sources must be added again. Absent when it was.
+   */
+  scheduleLost?: string;
 }
 
 /**
@@ -90,6 +95,15 @@ export async function reindexArchive(options: ReindexOptions): Promise<ReindexSu
     let summary: Omit<ReindexSummary, 'archive' | 'catalog' | 'keptAs' | 'seconds'>;
     try {
       summary = await indexBags(catalog, archiveDir, bags, { storage: opened.storage, ...(options.progress ? { progress: options.progress } : {}) });
+      // The workers' schedule is not in the bags: the new catalog takes over the old one's. The
+      // old file may be what the reindex is for (damaged): then the summary says what was lost.
+      if (await exists(current)) {
+        try {
+          catalog.carryScheduleFrom(current);
+        } catch (error) {
+          summary = { ...summary, scheduleLost: (error as Error).message };
+        }
+      }
     } finally {
       catalog.close();
     }

@@ -72,7 +72,10 @@ export const SERVE_DEFAULTS = {
 } as const;
 
 export class ArchiveOai {
-  /** Tokens are signed with a key of this process: after a restart a harvester starts its list again. */
+  /**
+   * Tokens are signed with the catalog's key: every serve instance over one catalog (behind a
+   * proxy) takes the others' tokens, and a restarted one its own.
+   */
   private readonly provider: OaiProvider;
 
   constructor(
@@ -80,7 +83,7 @@ export class ArchiveOai {
     private readonly settings: ArchiveOaiSettings,
   ) {
     this.provider = new OaiProvider({
-      tokenKey: randomBytes(32),
+      tokenKey: archive.catalog.resumptionTokenKey() ?? randomBytes(32),
       pageRecords: settings.pageRecords ?? SERVE_DEFAULTS.pageRecords,
       pageIdentifiers: settings.pageIdentifiers ?? SERVE_DEFAULTS.pageIdentifiers,
       pageBytes: settings.pageBytes ?? SERVE_DEFAULTS.pageBytes,
