@@ -15,6 +15,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
+import { BASE, buildBase } from './lists-base.mjs';
 import { loadBetterSqlite3, loadRepository, median, ROOT, round } from './repository-common.mjs';
 
 const USAGE = `usage: node bench/lists.mjs [--sizes N,N] [--files N] [--runs N] [--only serve,repository]
@@ -42,7 +43,6 @@ const RUNS = wholeNumberArg(args.runs, '--runs', usageError);
 const ONLY = new Set(args.only.split(',').map((name) => name.trim()));
 const LISTS = args.lists === undefined ? undefined : new Set(args.lists.split(',').map((name) => name.trim()));
 const timed = (shape) => LISTS === undefined || LISTS.has(shape.name);
-const BASE = 10000;
 const log = (line) => process.stderr.write(`${line}\n`);
 
 const DIST = join(ROOT, args['archiver-dist']);
@@ -63,64 +63,6 @@ function cpu(fn) {
     samples.push((used.user + used.system) / 1000);
   }
   return round(median(samples), 3);
-}
-
-const T0 = Date.parse('2026-01-01T00:00:00Z');
-const iso = (ms) => new Date(ms).toISOString();
-
-/** The base: BASE resources of source 1, BASE/5 of source 2 (one in ten shadowing), 1% deleted, ~1,000 ingests a second. */
-function buildBase(dir, Catalog) {
-  mkdirSync(dir, { recursive: true });
-  const catalog = Catalog.open(dir);
-  const sources = [
-    catalog.upsertSource('https://one.example.org/oai', { repositoryName: 'one', granularity: 'YYYY-MM-DDThh:mm:ssZ' }),
-    catalog.upsertSource('https://two.example.org/oai', { repositoryName: 'two', granularity: 'YYYY-MM-DDThh:mm:ssZ' }),
-  ];
-  const sha = (n) => n.toString(16).padStart(64, '0');
-  const mime = (n) => (n % 10 === 0 ? 'image/png' : n % 10 === 1 ? 'text/css' : 'text/html; charset=utf-8');
-  let n = 0;
-  for (const [index, source] of sources.entries()) {
-    const count = index === 0 ? BASE : BASE / 5;
-    const run = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
-    for (let start = 0; start < count; start += 1000) {
-      const numbers = Array.from({ length: Math.min(1000, count - start) }, (_, i) => start + i);
-      const bagPath = `aips/harvest-${String(run).padStart(6, '0')}/batch-${String(start / 1000 + 1).padStart(5, '0')}`;
-      catalog.transaction(() => {
-        catalog.recordBag({
-          bagPath,
-          sourceId: source.id,
-          harvestId: run,
-          records: numbers.length,
-          newPayloads: numbers.length,
-          revisits: 0,
-          deletions: 0,
-          payloadBytes: numbers.length * 1000,
-          payloads: numbers.map((i) => ({ sha256: sha(n + i), size: 1000, path: `data/${n + i}` })),
-        });
-        for (const i of numbers) {
-          // The second source's identifiers: one in ten is one of the first source's.
-          const identifier = index === 0 || i % 10 === 0 ? `https://site.example.org/doc-${i}.html` : `https://two.example.org/doc-${i}.html`;
-          catalog.recordVersion({
-            sourceId: source.id,
-            identifier,
-            datestamp: '2025-06-01T00:00:00Z',
-            size: 1000,
-            sha256: sha(n + i),
-            mimeType: mime(i),
-            bagPath,
-            record: i - start + 1,
-            parts: [sha(n + i)],
-            harvestId: run,
-            storedAt: iso(T0 + (n + i) * 1),
-          });
-          if (i % 100 === 50) catalog.recordDeletion(source.id, identifier, '2025-07-01T00:00:00Z', run, bagPath, iso(T0 + (n + i) * 1 + 500));
-        }
-      });
-    }
-    n += count;
-    catalog.finishRun(run, 'complete', { records: count });
-  }
-  catalog.close();
 }
 
 /** Copies the base's resources, versions and deletions until the catalog holds `size` resources, each copy later in time. */

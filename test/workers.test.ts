@@ -6,7 +6,7 @@
 // once its lease runs out, and the site ends stored with every file exactly once; a worker
 // whose lease was taken over can no longer write to the catalog.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -99,6 +99,44 @@ describe('oaibag sources on a SQLite archive', () => {
       assert.equal((await run(['sources', 'list', '--archive', archive])).stdout, '');
     } finally {
       await one.repository.close();
+    }
+  });
+  test('SIGTERM stops a worker cleanly: the batch in flight is kept, the source is due again at once, and the next worker finishes it', async () => {
+    const archive = join(work, 'stopped');
+    const big = await site('stopped-site', 80);
+    try {
+      const added = await run(['sources', 'add', big.endpoint, '--every', '1d', '--archive', archive]);
+      assert.equal(added.status, 0, added.stderr);
+      const child = start(['worker', '--name', 'stopped', '--batch-records', '5', '--archive', archive]);
+      const done = finish(child);
+      const bags = join(archive, 'aips');
+      for (let tries = 0; !existsSync(bags) || readdirSync(bags).length === 0; tries++) {
+        assert.ok(tries < 1200, 'the worker placed no bag');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      child.kill('SIGTERM');
+      const stopped = await done;
+      assert.equal(stopped.status, 0, stopped.stderr);
+      assert.match(stopped.stdout, /harvest #1 interrupted/);
+      assert.match(stopped.stdout, /worker stopped stopped\n$/);
+      const [entry] = (await run(['sources', 'list', '--json', '--archive', archive])).stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      assert.equal(entry.lastOutcome, 'interrupted');
+      assert.equal(entry.worker, null, 'the lease is handed back');
+      assert.ok(Date.parse(entry.nextRunAt) <= Date.now(), `due again at once: ${entry.nextRunAt}`);
+      const next = await run(['worker', '--until-idle', '--batch-records', '5', '--archive', archive]);
+      assert.equal(next.status, 0, next.stderr);
+      assert.match(next.stdout, /harvest #2 complete/);
+      const catalog = Catalog.open(archive);
+      try {
+        assert.deepEqual(tally(catalog).get(big.endpoint), { harvests: ['interrupted', 'complete'], resources: 80, versions: 80, mostVersions: 1 });
+      } finally {
+        catalog.close();
+      }
+    } finally {
+      await big.repository.close();
     }
   });
 });
