@@ -11,7 +11,7 @@
 //   `cp -r`), its first and last page, plain, for a leaf set, a major-type set and with a hidden
 //   folder, the count and the earliest datestamp.
 // Run with `node bench/lists.mjs [--sizes 100000,1000000] [--files 1000000]` after the build.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseBenchArgs, wholeNumberArg } from './bench-args.mjs';
