@@ -6,8 +6,8 @@
 // once its lease runs out, and the site ends stored with every file exactly once; a worker
 // whose lease was taken over can no longer write to the catalog.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ArchiverError, Catalog, S3Storage, startArchiveServer } from '../packages/archiver/src/index.ts';
@@ -101,6 +101,38 @@ describe('oaibag sources on a SQLite archive', () => {
       await one.repository.close();
     }
   });
+  test('a worker that cannot harvest (its folder locked) hands the source back untouched and stops with the error', async () => {
+    const archive = join(work, 'locked-worker');
+    const one = await site('locked-site', 3);
+    try {
+      const added = await run(['sources', 'add', one.endpoint, '--every', '1d', '--archive', archive]);
+      assert.equal(added.status, 0, added.stderr);
+      // Another live process (this test's) holds the worker's folder.
+      writeFileSync(
+        join(archive, 'lock'),
+        `${JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), purpose: 'a test' })}\n`,
+      );
+      const worker = await run(['worker', '--name', 'stuck', '--until-idle', '--archive', archive]);
+      assert.equal(worker.status, 4, worker.stderr);
+      assert.match(worker.stderr, /^oaibag: the archive is locked by pid \d+ .*\[ERR_ARCHIVE_LOCKED\]/);
+      assert.equal(worker.stderr.trim().split('\n').length, 1, worker.stderr);
+      const [entry] = (await run(['sources', 'list', '--json', '--archive', archive])).stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      assert.equal(entry.worker, null);
+      assert.ok(Date.parse(entry.nextRunAt) <= Date.now(), `still due: ${entry.nextRunAt}`);
+      assert.equal(entry.lastOutcome, 'not run');
+      assert.match(entry.lastError, /^the worker stuck could not run it: the archive is locked/);
+      rmSync(join(archive, 'lock'));
+      const next = await run(['worker', '--until-idle', '--archive', archive]);
+      assert.equal(next.status, 0, next.stderr);
+      assert.match(next.stdout, /harvest #1 complete/);
+    } finally {
+      await one.repository.close();
+    }
+  });
+
   test('SIGTERM stops a worker cleanly: the batch in flight is kept, the source is due again at once, and the next worker finishes it', async () => {
     const archive = join(work, 'stopped');
     const big = await site('stopped-site', 80);

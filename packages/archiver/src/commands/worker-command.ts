@@ -43,7 +43,7 @@ export function workerCommand(): Command {
         'is taken over by another once its lease runs out; the harvest resumes from its checkpoint.\n' +
         'One line per run on stdout. SIGINT or SIGTERM stops cleanly; the source is due again at once.\n' +
         '\nExit codes: 0 stopped (each failed run is reported and recorded on its source); 2 usage;\n' +
-        '4 the archive or catalog cannot be used at all. docs/scale-out.md.',
+        '4 this worker cannot harvest (its folder, store or catalog): the source is handed back. docs/scale-out.md.',
     )
     .action(async (options: WorkerCommandOptions) => {
       const name = options.name ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;

@@ -19,6 +19,13 @@ import { type MirrorRun, type MirrorSource, sourceHarvestOptions } from './mirro
 import { parseMirrorSource } from './mirror-config.js';
 import { nextRun } from './mirror-schedule.js';
 
+/**
+ * The failures that are the worker's, not the source's: its archive folder locked or full, its
+ * store or catalog unusable. Any other failure (the source down, a record refused) is the
+ * source's, recorded on it until its next tick.
+ */
+const WORKER_FAULTS = new Set(['ERR_ARCHIVE_LOCKED', 'ERR_ARCHIVE_FULL', 'ERR_ARCHIVE_IO', 'ERR_ARCHIVE_STORE', 'ERR_ARCHIVE_CATALOG', 'ERR_ARCHIVE_FORMAT']);
+
 /** How long a lease lasts without a renewal (`--lease`): a dead worker's sources wait this long. */
 export const DEFAULT_LEASE_MS = 5 * 60_000;
 /** The longest a worker sleeps before it looks for due sources again (`--poll`). */
@@ -57,7 +64,8 @@ export interface WorkerRun extends MirrorRun {
  * Claims due sources one at a time and harvests each, until the signal stops it (or, with
  * `untilIdle`, until none is due). A run that fails is recorded on its source (`oaibag sources
  * list` shows it) and the source runs again at its next tick; one bad source never stops the
- * worker. Rejects only when the catalog cannot be used at all.
+ * worker. Rejects when the worker itself cannot harvest (WORKER_FAULTS: its folder, store or
+ * catalog), after handing its source back untouched.
  */
 export async function runWorker(options: WorkerOptions): Promise<void> {
   const { signal } = options;
@@ -79,6 +87,19 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       }
       const run = await runSource(catalog, lease, options, leaseMs);
       if (run === undefined) break; // stopped during Identify: the lease is handed back
+      if (!run.leaseLost && run.error !== undefined && WORKER_FAULTS.has(run.error.code)) {
+        // This worker cannot harvest (its folder, its store, its catalog): the source goes back
+        // as it was, for a worker that can, and this one stops with the error, loudly, rather
+        // than push every source it claims to its next tick.
+        catalog.endLease(lease, {
+          harvestId: run.summary?.harvestId ?? null,
+          outcome: 'not run',
+          error: `the worker ${options.name} could not run it: ${run.error.message} [${run.error.code}]`,
+          dueAt: lease.source.dueAt,
+          startAt: lease.source.startAt,
+        });
+        throw run.error;
+      }
       if (!run.leaseLost) {
         const stopping = signal.aborted;
         const ended = catalog.clockMs();
