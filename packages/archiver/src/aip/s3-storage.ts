@@ -149,6 +149,21 @@ export class S3Storage implements AipStorage {
   }
 
   /**
+   * The writer the claim record of `bagPath` names ('' when it names none), or undefined when
+   * nobody claimed the name.
+   */
+  async claimant(bagPath: string): Promise<string | undefined> {
+    const claim = await readFirstVersion(this.bucket, this.rule, this.key(`${CLAIMS_FOLDER}${bagPath}`), 64 * 1024);
+    return claim === undefined ? undefined : (claimWriter(claim) ?? '');
+  }
+
+  /** The Object Lock retention a bag committed now is given (`--retain` from now), or undefined when the store keeps none. */
+  retentionFromNow(): Date | undefined {
+    const { retainMs } = this.bucket.options;
+    return retainMs === undefined ? undefined : new Date(Date.now() + retainMs);
+  }
+
+  /**
    * The objects under a bag's name as the store lists them (not the commit record's list):
    * paths relative to the bag, with their sizes, in key order. What verify compares with the
    * commit record.
@@ -176,18 +191,28 @@ export class S3Storage implements AipStorage {
    * damaged bag is ERR_ARCHIVE_DAMAGED, nothing written); every object is read back and its
    * SHA-256 compared before the commit record is made. A bag committed there with the same
    * files is 'present' and left as it is; a name claimed by `writer` before (a copy cut short)
-   * is taken up again; a name another writer holds is ERR_ARCHIVE_BAG.
+   * is taken up again; a name another writer holds is ERR_ARCHIVE_BAG. `verified`: the bag's
+   * files as the caller verified them in full already (an import, against the digests of its
+   * unpacking), so that the folder is neither verified nor hashed again here.
    */
-  async commitFolderBag(bagDir: string, bagPath: string, writer: string, retainUntil?: Date): Promise<'committed' | 'present'> {
-    const report = await verifyBag(bagDir);
-    if (!report.valid) {
-      const first = report.problems[0]!;
-      throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${bagDir} does not verify: ${first.path ? `${first.path}: ` : ''}${first.message}`, {
-        path: bagDir,
-        hint: 'run `oaibag verify` and `oaibag repair` on the archive first; a damaged bag is not copied',
-      });
+  async commitFolderBag(
+    bagDir: string,
+    bagPath: string,
+    writer: string,
+    retainUntil?: Date,
+    verified?: readonly CommittedFile[],
+  ): Promise<'committed' | 'present'> {
+    if (verified === undefined) {
+      const report = await verifyBag(bagDir);
+      if (!report.valid) {
+        const first = report.problems[0]!;
+        throw new ArchiverError('ERR_ARCHIVE_DAMAGED', `${bagDir} does not verify: ${first.path ? `${first.path}: ` : ''}${first.message}`, {
+          path: bagDir,
+          hint: 'run `oaibag verify` and `oaibag repair` on the archive first; a damaged bag is not copied',
+        });
+      }
     }
-    const files = await describeFolder(bagDir);
+    const files = verified === undefined ? await describeFolder(bagDir) : [...verified];
     const theirs = await this.commitOf(bagPath);
     if (theirs !== undefined) {
       if (sameFiles(theirs.files, files)) return 'present';

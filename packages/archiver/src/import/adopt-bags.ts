@@ -6,13 +6,17 @@
 // first so that a crash leaves it recorded at the next start, and recorded from its own files as
 // reindex records a bag. A bag whose place holds the same bag already (a rerun) is kept; a
 // place or a harvest number taken by another archive's bag is refused before anything is placed.
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+// On object storage a bag is committed instead of renamed (S3Storage.commitFolderBag), as a
+// writer named after the bag's contents: a run killed after the claim is taken up by the next.
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type DeliveryFacts, describeDelivery } from '../aip/aip-metadata.js';
 import { type ReadBagInfo, readBatchBagInfo } from '../aip/bag-info.js';
 import { AIPS_DIRECTORY, isSerializedBagZipName, parseSerializedBagFolder, parseSerializedBagZipName } from '../aip/layout-names.js';
-import { notOnObjectStorage, storeLocation } from '../archive/archive-locations.js';
+import type { CommittedFile } from '../aip/s3-commit.js';
+import { S3Storage } from '../aip/s3-storage.js';
 import { fsyncFolder } from '../archive/flush-to-disk.js';
 import { TEMP_DIRECTORY } from '../archive/storage-path.js';
 import { folderBagSource } from '../bag/bag-source.js';
@@ -41,6 +45,8 @@ interface UnpackedBag {
   present: boolean;
   /** Its bag-info.txt. */
   info: ReadBagInfo;
+  /** Its files with their sizes and SHA-256, as unpacked and verified (code-unit order). */
+  files: CommittedFile[];
 }
 
 /**
@@ -55,8 +61,7 @@ export async function adoptBags(
   unpacked?: BagZipUnpacking,
 ): Promise<ImportSummary> {
   const { archiveDir, log } = options;
-  if (storeLocation(archiveDir) !== undefined)
-    throw notOnObjectStorage('import of serialized bags', archiveDir, 'not built on a store yet (import of records works)');
+  const store = session.storage instanceof S3Storage ? session.storage : undefined;
   // Checked against SHA256SUMS when the delivery has one: the partner's list of what was sent.
   const sums = await expectedSums(delivery);
   const { catalog } = session;
@@ -78,17 +83,17 @@ export async function adoptBags(
           path: delivery.path,
         });
       }
-      bags.push(await stageBag(zip, work, archiveDir, zip.path === delivery.path ? delivery : undefined, options, unpacked));
+      bags.push(await stageBag(zip, work, { archiveDir, store }, zip.path === delivery.path ? delivery : undefined, options, unpacked));
       log(`verified ${zip.name}`);
     }
     for (const bag of bags) refuseConflicts(catalog, archiveDir, bag, delivery);
     const placed: string[] = [];
     for (const bag of bags) {
-      if (!bag.present) await placeBag(catalog, archiveDir, bag);
+      if (!bag.present) await (store ? commitBag(catalog, store, bag) : placeBag(catalog, archiveDir, bag));
       if (catalog.bag(bag.destination) === undefined) placed.push(bag.destination);
     }
     placed.sort();
-    const indexed = await indexBags(catalog, archiveDir, placed, { adopting: true });
+    const indexed = await indexBags(catalog, archiveDir, placed, { adopting: true, ...(store ? { storage: store } : {}) });
     log(`adopted ${placed.length} bag(s), ${bags.length - placed.length} held already`);
     const sources = [...new Set(bags.map((bag) => bag.info.baseUrl!))];
     // The bags are kept as they are, their own provenance unchanged: the delivery's accession
@@ -131,12 +136,13 @@ export function adoptionFolder(archiveDir: string): string {
 async function stageBag(
   zip: { name: string; path: string; sha256?: string },
   work: string,
-  archiveDir: string,
+  archive: { archiveDir: string; store: S3Storage | undefined },
   delivery: Delivery | undefined,
   options: ImportOptions,
   unpacking?: BagZipUnpacking,
 ): Promise<UnpackedBag> {
   const named = parseSerializedBagZipName(zip.name.endsWith('.zip') ? zip.name : `${zip.name}.zip`);
+  let staging: Omit<UnpackedBag, 'present'>;
   try {
     const unpacked = (delivery && (await unpacking?.finish(delivery.entries))) || (await unpackBagZip(zip, work, options));
     const { folder, staged } = unpacked;
@@ -153,11 +159,75 @@ async function stageBag(
         path: zip.path,
       });
     }
-    const present = await samePlacedBag(archiveDir, destination, staged);
-    return { zip: zip.name, destination, staged, present, info: await readBatchBagInfo(staged) };
+    const files = await stagedFiles(staged, unpacked.digests);
+    staging = { zip: zip.name, destination, staged, info: await readBatchBagInfo(staged), files };
   } catch (error) {
     throw archiveIoError(error, `cannot unpack ${zip.name} into ${work}`);
   }
+  const { archiveDir, store } = archive;
+  const present = store ? await sameCommittedBag(store, staging) : await samePlacedBag(archiveDir, staging.destination, staging.staged);
+  return { ...staging, present };
+}
+
+/** Every file of the bag unpacked at `staged`, its SHA-256 the unpacking's (measured again only if it has none). */
+async function stagedFiles(staged: string, digests: ReadonlyMap<string, ReadonlyMap<string, string>>): Promise<CommittedFile[]> {
+  const found: CommittedFile[] = [];
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(full, path);
+      else found.push({ path, size: (await lstat(full)).size, sha256: digests.get(path)?.get('sha256') ?? (await sha256Of(full)) });
+    }
+  };
+  await walk(staged, '');
+  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * The writer an imported bag is committed as: named after its files, so that a run killed after
+ * claiming the bag's name is taken up by the next import of the same bag, and by nothing else.
+ */
+function importWriter(files: readonly CommittedFile[]): string {
+  const hash = createHash('sha256');
+  for (const file of files) hash.update(`${file.sha256} ${file.size} ${file.path}\n`);
+  return `oaibag import ${hash.digest('hex')}`;
+}
+
+/**
+ * Whether the store has this very bag committed at its destination already (the same files with
+ * the same SHA-256). Another bag committed there, or the name claimed by another writer (a
+ * harvest's bag under way, or one that died before committing), is ERR_IMPORT_CONFLICT.
+ */
+async function sameCommittedBag(store: S3Storage, bag: Omit<UnpackedBag, 'present'>): Promise<boolean> {
+  const where = store.where(bag.destination);
+  const record = await store.commitOf(bag.destination);
+  if (record !== undefined) {
+    const same =
+      record.files.length === bag.files.length &&
+      record.files.every((file, index) => file.path === bag.files[index]!.path && file.sha256 === bag.files[index]!.sha256);
+    if (same) return true;
+    throw new ArchiverError('ERR_IMPORT_CONFLICT', `the archive holds another bag at ${where}; bags of another archive go into an archive of their own`, {
+      path: where,
+    });
+  }
+  const claimant = await store.claimant(bag.destination);
+  if (claimant !== undefined && claimant !== importWriter(bag.files)) {
+    throw new ArchiverError(
+      'ERR_IMPORT_CONFLICT',
+      `${where} is claimed by another writer (not committed); bags of another archive go into an archive of their own`,
+      {
+        path: where,
+      },
+    );
+  }
+  return false;
 }
 
 /**
@@ -232,8 +302,8 @@ function refuseConflicts(catalog: Catalog, archiveDir: string, bag: UnpackedBag,
   }
 }
 
-/** Places a staged bag: noted as pending, renamed into aips/, the folders made durable. */
-async function placeBag(catalog: Catalog, archiveDir: string, bag: UnpackedBag): Promise<void> {
+/** Checks a staged bag is still whole, and records its source and run; returns its harvest number. */
+async function prepareToPlace(catalog: Catalog, bag: UnpackedBag): Promise<number> {
   if (!(await verifyBag(bag.staged, { fast: true })).valid) {
     throw new ArchiverError('ERR_IMPORT_DAMAGED', `${bag.zip}: unpacked, it is not a complete bag`, { path: bag.staged });
   }
@@ -241,6 +311,24 @@ async function placeBag(catalog: Catalog, archiveDir: string, bag: UnpackedBag):
   const source = catalog.ensureSource(info.baseUrl!, info.repositoryName);
   const { harvestId, kind, args, startedAt } = harvestOfBag({ bagPath: bag.destination, info });
   catalog.ensureRun(harvestId, source.id, kind, args, startedAt);
+  return harvestId;
+}
+
+/**
+ * Commits a staged bag on the object store: noted as pending, then claimed, its objects written
+ * and read back, locked when the store retains, and its commit record made (the bag exists from
+ * then on; a crash before leaves the note, dropped at the next start, and a claim the next
+ * import of the same bag takes up).
+ */
+async function commitBag(catalog: Catalog, store: S3Storage, bag: UnpackedBag): Promise<void> {
+  const harvestId = await prepareToPlace(catalog, bag);
+  catalog.addPendingBag(bag.destination, harvestId);
+  await store.commitFolderBag(bag.staged, bag.destination, importWriter(bag.files), store.retentionFromNow(), bag.files);
+}
+
+/** Places a staged bag: noted as pending, renamed into aips/, the folders made durable. */
+async function placeBag(catalog: Catalog, archiveDir: string, bag: UnpackedBag): Promise<void> {
+  const harvestId = await prepareToPlace(catalog, bag);
   const target = join(archiveDir, ...bag.destination.split('/'));
   const aips = join(archiveDir, AIPS_DIRECTORY);
   const harvestFolder = dirname(target);
