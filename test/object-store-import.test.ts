@@ -212,6 +212,16 @@ function versionsOf(archive: string): number {
   }
 }
 
+/** Each run's counts, by number: what status shows of a run. */
+function runCounts(archive: string): unknown[] {
+  const catalog = Catalog.open(archive, { create: false });
+  try {
+    return catalog.statement('SELECT id, status, records, added, modified, touched, deleted, bytes FROM harvests ORDER BY id').all();
+  } finally {
+    catalog.close();
+  }
+}
+
 /** Starts `args`, kills it with SIGKILL once `ready()` holds (polled), and resolves with how it ended. */
 async function killWhen(args: string[], ready: () => Promise<boolean>): Promise<NodeJS.Signals | null> {
   const child = oaibag(args);
@@ -352,6 +362,7 @@ describe('importing serialized bags onto object storage', { skip: CEPH_SKIP || P
       assert.equal(versionsOf(archive), expected, `killed ${moment}: every version recorded exactly once`);
       const got = await answers(archive);
       assert.deepEqual(got, expectedAnswers, `killed ${moment}: status and audit answer as for an import not interrupted`);
+      assert.deepEqual(runCounts(archive), runCounts(uninterrupted), `killed ${moment}: each run counts all of its bags`);
       const verify = await run(['verify', '--archive', archive]);
       assert.equal(verify.status, 0, `killed ${moment}, rerun: ${verify.stdout}${verify.stderr}`);
       const tmp = join(archive, 'tmp');

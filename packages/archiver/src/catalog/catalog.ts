@@ -466,6 +466,11 @@ export class Catalog {
   }
 
   /** Saves the counts so far (a run does, with each batch), so a killed run's row still tells what it did. */
+  /** Sets a rebuilt run's counts from every row the catalog holds for it (run-queries.ts). */
+  recountRebuiltRun(harvestId: number): void {
+    runs.recountRebuiltRun(this, harvestId);
+  }
+
   updateRunCounts(harvestId: number, counts: Partial<HarvestCounts>): void {
     runs.updateRunCounts(this, harvestId, counts);
   }

@@ -120,7 +120,11 @@ export async function indexBags(catalog: Catalog, archiveDir: string, bags: read
     options.progress?.(index + 1, bags.length);
   }
   catalog.transaction(() => {
-    for (const [id, facts] of harvests) catalog.closeRebuiltRun(id, facts.status, facts.counts, facts.endedAt, facts.listResponseDate);
+    for (const [id, facts] of harvests) {
+      catalog.closeRebuiltRun(id, facts.status, facts.counts, facts.endedAt, facts.listResponseDate);
+      // Adopting, a run may have bags recorded by an earlier call (an import killed half-way).
+      if (options.adopting) catalog.recountRebuiltRun(id);
+    }
     for (const [sourceId, list] of sources) {
       // Adopting: what the source had before these bags came (a later watermark, a list under way) stays.
       const had = options.adopting ? list.before : undefined;

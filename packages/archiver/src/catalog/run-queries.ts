@@ -1,7 +1,15 @@
 // The rows of runs (the `harvests` table: a harvest or an import of a source), for the Catalog's
 // methods of the same names, which say what each does: catalog.ts is the one way in.
 import { type Row, toHarvest } from './catalog-rows.js';
-import type { CatalogHarvest, HarvestArguments, HarvestCounts, HarvestStatus, RunKind } from './catalog-types.js';
+import {
+  type CatalogHarvest,
+  countedAs,
+  type HarvestArguments,
+  type HarvestCounts,
+  type HarvestStatus,
+  type RunKind,
+  type VersionChange,
+} from './catalog-types.js';
 import { type CatalogStatements, stamp } from './statements.js';
 
 export function ensureRun(db: CatalogStatements, id: number, sourceId: number, kind: RunKind, args: HarvestArguments, startedAt: string): void {
@@ -26,6 +34,25 @@ export function closeRebuiltRun(
     db.statement('UPDATE harvests SET status = ?, ended_at = ?, list_response_date = ? WHERE id = ?').run(status, endedAt, listResponseDate, harvestId);
     updateRunCounts(db, harvestId, counts);
   });
+}
+
+/**
+ * The counts of a run rebuilt from its bags, from every row the catalog holds for it rather
+ * than from the bags one call indexed: an import killed half-way records a run's first bags,
+ * and the rerun its others (catalog/index-bags.ts).
+ */
+export function recountRebuiltRun(db: CatalogStatements, harvestId: number): void {
+  const records = db.statement('SELECT COALESCE(SUM(records), 0) AS n FROM bags WHERE harvest_id = ?').get(harvestId) as Row;
+  const changes = db
+    .statement('SELECT change, COUNT(*) AS n, COALESCE(SUM(size), 0) AS bytes FROM versions WHERE harvest_id = ? GROUP BY change')
+    .all(harvestId) as Row[];
+  const deleted = db.statement('SELECT COUNT(*) AS n FROM deletions WHERE harvest_id = ?').get(harvestId) as Row;
+  const counts = { records: Number(records.n), added: 0, modified: 0, touched: 0, deleted: Number(deleted.n), bytes: 0 };
+  for (const row of changes) {
+    counts[countedAs(row.change as VersionChange)] += Number(row.n);
+    counts.bytes += Number(row.bytes);
+  }
+  updateRunCounts(db, harvestId, counts);
 }
 
 export function startRun(db: CatalogStatements, sourceId: number, kind: RunKind, args: HarvestArguments): number {
