@@ -32,7 +32,8 @@ export function verifyCommand(): Command {
         'folder, no link, no encrypted entry, no name twice, every manifest line, Payload-Oxum and the\n' +
         'tag manifest; every bad entry named.\n' +
         '\nExit codes: 0 everything intact; 2 usage; 4 something is wrong (damage, each named; then\n' +
-        'run oaibag repair), or the archive is locked or read-only without --no-record.\n' +
+        'run oaibag repair on a folder; on a store, see docs/scale-out.md), or the archive is locked or\n' +
+        'read-only without --no-record.\n' +
         '--on-failure/--notify tell of damage as mirror tells of a failed run (docs/operations.md).',
     )
     .action(
