@@ -34,6 +34,15 @@ import { probeStore, type StoreProbe } from './store-probe.js';
 /** How many bags' commit records a store keeps in memory for reads (each lists its files). */
 const COMMITS_CACHED = 64;
 
+/**
+ * How long a process trusts a probe it ran: a worker or a mirror harvesting many sources probes
+ * each store once an hour, not at the start of every harvest (a dozen requests and 2 MiB each).
+ * A store's settings changed under a running worker are found within the hour.
+ */
+const PROBE_REUSE_MS = 60 * 60_000;
+/** The probes this process ran, by store (location, endpoint, region, access key) and whether Object Lock was asked for. */
+const PROBED = new Map<string, { probe: StoreProbe; at: number }>();
+
 export class S3Storage implements AipStorage {
   /** Commit records read lately, by bag name (a Map keeps insertion order: the oldest goes first). */
   private readonly commitsRead = new Map<string, CommitRecord>();
@@ -53,7 +62,19 @@ export class S3Storage implements AipStorage {
     const resolved = resolveS3Options(options);
     const bucket = await S3Bucket.connect(resolved);
     try {
-      return new S3Storage(bucket, await probeStore(bucket, { objectLock: resolved.retainMs !== undefined }));
+      const objectLock = resolved.retainMs !== undefined;
+      const key = JSON.stringify([
+        bucket.url(resolved.location.prefix),
+        resolved.endpoint ?? null,
+        resolved.region,
+        resolved.credentials?.accessKeyId ?? null,
+        objectLock,
+      ]);
+      const known = PROBED.get(key);
+      if (known !== undefined && Date.now() - known.at < PROBE_REUSE_MS) return new S3Storage(bucket, known.probe);
+      const probe = await probeStore(bucket, { objectLock });
+      PROBED.set(key, { probe, at: Date.now() });
+      return new S3Storage(bucket, probe);
     } catch (error) {
       bucket.close();
       throw error;

@@ -17,6 +17,7 @@ const CURSOR_PAGE_ROWS = 1000;
 export class PostgresDatabase implements SqlDatabase {
   readonly dialect = 'postgres' as const;
   private readonly connection: PgConnection;
+  private readonly options: PgConnectionOptions;
   private depth = 0;
   private cursors = 0;
   /** Whether the open transaction ran the write guard. */
@@ -33,7 +34,8 @@ export class PostgresDatabase implements SqlDatabase {
     readonly url: string,
     options: PgConnectionOptions = {},
   ) {
-    this.connection = new PgConnection(url, options);
+    this.connection = reusedConnection(url, options) ?? new PgConnection(url, options);
+    this.options = options;
   }
 
   get inTransaction(): boolean {
@@ -117,7 +119,12 @@ export class PostgresDatabase implements SqlDatabase {
     }
   }
 
+  /**
+   * Closes this database. Its connection, when idle and healthy, is kept for the next one this
+   * process opens on the same URL (idle-connections below), else closed.
+   */
   close(): void {
+    if (this.depth === 0 && keepIdle(this.url, this.options, this.connection)) return;
     this.connection.close();
   }
 
@@ -234,5 +241,40 @@ export function redactedUrl(url: string): string {
     return parsed.toString();
   } catch {
     return 'postgres://…';
+  }
+}
+
+// A worker or a mirror opens the catalog at the start of every harvest and closes it at the end:
+// a new thread and a new server backend each time, 0.3 s of CPU and a fork of the server for a
+// source that may take a second (bench/README.md, "bench:scale-out"). So one idle connection
+// per URL and settings is kept for the next open in this process, checked with a round trip
+// before it is used again (a server restarted meanwhile makes a new one). The thread is unref'd:
+// a kept connection never holds the process open.
+const IDLE = new Map<string, PgConnection>();
+
+function idleKey(url: string, options: PgConnectionOptions): string | undefined {
+  // Test seams make a connection of their own.
+  if (options.extraWakes || options.silenceGraceMs !== undefined) return undefined;
+  return JSON.stringify([url, options.applicationName ?? null, options.schema ?? null, options.statementTimeoutMs ?? null]);
+}
+
+function keepIdle(url: string, options: PgConnectionOptions, connection: PgConnection): boolean {
+  const key = idleKey(url, options);
+  if (key === undefined || IDLE.has(key)) return false;
+  IDLE.set(key, connection);
+  return true;
+}
+
+function reusedConnection(url: string, options: PgConnectionOptions): PgConnection | undefined {
+  const key = idleKey(url, options);
+  const connection = key === undefined ? undefined : IDLE.get(key);
+  if (connection === undefined) return undefined;
+  IDLE.delete(key!);
+  try {
+    connection.query('SELECT 1', []);
+    return connection;
+  } catch {
+    connection.close();
+    return undefined;
   }
 }
