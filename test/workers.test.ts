@@ -348,6 +348,32 @@ describe('workers sharing a PostgreSQL catalog and an S3 store', { skip: CEPH_SK
     }
   });
 
+  test("a harvest on a shared catalog puts right only its own source: another process's live run is left running", async () => {
+    const url = await postgres.createDatabase('scoped');
+    const archive = join(work, 'scoped');
+    const one = await site('scoped-site', 4);
+    try {
+      const other = Catalog.open(archive, { postgres: url });
+      let live: number;
+      try {
+        // A worker elsewhere is harvesting another source right now.
+        live = other.startRun(other.ensureSource('http://127.0.0.1:9/oai', null).id, 'harvest', { prefix: 'oai_didl' });
+      } finally {
+        other.close();
+      }
+      const harvested = await run(['harvest', one.endpoint, '--archive', archive, '--catalog', url]);
+      assert.equal(harvested.status, 0, harvested.stderr);
+      const catalog = Catalog.open(archive, { postgres: url });
+      try {
+        assert.equal(catalog.harvest(live)?.status, 'running');
+      } finally {
+        catalog.close();
+      }
+    } finally {
+      await one.repository.close();
+    }
+  });
+
   test('a worker whose lease was taken over writes nothing: its check and its write commit together', async () => {
     const url = await postgres.createDatabase('fenced');
     const archive = join(work, 'fenced');

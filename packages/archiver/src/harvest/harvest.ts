@@ -104,7 +104,7 @@ export async function harvest(options: HarvestOptions): Promise<HarvestSummary> 
     from: options.from === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.from, '--from')),
     until: options.until === undefined ? undefined : oaiDateOf(parseCommandLineDate(options.until, '--until')),
   };
-  const session = await openIngestSession(await lockForIngest(options.archiveDir, `harvest ${options.baseUrl}`), log, options.lease);
+  const session = await openIngestSession(await lockForIngest(options.archiveDir, `harvest ${options.baseUrl}`), log, options.lease, options.baseUrl);
   const client = new OaiClient(options.baseUrl, clientOptions(options, session.catalog, log));
   try {
     return await harvestSource(session, client, { ...options, prefix: options.prefix ?? 'oai_didl', log, concurrency }, window);

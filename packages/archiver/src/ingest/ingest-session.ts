@@ -99,10 +99,11 @@ function holdLease(catalog: Catalog, run: LeasedRun): NodeJS.Timeout {
 
 /**
  * Opens the catalog of the archive `lock` holds, and its disk flusher; runs left running are
- * marked interrupted and bags placed but not recorded are recorded. On failure the lock is
+ * marked interrupted and bags placed but not recorded are recorded (on PostgreSQL, only those
+ * of the source `baseUrl` when given: other processes may be harvesting the others). On failure the lock is
  * released.
  */
-export async function openIngestSession(lock: IngestLock, log: (line: string) => void, shared?: LeasedRun): Promise<IngestSession> {
+export async function openIngestSession(lock: IngestLock, log: (line: string) => void, shared?: LeasedRun, baseUrl?: string): Promise<IngestSession> {
   const { archiveDir } = lock;
   let catalog: Catalog | undefined;
   let flusher: DiskFlusher | undefined;
@@ -122,8 +123,10 @@ export async function openIngestSession(lock: IngestLock, log: (line: string) =>
     // The flusher's self-check (one syncfs) runs while the run starts (Identify, the first pages).
     flusher = flusherWhenReady(openDiskFlusher(archiveDir));
     if (shared) renewing = holdLease(catalog, shared);
-    catalog.interruptRunningRuns(shared?.lease.source.baseUrl);
-    const adopted = await adoptPendingBags(archiveDir, catalog, opened.storage, shared?.lease.source.baseUrl);
+    // A catalog in PostgreSQL may be shared with workers: only this source's leftovers are ours.
+    const scope = shared?.lease.source.baseUrl ?? (catalog.onPostgres ? baseUrl : undefined);
+    catalog.interruptRunningRuns(scope);
+    const adopted = await adoptPendingBags(archiveDir, catalog, opened.storage, scope);
     if (adopted > 0) log(`recorded ${adopted} bag(s) written just before an interruption`);
     return { archiveDir, catalog, storage: opened.storage, flusher, close };
   } catch (error) {
