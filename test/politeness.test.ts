@@ -110,16 +110,21 @@ async function startRepository(name: string, files: number, pageRecords: number,
 }
 
 /**
- * Requests that started at least `delayMs` apart, as the server saw them arrive: the first
- * contact's connection set-up (a new connection, a harvester just started) may bring the
- * arrival of the first request closer to the next one, never further; each gap is allowed
- * that, and their mean only timer slack.
+ * Requests that started at least `delayMs` apart, as the server saw them arrive. A request that
+ * arrives late (its connection being set up, a harvester just started) brings its arrival
+ * closer to the next one's, never further: each gap is allowed that. The mean is the span from
+ * the first arrival to the last over the gaps, and of all the late arrivals only the first's
+ * shortens the span (a later one lengthens the gap before it as much as it shortens the one
+ * after); so the mean may fall short by that one lateness spread over the gaps, plus timer slack.
+ * (Found by CI under load: Identify arrived 112 ms late, and a mean allowed timer slack alone
+ * failed by a fraction of a millisecond.)
  */
 function assertSpaced(spacing: readonly number[], delayMs: number): void {
   const shown = spacing.map((ms) => ms.toFixed(0)).join(', ');
   for (const gap of spacing) assert.ok(gap >= delayMs - CONNECT_SLACK_MS, `two requests ${gap.toFixed(0)} ms apart: ${shown}`);
   const mean = spacing.reduce((sum, gap) => sum + gap, 0) / spacing.length;
-  assert.ok(mean >= delayMs - TOLERANCE_MS, `requests ${mean.toFixed(0)} ms apart on average: ${shown}`);
+  const allowed = delayMs - TOLERANCE_MS - CONNECT_SLACK_MS / spacing.length;
+  assert.ok(mean >= allowed, `requests ${mean.toFixed(1)} ms apart on average, below ${allowed.toFixed(1)}: ${shown}`);
 }
 
 /** The gaps between consecutive arrivals, in milliseconds. */
