@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { GetObjectRetentionCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { S3Storage } from '../packages/archiver/src/index.ts';
 import { CEPH_SKIP, type CephRgw } from './ceph-rgw-server.ts';
-import { ended, startOaibag } from './oaibag-process.ts';
+import { archiveAnswers, ended, startOaibag } from './oaibag-process.ts';
 import { type PageSite, pageSite, YEAR_2000 } from './page-site.ts';
 import { POSTGRES_SKIP, type Postgres } from './postgres-server.ts';
 import { type StoreEngines, startStoreEngines } from './store-engines.ts';
@@ -125,16 +125,7 @@ async function checkStore(archive: string, prefix: string): Promise<void> {
   }
 }
 
-/** What status and audit answer, less where the catalog is, the instant status was asked and the disk's free space. */
-async function answers(archive: string): Promise<{ status: unknown; audit: unknown }> {
-  const status = await run(['status', '--archive', archive, '--json']);
-  assert.equal(status.status, 0, status.stderr);
-  const audit = await run(['audit', '--archive', archive, '--since', '2000-01-01', '--format', 'json']);
-  assert.equal(audit.status, 0, audit.stderr);
-  const { file: _file, health, ...rest } = JSON.parse(status.stdout) as { file: string; health: { at: string; disk: unknown } };
-  const { at: _at, disk: _disk, ...healthRest } = health;
-  return { status: { ...rest, health: healthRest }, audit: JSON.parse(audit.stdout) };
-}
+const answers = (archive: string) => archiveAnswers(run, archive);
 
 function refusedInOneLine(result: { status: number | null; stderr: string }, status: number, pattern: RegExp): void {
   assert.equal(result.status, status, result.stderr);

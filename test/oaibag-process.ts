@@ -43,3 +43,18 @@ export async function ended(child: ChildProcess): Promise<CommandResult> {
   const [status] = (await once(child, 'close')) as [number | null];
   return { status, stdout, stderr };
 }
+
+/**
+ * What `status --json` and `audit --format json` answer for an archive, less what differs
+ * between two archives of the same content: where the catalog and the folder are, the instant
+ * status was asked, the disk's free space. `run` runs `oaibag` (with a store's credentials).
+ */
+export async function archiveAnswers(run: (args: string[]) => Promise<CommandResult>, archive: string): Promise<{ status: unknown; audit: unknown }> {
+  const status = await run(['status', '--archive', archive, '--json']);
+  if (status.status !== 0) throw new Error(`status: ${status.stderr}`);
+  const audit = await run(['audit', '--archive', archive, '--since', '2000-01-01', '--format', 'json']);
+  if (audit.status !== 0) throw new Error(`audit: ${audit.stderr}`);
+  const { file: _file, health, ...rest } = JSON.parse(status.stdout) as { file: string; health: { at: string; disk: unknown; archiveDir?: string } };
+  const { at: _at, disk: _disk, archiveDir: _dir, ...healthRest } = health;
+  return { status: { ...rest, health: healthRest }, audit: JSON.parse(audit.stdout) };
+}

@@ -19,7 +19,7 @@ import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/
 import yauzl from 'yauzl';
 import { Catalog, S3Storage } from '../packages/archiver/src/index.ts';
 import { CEPH_SKIP, type CephRgw } from './ceph-rgw-server.ts';
-import { ended, startOaibag } from './oaibag-process.ts';
+import { archiveAnswers, ended, startOaibag } from './oaibag-process.ts';
 import { type PageSite, pageSite } from './page-site.ts';
 import { POSTGRES_SKIP, type Postgres } from './postgres-server.ts';
 import { type StoreEngines, startStoreEngines } from './store-engines.ts';
@@ -161,16 +161,7 @@ async function checkStore(archive: string, prefix: string): Promise<void> {
   }
 }
 
-/** What status and audit answer, less where the catalog is, the instant status was asked and the disk's free space. */
-async function answers(archive: string): Promise<{ status: unknown; audit: unknown }> {
-  const status = await run(['status', '--archive', archive, '--json']);
-  assert.equal(status.status, 0, status.stderr);
-  const audit = await run(['audit', '--archive', archive, '--since', '2000-01-01', '--format', 'json']);
-  assert.equal(audit.status, 0, audit.stderr);
-  const { file: _file, health, ...rest } = JSON.parse(status.stdout) as { file: string; health: { at: string; disk: unknown } };
-  const { at: _at, disk: _disk, archiveDir: _dir, ...healthRest } = health as typeof health & { archiveDir: string };
-  return { status: { ...rest, health: healthRest }, audit: JSON.parse(audit.stdout) };
-}
+const answers = (archive: string) => archiveAnswers(run, archive);
 
 interface StatusJson {
   sources: Array<{

@@ -91,6 +91,7 @@ export {
 } from './resumption-token.js';
 export { RIGHTS_NAMESPACE, type RightsStatement, recordRightsAbout, rightsManifestXml } from './rights.js';
 export {
+  drained,
   type FileResponsePlan,
   type HeaderField,
   parseHttpDate,

@@ -322,7 +322,8 @@ async function streamBody(res: ServerResponse, handle: FileHandle, start: number
   }
 }
 
-function drained(res: ServerResponse): Promise<void> {
+/** Resolves when the response can take more, or is closed (the listeners are removed either way). */
+export function drained(res: ServerResponse): Promise<void> {
   if (res.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = (): void => {

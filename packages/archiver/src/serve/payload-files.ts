@@ -7,7 +7,7 @@ import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
-import { entityTag, type HeaderField, planFileResponse, type SendableFile, sendFile } from '@oaibag/oai-pmh';
+import { drained, entityTag, type HeaderField, planFileResponse, type SendableFile, sendFile } from '@oaibag/oai-pmh';
 import type { AipStorage } from '../aip/aip-storage.js';
 import { BAG_DEPTH, bagFolders, bagPathOfFolders } from '../aip/layout-names.js';
 import type { Catalog } from '../catalog/catalog.js';
@@ -152,19 +152,6 @@ function storedPayload(store: AipStorage, payload: ServedPayload): OpenedPayload
     close: async () => {},
   };
   return opened;
-}
-
-/** Resolves when the response can take more, or is closed (the listeners are removed either way). */
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }
 
 /**
