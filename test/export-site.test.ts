@@ -10,15 +10,13 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
-import type { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import yauzl from 'yauzl';
 import { Catalog, exportSite, harvest, restoreSite } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { payloadOf } from './batch-bags.ts';
 import { snapshot } from './site-tree.ts';
+import { readZipEntries } from './zip-entries.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'packages/archiver/bin/oaibag.js');
@@ -39,35 +37,16 @@ type ZipEntry = FileFacts & { name: string; mode: number; method: number; bytes:
 
 /** Every entry of a ZIP, read in the order of its central directory, with its bytes. */
 async function readZip(file: string): Promise<ZipEntry[]> {
-  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.open(file, { lazyEntries: true, autoClose: false, strictFileNames: true }, (error, opened) => (error ? reject(error) : resolve(opened))),
-  );
-  const listed: yauzl.Entry[] = [];
-  await new Promise((resolve, reject) => {
-    zip.on('entry', (entry: yauzl.Entry) => {
-      listed.push(entry);
-      zip.readEntry();
-    });
-    zip.once('end', resolve).once('error', reject);
-    zip.readEntry();
-  });
-  const openEntry = promisify(zip.openReadStream.bind(zip)) as (entry: yauzl.Entry) => Promise<Readable>;
-  const entries: ZipEntry[] = [];
-  for (const entry of listed) {
-    const bytes = Buffer.concat((await (await openEntry(entry)).toArray()) as Buffer[]);
-    entries.push({
-      name: entry.fileName,
-      sha256: sha256(bytes),
-      size: bytes.length,
-      mtime: Math.floor(entry.getLastModDate().getTime() / 1000),
-      mode: entry.externalFileAttributes >>> 16,
-      method: entry.compressionMethod,
-      bytes,
-      localHeader: entry.relativeOffsetOfLocalHeader,
-    });
-  }
-  zip.close();
-  return entries;
+  return (await readZipEntries(file)).map(({ entry, bytes }) => ({
+    name: entry.fileName,
+    sha256: sha256(bytes),
+    size: bytes.length,
+    mtime: Math.floor(entry.getLastModDate().getTime() / 1000),
+    mode: entry.externalFileAttributes >>> 16,
+    method: entry.compressionMethod,
+    bytes,
+    localHeader: entry.relativeOffsetOfLocalHeader,
+  }));
 }
 
 /** The mtime the Info-ZIP extended timestamp of an entry's local header holds (what unzip reads), if it has one. */

@@ -27,7 +27,7 @@ export class HarvestedSite {
   ) {}
 
   /** `files` (path → content, mtime 2000-01-01) served by a repository on 127.0.0.1 and harvested once. */
-  static async start(prefix: string, files: Record<string, string>): Promise<HarvestedSite> {
+  static async start(prefix: string, files: Record<string, string | Uint8Array>): Promise<HarvestedSite> {
     const work = mkdtempSync(join(tmpdir(), prefix));
     const site = join(work, 'site');
     for (const [path, content] of Object.entries(files)) writeFile(site, path, content, YEAR_2000);
@@ -44,7 +44,7 @@ export class HarvestedSite {
     return `${this.repository.baseUrl}/oai`;
   }
 
-  write(path: string, content: string, mtime = YEAR_2000): void {
+  write(path: string, content: string | Uint8Array, mtime = YEAR_2000): void {
     writeFile(this.site, path, content, mtime);
   }
 
@@ -65,7 +65,7 @@ export class HarvestedSite {
   }
 }
 
-function writeFile(site: string, path: string, content: string, mtime: number): void {
+function writeFile(site: string, path: string, content: string | Uint8Array, mtime: number): void {
   mkdirSync(dirname(join(site, path)), { recursive: true });
   writeFileSync(join(site, path), content);
   utimesSync(join(site, path), mtime, mtime);

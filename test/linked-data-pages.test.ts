@@ -1,13 +1,16 @@
 // The archive's Linked Data pages for people (docs/linked-data.md, "Pages"), rendered by
 // headless Chromium (Debian's chromium, as the audit test uses): the SPARQL query page with its
-// example queries, and the pages of a resource (its history: added, modified, deleted), a
-// source, a set and a harvest. Every link a page gives inside the archive is followed.
+// example queries, a query submitted through its form and answered as a table (driven by
+// playwright-core, with a screenshot), the directory, and the pages of a resource (its history:
+// added, modified, deleted), a source, a set and a harvest. Every link a page gives inside the
+// archive is followed.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { chromium } from 'playwright-core';
 import { type ArchiveServer, Catalog, harvest, startArchiveServer } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { storeVersion } from './catalog-fixture.ts';
@@ -93,6 +96,7 @@ test('the SPARQL query page: a form and the example queries, each of which runs'
   assert.match(dom, /<title>SPARQL over the archive<\/title>/);
   assert.match(dom, /<form method="get" action="[^"]+\/sparql">/);
   assert.equal([...dom.matchAll(/>run it<\/a>/g)].length, 4);
+  assert.equal([...dom.matchAll(/href="[^"]*\/sparql\?format=html&amp;query=[^"]*">run it<\/a>/g)].length, 4, 'each runs as a table');
   assert.ok((await followLinks(dom)) >= 5);
 });
 
@@ -147,4 +151,57 @@ test('a hostile identifier from a source is shown as text on its page, never run
   } finally {
     await hostileServer.close();
   }
+});
+
+test("a query submitted through the query page's form is answered as a table in the browser, a known resource's IRI linked to its page", {
+  skip: SKIP,
+}, async () => {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${server.baseUrl}/sparql`);
+    assert.equal(await page.inputValue('select[name=format]'), 'html', 'the form asks for a table by default');
+    await page.fill(
+      'textarea[name=query]',
+      'PREFIX oai: <http://www.mediaspaces.info/vocab/oai-pmh.rdf#>\nSELECT ?item WHERE { ?item a oai:Item } ORDER BY ?item',
+    );
+    await Promise.all([page.waitForURL(/\/sparql\?/), page.click(`form[action="${server.baseUrl}/sparql"] button[type=submit]`)]);
+    assert.equal(await page.title(), 'SPARQL results');
+    const known = `${server.baseUrl}/resource/item/${encodeURIComponent(`${repository.baseUrl}/page.html`)}`;
+    const links = await page.$$eval('table a', (anchors) => anchors.map((a) => ({ href: a.getAttribute('href'), text: a.textContent })));
+    assert.deepEqual(
+      links.filter((link) => link.text === known),
+      [{ href: known.replace('/resource/', '/page/'), text: known }],
+      JSON.stringify(links),
+    );
+    assert.equal(await page.locator('table tr').count(), 3, 'a header and the two resources');
+    const shot = await page.screenshot({ fullPage: true });
+    assert.ok(shot.length > 2000, `a screenshot of ${shot.length} bytes`);
+    assert.deepEqual([...shot.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG');
+    writeFileSync(join(work, 'sparql-results.png'), shot);
+    // The same results for programs, from the page's own link.
+    const json = await fetch(await page.getAttribute('a:text-is("JSON")', 'href').then((href) => href!));
+    assert.match(String(json.headers.get('content-type')), /^application\/sparql-results\+json/);
+    assert.equal(((await json.json()) as { results: { bindings: unknown[] } }).results.bindings.length, 2);
+    // The known resource's page from the table: titled by what it is.
+    await Promise.all([page.waitForURL(/\/page\/item\//), page.click(`table a:text-is("${known}")`)]);
+    assert.equal(await page.title(), `${repository.baseUrl}/page.html`);
+  } finally {
+    await browser.close();
+  }
+});
+
+test("the directory in the browser: each kind's count, and a harvest's page with the files it added, modified and deleted", { skip: SKIP }, async () => {
+  const directory = await rendered(`${server.baseUrl}/directory`);
+  assert.match(directory, /<title>Directory of the archive<\/title>/);
+  assert.match(directory, /Versions<\/a><\/td><td class="num">3<\/td>/);
+  assert.match(directory, /Deletions<\/a><\/td><td class="num">1<\/td>/);
+  const versions = await rendered(`${server.baseUrl}/directory/version`);
+  assert.match(versions, new RegExp(`>${repository.baseUrl.replace(/[.]/g, '\\.')}/page\\.html as of \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC</a>`));
+  await followLinks(versions);
+  const second = await rendered(`${server.baseUrl}/page/harvest/2`);
+  assert.match(second, /<h2 id="files">[\s\S]*<td class="modified">modified<\/td>[\s\S]*<h2 id="deleted">/);
+  const third = await rendered(`${server.baseUrl}/page/harvest/3`);
+  assert.match(third, /<h2 id="deleted">[\s\S]*page\.html<\/a>/);
+  await followLinks(third);
 });

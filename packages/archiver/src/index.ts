@@ -63,8 +63,9 @@ export {
   audit,
   openAudit,
 } from './audit/audit-query.js';
-export { AUDIT_CSV_HEADER, AUDIT_FORMATS, type AuditFormat, formatAudit, writeAuditOutput } from './audit/audit-format.js';
-export { renderAuditHtml } from './audit/audit-html.js';
+export { AUDIT_CSV_HEADER, AUDIT_FORMATS, type AuditFormat, type AuditFormatOptions, formatAudit, writeAuditOutput } from './audit/audit-format.js';
+export { type AuditHtmlOptions, renderAuditHtml } from './audit/audit-html.js';
+export { type AuditLinks, auditLinks, auditServeUrl } from './audit/audit-links.js';
 
 // Fixity: the whole archive, one bag folder, one bag ZIP.
 export {
@@ -103,12 +104,39 @@ export { type ReindexOptions, type ReindexSummary, reindexArchive } from './rein
 // Export: each bag as one ZIP for a partner; the archive's graph as N-Quads.
 export { type ExportBagsOptions, exportBags } from './export/export-bags.js';
 export type { SerializedBag } from './export/serialize-bag.js';
+// The versions as WARC 1.1 records with a CDXJ index, or one WACZ (`export --warc`); its catalog reads (tests explain them).
+export {
+  DEFAULT_EXPORT_NAME,
+  DEFAULT_WARC_FILE_BYTES,
+  type ExportedWarc,
+  type ExportedWarcFile,
+  type ExportWarcOptions,
+  exportWarc,
+} from './export/warc-export.js';
+export { type HeadFacts, type ResponseHead, responseHead, warcDigest } from './export/warc-record.js';
+export { WarcExportTable, warcQueryPlans } from './catalog/warc-queries.js';
 export { type ExportRdfFileOptions, type ExportRdfOptions, exportRdf, exportRdfToFile } from './serve/export-rdf.js';
 
 // Serve the archive as an OAI-PMH repository, with its files and its linked data.
 export { type ArchiveServer, type ArchiveServerOptions, startArchiveServer } from './serve/archive-server.js';
 export type { SparqlBounds } from './serve/graph-store.js';
 export { payloadUrlPath } from './serve/payload-files.js';
+// Links between archives (`serve --link-to`): the rules, the predicates, the bounds and the linker's state.
+export { type LinkedGraph, LinkKeeper, type LinkState, linksGraphOf } from './serve/link-keeper.js';
+export {
+  DEFAULT_LINK_RULES,
+  LINK_BOUND_DEFAULTS,
+  LINK_PREDICATE_DEFAULT,
+  type LinkBounds,
+  type LinkOptions,
+  type LinkRule,
+  linkEndpoint,
+  parseLinkRule,
+  SAME_BYTES_PREDICATE,
+} from './serve/link-rules.js';
+// OAI2LOD's directory (`/directory`, `/all`): its keyset queries (tests explain them) and its bounds.
+export { DIRECTORY_QUERIES } from './catalog/directory-queries.js';
+export { DIRECTORY_COUNT_BOUND, DIRECTORY_KINDS, DIRECTORY_PAGE } from './serve/directory-listing.js';
 
 // What changed at a repository, for a crawler (no archive).
 export {
@@ -166,3 +194,8 @@ export type {
   VersionFetch,
 } from './catalog/catalog-types.js';
 export type { IdentifyFacts } from './oai/identify.js';
+// The pages people browse (docs/browse.md).
+export { BROWSE_QUERIES } from './catalog/browse-queries.js';
+export { BROWSE_BOUNDS } from './serve/browse-pages.js';
+export { DIFF_BOUNDS } from './serve/diff-page.js';
+export { REPLAY_CSS_MAX_BYTES, REPLAY_HTML_MAX_BYTES } from './serve/replay.js';

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { streamFileDurably } from '../archive/durable-file.js';
 import { ArchiverError } from '../core/errors.js';
 import { renderAuditHtml } from './audit-html.js';
+import { type AuditLinks, auditLinks } from './audit-links.js';
 import { AUDIT_CHANGES, type AuditHarvestTotals, type AuditRow, type AuditRun, type AuditState, type AuditTotals } from './audit-query.js';
 
 /** The output forms of `oaibag audit`. */
@@ -17,31 +18,52 @@ export const AUDIT_FORMATS: readonly AuditFormat[] = ['text', 'json', 'csv', 'ht
 export const AUDIT_CSV_HEADER =
   'identifier,change,mime_changed,before_datestamp,before_size,before_sha256,before_mime,after_datestamp,after_size,after_sha256,after_mime,harvest_id';
 
+/** What the forms may add to the rows (docs/audit.md, "Links to the archive"). */
+export interface AuditFormatOptions {
+  /**
+   * Where `oaibag serve` serves this archive (an http(s) URL without query or fragment): JSON
+   * rows get a `diff` field, CSV a `diff` column, the HTML page links each identifier to its
+   * history and each modified row to its diff; text is unchanged. Without it every form is as
+   * it was.
+   */
+  serveUrl?: string;
+}
+
 /** About how many characters are gathered before a chunk is handed on. */
 const CHUNK = 64 * 1024;
 
 /** The chunks of the audit in `format`; consuming them consumes `run.rows`. */
-export function formatAudit(run: AuditRun, format: AuditFormat): Iterable<string> {
+export function formatAudit(run: AuditRun, format: AuditFormat, options: AuditFormatOptions = {}): Iterable<string> {
+  // Checked before anything is read or written: a bad URL is a usage error, nothing partial.
+  const links = options.serveUrl === undefined ? undefined : auditLinks(options.serveUrl);
   switch (format) {
     case 'text':
       return auditText(run);
     case 'json':
-      return auditJson(run);
+      return auditJson(run, links);
     case 'csv':
-      return auditCsv(run);
+      return auditCsv(run, links);
     case 'html':
       // The page starts with the totals: counted by a pass of their own, so that the rows are never held.
-      return renderAuditHtml({ period: run.period, sources: run.sources, totals: run.countTotals(), rows: run.rows });
+      return renderAuditHtml(
+        { period: run.period, sources: run.sources, totals: run.countTotals(), rows: run.rows },
+        links === undefined ? {} : { serveUrl: links.serveUrl },
+      );
   }
 }
 
 /**
  * CSV (RFC 4180): the header line, then one line per row, CRLF line ends. A deleted state has
  * its deletion's datestamp and empty size, sha-256 and MIME type; no state, all four empty.
- * Values are written verbatim (quoted when needed), never altered.
+ * Values are written verbatim (quoted when needed), never altered. With `links`, a last
+ * column `diff`: the row's diff page, or empty.
  */
-export function* auditCsv(run: AuditRun): Generator<string> {
-  yield* batched([`${AUDIT_CSV_HEADER}\r\n`], run.rows, (row) => `${auditCsvLine(row)}\r\n`);
+export function* auditCsv(run: AuditRun, links?: AuditLinks): Generator<string> {
+  if (links === undefined) {
+    yield* batched([`${AUDIT_CSV_HEADER}\r\n`], run.rows, (row) => `${auditCsvLine(row)}\r\n`);
+    return;
+  }
+  yield* batched([`${AUDIT_CSV_HEADER},diff\r\n`], run.rows, (row) => `${auditCsvLine(row)},${csvField(links.diff(row) ?? '')}\r\n`);
 }
 
 /** One row as a CSV line, without its line end. */
@@ -63,13 +85,14 @@ function csvState(state: AuditState | null): string[] {
 
 /**
  * JSON: one object `{ period, sources, rows, totals }`, rows one per line. The rows are
- * written as they are read, then the totals they added up to.
+ * written as they are read, then the totals they added up to. With `links`, each row has a
+ * last field `diff`: its diff page, or null.
  */
-export function* auditJson(run: AuditRun): Generator<string> {
+export function* auditJson(run: AuditRun, links?: AuditLinks): Generator<string> {
   const head = `{\n"period": ${JSON.stringify(run.period)},\n"sources": ${JSON.stringify(run.sources)},\n"rows": [`;
   let first = true;
   yield* batched([head], run.rows, (row) => {
-    const line = `${first ? '\n' : ',\n'}${JSON.stringify(row)}`;
+    const line = `${first ? '\n' : ',\n'}${JSON.stringify(links === undefined ? row : { ...row, diff: links.diff(row) })}`;
     first = false;
     return line;
   });

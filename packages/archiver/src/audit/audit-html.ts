@@ -2,12 +2,19 @@
 // Content-Security-Policy forbids loading anything else), with the totals, a stacked bar chart
 // of what each harvest recorded, and the table of rows, sortable and filterable by its script.
 // Every catalog value is escaped: identifiers come from the harvested repository.
+import { type AuditLinks, auditLinks } from './audit-links.js';
 import { AUDIT_CHANGES, type AuditChange, type AuditHarvestTotals, type AuditReport, type AuditRow, type AuditState } from './audit-query.js';
 
 /** What the page is made of: the totals known before the rows (they come first), the rows read once, as they come. */
 export type AuditPage = Omit<AuditReport, 'rows'> & { rows: Iterable<AuditRow> };
 
 const CHUNK = 64 * 1024;
+
+/** What the page may add (docs/audit.md, "Links to the archive"). */
+export interface AuditHtmlOptions {
+  /** Where `oaibag serve` serves the archive: identifiers link to their history, modified rows to their diff. */
+  serveUrl?: string;
+}
 
 /** Colours of the change kinds (chart, legend and table badges). */
 const COLOURS: Record<AuditChange, string> = {
@@ -22,9 +29,12 @@ const COLOURS: Record<AuditChange, string> = {
  * The audit as one HTML document, in chunks. The rows travel as a JSON data block that the
  * page's script draws, 1,000 a page; the script keeps its state in the URL fragment
  * (`#filter=deleted&q=text&sort=identifier&dir=desc&page=2`), so a view can be bookmarked,
- * and sets `data-ready="1"` on the root element once it has drawn the table.
+ * and sets `data-ready="1"` on the root element once it has drawn the table. With a
+ * `serveUrl`, each row's data carries its history and diff links, which the script makes
+ * into `<a>` elements; without it the page is exactly the page without links.
  */
-export function* renderAuditHtml(report: AuditPage): Generator<string> {
+export function* renderAuditHtml(report: AuditPage, options: AuditHtmlOptions = {}): Generator<string> {
+  const links = options.serveUrl === undefined ? undefined : auditLinks(options.serveUrl);
   const scope = report.sources.map((source) => source.baseUrl).join(', ') || 'no source';
   let buffer =
     '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n' +
@@ -32,6 +42,7 @@ export function* renderAuditHtml(report: AuditPage): Generator<string> {
     '<meta name="viewport" content="width=device-width, initial-scale=1">\n' +
     `<title>oaibag audit: ${htmlValue(scope)}</title>\n<style>${STYLE}</style>\n</head>\n<body>\n` +
     `<h1>Audit of ${htmlValue(scope)}</h1>\n<p class="period">${htmlValue(periodText(report))}</p>\n` +
+    (links === undefined ? '' : linksNote(links)) +
     totalsHtml(report) +
     chartHtml(report.totals.byHarvest) +
     '<section id="changes">\n<h2>Resources changed</h2>\n<div class="controls">' +
@@ -46,19 +57,28 @@ export function* renderAuditHtml(report: AuditPage): Generator<string> {
     '</tr></thead>\n<tbody></tbody>\n</table>\n</section>\n<script type="application/json" id="audit-rows">[';
   let first = true;
   for (const row of report.rows) {
-    buffer += `${first ? '\n' : ',\n'}${scriptJson(rowData(row))}`;
+    buffer += `${first ? '\n' : ',\n'}${scriptJson(links === undefined ? rowData(row) : [...rowData(row), links.history(row.identifier), links.diff(row)])}`;
     first = false;
     if (buffer.length >= CHUNK) {
       yield buffer;
       buffer = '';
     }
   }
-  yield `${buffer}\n]</script>\n<script>${SCRIPT}</script>\n</body>\n</html>\n`;
+  yield `${buffer}\n]</script>\n<script>${links === undefined ? SCRIPT : LINKED_SCRIPT}</script>\n</body>\n</html>\n`;
+}
+
+/** Where the links lead, under the period (the URL was checked: http(s), no credentials). */
+function linksNote(links: AuditLinks): string {
+  return (
+    `<p class="links">Identifiers link to their history, and modified rows to the diff of their two versions, in the archive served at ` +
+    `<a href="${escapeHtml(links.serveUrl)}">${htmlValue(links.serveUrl)}</a>.</p>\n`
+  );
 }
 
 /**
  * A row as the page's script reads it: [identifier, change, mimeChanged (0/1), harvest,
- * then before and after as [deleted (0/1), datestamp, size, sha256, mimeType] or null].
+ * then before and after as [deleted (0/1), datestamp, size, sha256, mimeType] or null];
+ * with links, then its history and diff URLs (or null).
  */
 function rowData(row: AuditRow): unknown[] {
   return [row.identifier, row.change, row.mimeChanged ? 1 : 0, row.harvestId, stateData(row.before), stateData(row.after)];
@@ -206,7 +226,35 @@ figure{margin:0}
 // Plain ES5-style script, nothing external. The rows are data (the JSON block above it), drawn
 // a page at a time with textContent, never as markup: a table of 100,000 rows as markup takes
 // a browser minutes to lay out, and text can never become an element. State: the URL fragment.
-const SCRIPT = `
+// With links (`--serve-url`) the identifier cell and the change cell get <a> elements, their
+// href set through the DOM and kept only when the browser reads it as http(s); without them the
+// script is exactly the script of the pages written before links existed.
+// The href of r[6] (history) and r[7] (diff) only when it is http(s) once the browser parsed it.
+const LINK_FUNCTIONS = `
+  function anchor(href, text) {
+    if (typeof href !== 'string') return null;
+    var scheme = href.slice(0, 8).toLowerCase();
+    if (scheme.indexOf('http://') !== 0 && scheme !== 'https://') return null;
+    var a = document.createElement('a');
+    a.href = href;
+    if (a.protocol !== 'http:' && a.protocol !== 'https:') return null;
+    a.textContent = text;
+    return a;
+  }
+  function linkCell(tr, value, className, href) {
+    var a = anchor(href, value);
+    if (!a) { cell(tr, value, className); return; }
+    var td = document.createElement('td');
+    td.className = className;
+    td.appendChild(a);
+    tr.appendChild(td);
+  }`;
+
+const SCRIPT = pageScript(false);
+const LINKED_SCRIPT = pageScript(true);
+
+function pageScript(links: boolean): string {
+  return `
 (function () {
   'use strict';
   var KINDS = ${JSON.stringify([...AUDIT_CHANGES, 'mime-changed'])};
@@ -291,17 +339,17 @@ const SCRIPT = `
     if (s[0]) cell(tr, 'deleted ' + visible(s[1]), 'gone'); else cell(tr, visible(s[1]));
     cell(tr, s[2] == null ? '' : String(s[2]));
     cell(tr, s[3] ? s[3].slice(0, 12) : '', s[3] ? 'sha' : '', s[3] || '');
-  }
+  }${links ? LINK_FUNCTIONS : ''}
   function rowElement(r) {
     var tr = document.createElement('tr');
     tr.setAttribute('data-change', r[1]);
     tr.setAttribute('data-mime', r[2] ? '1' : '0');
-    cell(tr, visible(r[0]), 'id');
+    ${links ? "linkCell(tr, visible(r[0]), 'id', r[6]);" : "cell(tr, visible(r[0]), 'id');"}
     var td = document.createElement('td');
     var badge = document.createElement('span');
     badge.className = 'k k-' + r[1];
     badge.textContent = r[1];
-    td.appendChild(badge);
+    td.appendChild(badge);${links ? "\n    var diff = anchor(r[7], 'diff');\n    if (diff) { diff.className = 'diff'; td.appendChild(document.createTextNode(' ')); td.appendChild(diff); }" : ''}
     tr.appendChild(td);
     cell(tr, '#' + r[3]);
     stateCells(tr, r[4]);
@@ -358,3 +406,4 @@ const SCRIPT = `
   document.documentElement.setAttribute('data-ready', '1');
 })();
 `;
+}

@@ -10,6 +10,7 @@
 // written with the copy, so that an attempt that died after the swap finds its catalog there.
 import { randomBytes } from 'node:crypto';
 import { ArchiverError } from '../core/errors.js';
+import { URL_TRIGRAMS } from './catalog-migrations.js';
 import { openReadOnlyDatabase } from './open-read-only.js';
 import { PostgresDatabase, redactedUrl } from './pg-database.js';
 import { dropRebuildSchema, swapRebuiltSchema } from './pg-rebuild.js';
@@ -48,7 +49,9 @@ const TABLES: ReadonlyArray<{ name: string; order: string; later?: ReadonlyArray
   { name: 'catalog_keys', order: 'name', onConflict: 'ON CONFLICT (name) DO UPDATE SET key = excluded.key' },
 ];
 /** What each catalog has of its own, made when it was created. */
-const NOT_COPIED = new Set(['schema_migrations', 'archive']);
+// The URL search's FTS5 table and its shadow tables are SQLite's own: PostgreSQL has a trigram
+// index on the same column instead (pg-schema.ts).
+const NOT_COPIED = new Set(['schema_migrations', 'archive', ...['', '_data', '_idx', '_docsize', '_config', '_content'].map((end) => `${URL_TRIGRAMS}${end}`)]);
 
 /** The tables whose `id` is an identity: their sequences move past the ids copied. */
 const WITH_IDS = TABLES.filter((table) => table.order === 'id').map((table) => table.name);

@@ -406,7 +406,36 @@ export const CATALOG_MIGRATIONS: readonly CatalogMigration[] = [
       db.prepare('INSERT INTO catalog_keys (name, key) VALUES (?, ?)').run(RESUMPTION_TOKEN_KEY, randomBytes(32).toString('hex'));
     },
   },
+  {
+    version: 12,
+    name: 'url search',
+    up(db) {
+      // Search by URL in `oaibag serve` (docs/browse.md, "Search"): a prefix seeks the index
+      // on the identifier (the original URL), which Memento's and replay's lookups of one URL
+      // use too; a substring is looked up in an FTS5 trigram index of the identifiers, an
+      // external-content table over `resources` kept in step by triggers (identifiers never
+      // change, but a row may be deleted by a rebuild). Filled here for the rows already there.
+      db.exec(`
+        CREATE INDEX resources_by_identifier ON resources (identifier);
+        CREATE VIRTUAL TABLE ${URL_TRIGRAMS} USING fts5(identifier, content='resources', content_rowid='id', tokenize='trigram');
+        CREATE TRIGGER resources_url_trigrams_inserted AFTER INSERT ON resources BEGIN
+          INSERT INTO ${URL_TRIGRAMS} (rowid, identifier) VALUES (NEW.id, NEW.identifier);
+        END;
+        CREATE TRIGGER resources_url_trigrams_deleted AFTER DELETE ON resources BEGIN
+          INSERT INTO ${URL_TRIGRAMS} (${URL_TRIGRAMS}, rowid, identifier) VALUES ('delete', OLD.id, OLD.identifier);
+        END;
+        CREATE TRIGGER resources_url_trigrams_updated AFTER UPDATE OF identifier ON resources BEGIN
+          INSERT INTO ${URL_TRIGRAMS} (${URL_TRIGRAMS}, rowid, identifier) VALUES ('delete', OLD.id, OLD.identifier);
+          INSERT INTO ${URL_TRIGRAMS} (rowid, identifier) VALUES (NEW.id, NEW.identifier);
+        END;
+        INSERT INTO ${URL_TRIGRAMS} (${URL_TRIGRAMS}) VALUES ('rebuild');
+      `);
+    },
+  },
 ];
+
+/** The FTS5 table of the resources' URLs by trigram (migration 12), and its shadow tables' prefix. */
+export const URL_TRIGRAMS = 'resource_url_trigrams';
 
 /**
  * The sources `oaibag worker` harvests on a schedule (`oaibag sources add`), and the lease of

@@ -103,7 +103,7 @@ const id = (value: unknown): number | null => (value === null || value === undef
  * qualified when an earlier source has the same identifier. The sources are few: one seek of
  * the (source_id, identifier) index for each earlier source.
  */
-const SERVED = `CASE WHEN EXISTS (SELECT 1 FROM sources s WHERE s.id < r.source_id
+export const SERVED = `CASE WHEN EXISTS (SELECT 1 FROM sources s WHERE s.id < r.source_id
     AND EXISTS (SELECT 1 FROM resources o WHERE o.source_id = s.id AND o.identifier = r.identifier))
   THEN '${QUALIFIED_PREFIX}' || r.source_id || '/' || r.identifier ELSE r.identifier END`;
 

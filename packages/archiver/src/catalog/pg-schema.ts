@@ -33,8 +33,28 @@ CREATE TABLE scheduled_sources (
 CREATE INDEX scheduled_sources_by_start ON scheduled_sources (start_at, id);
 CREATE TABLE catalog_keys (name ${T} PRIMARY KEY, key ${T} NOT NULL);`;
 
+/**
+ * Migration 12 (catalog-migrations.ts): search by URL. A prefix seeks the identifier's b-tree
+ * (COLLATE "C": byte order, as SQLite's); a substring uses pg_trgm's GIN index, with ILIKE as
+ * SQLite's trigram table matches (ASCII case folded). pg_trgm is a trusted extension, which the
+ * catalog's owner may create (docs/scale-out.md). It goes into a schema of its own, never the
+ * catalog's: reindex swaps and renames the catalog's schema, and the index must keep finding
+ * its operator class (wherever the extension already is, the index names that schema).
+ */
+const URL_SEARCH = `
+CREATE SCHEMA IF NOT EXISTS oaibag_ext;
+CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA oaibag_ext;
+CREATE INDEX resources_by_identifier ON resources (identifier);
+DO $$ BEGIN
+  EXECUTE format('CREATE INDEX resources_url_trigrams ON resources USING gin (identifier %I.gin_trgm_ops)',
+    (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'));
+END $$;`;
+
 /** The steps from an older PostgreSQL catalog to this one, by the version each leads to. */
-const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [{ version: 11, name: 'scheduled sources', sql: SCHEDULED_SOURCES }];
+const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  { version: 11, name: 'scheduled sources', sql: SCHEDULED_SOURCES },
+  { version: 12, name: 'url search', sql: URL_SEARCH },
+];
 
 const SCHEMA = `
 CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name ${T} NOT NULL, applied_at ${T} NOT NULL);
@@ -161,6 +181,7 @@ CREATE TABLE sparql_store_cursors (
   store ${T} NOT NULL, graph ${T} NOT NULL, cursor ${T} NOT NULL, written_at ${T} NOT NULL,
   PRIMARY KEY (store, graph));
 ${SCHEDULED_SOURCES}
+${URL_SEARCH}
 CREATE INDEX resources_served ON resources (served_at, id);
 CREATE INDEX resources_served_by_source ON resources (source_id, served_at, id);
 CREATE INDEX resources_served_by_mime ON resources (mime_essence, served_at, id);

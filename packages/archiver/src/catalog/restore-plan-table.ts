@@ -8,8 +8,8 @@
 // every report and the ZIP's entry order have always used. SQLite compares text by its UTF-8
 // bytes (code points), which differs for characters beyond U+FFFF, so paths and identifiers are
 // ordered by a key of their UTF-16 code units, big-endian, compared as bytes (codeUnitKey).
-import Database from 'better-sqlite3';
 import type { VersionRecord } from './restore-queries.js';
+import { ScratchDatabase } from './scratch-database.js';
 
 /** A page of the plan read back: this many rows. */
 export const PLAN_PAGE_ROWS = 256;
@@ -66,47 +66,13 @@ const SCHEMA = `
 `;
 
 /** The plan of one restore, in a temporary database of its own; {@link close} deletes it. */
-export class RestorePlanTable {
-  private readonly statements = new Map<string, Database.Statement>();
-
-  private constructor(
-    private readonly db: Database.Database,
-    /** Rows a page reads back. */
-    readonly pageRows: number,
-  ) {}
-
+export class RestorePlanTable extends ScratchDatabase {
   /**
    * A new, empty plan in a private temporary database (SQLite's temporary folder: TMPDIR, else
    * /var/tmp or /tmp). Its pages are held in a small cache and spill to that file.
    */
   static open(pageRows = PLAN_PAGE_ROWS): RestorePlanTable {
-    // An empty name: a temporary database on disk, removed by SQLite when it is closed.
-    const db = new Database('');
-    try {
-      db.pragma('journal_mode = OFF');
-      db.pragma('synchronous = OFF');
-      db.pragma('cache_size = -8000');
-      db.exec(SCHEMA);
-      return new RestorePlanTable(db, pageRows);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
-  }
-
-  close(): void {
-    this.db.close();
-  }
-
-  private statement(sql: string): Database.Statement {
-    let found = this.statements.get(sql);
-    if (found === undefined) this.statements.set(sql, (found = this.db.prepare(sql)));
-    return found;
-  }
-
-  /** Runs `fn` in one transaction (a page of inserts: one commit rather than one per row). */
-  batch<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return new RestorePlanTable(ScratchDatabase.create(SCHEMA), pageRows);
   }
 
   addUnreadable(row: UnreadableRow): void {
@@ -248,8 +214,6 @@ export class RestorePlanTable {
       ['SELECT 1 FROM placed WHERE path_key >= ? AND path_key < ? AND lost = 0 LIMIT 1', [Buffer.alloc(0), Buffer.alloc(0)]],
       ['SELECT 1 FROM present WHERE path = ?', ['']],
     ] as const;
-    return plans.map(([sql, args]) =>
-      (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as Array<{ detail: string }>).map((row) => row.detail).join('; '),
-    );
+    return this.plansOf(plans);
   }
 }

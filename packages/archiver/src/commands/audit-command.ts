@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { AUDIT_FORMATS, type AuditFormat, formatAudit, writeAuditOutput } from '../audit/audit-format.js';
+import { auditServeUrl } from '../audit/audit-links.js';
 import { openAudit } from '../audit/audit-query.js';
 import { Catalog } from '../catalog/catalog.js';
 import { wholeNumber } from './option-parsers.js';
@@ -18,11 +19,17 @@ export function auditCommand(): Command {
     .option('--harvest <ID>', 'the changes recorded by this harvest (its number)', wholeNumber)
     .addOption(new Option('--format <FORMAT>', 'output form').choices(AUDIT_FORMATS).default('text'))
     .option('--out <FILE>', 'write to FILE (atomically: a temporary file renamed into place) instead of stdout')
+    .option(
+      '--serve-url <URL>',
+      'where `oaibag serve` serves this archive (http(s), no query): HTML links identifiers to their history and modified rows to their diff; JSON and CSV get a diff field',
+      (value: string) => auditServeUrl(value, '--serve-url'),
+    )
     .addHelpText(
       'after',
       '\nWithout --since, --until or --harvest: the latest harvest of each source that recorded a change.\n' +
         'Rows: one per resource with a version or deletion recorded in the period; CSV has one header line,\n' +
         'JSON is one object { period, sources, rows, totals }, HTML is one self-contained page.\n' +
+        "With --serve-url: links to `oaibag serve`'s /history/<URL> and /diff?url=…&from=…&to=… (text is unchanged).\n" +
         '\nExit codes: 0 done (changes or none); 2 usage (bad option, unknown source or harvest);\n' +
         '4 the catalog or --out cannot be read or written. All codes: docs/operations.md.',
     )
@@ -37,7 +44,7 @@ export function auditCommand(): Command {
           ...(options.until !== undefined ? { until: options.until } : {}),
           ...(options.harvest !== undefined ? { harvest: options.harvest } : {}),
         });
-        await writeAuditOutput(formatAudit(run, options.format), options.out);
+        await writeAuditOutput(formatAudit(run, options.format, options.serveUrl !== undefined ? { serveUrl: options.serveUrl } : {}), options.out);
       } finally {
         catalog.close();
       }
@@ -52,4 +59,5 @@ export interface AuditCommandOptions {
   harvest?: number;
   format: AuditFormat;
   out?: string;
+  serveUrl?: string;
 }

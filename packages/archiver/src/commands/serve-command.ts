@@ -6,6 +6,15 @@ import { openAccessLog } from '../serve/access-log.js';
 import { DEFAULT_ADMIN_EMAIL, SERVE_DEFAULTS } from '../serve/archive-oai.js';
 import { SPARQL_DEFAULTS, startArchiveServer } from '../serve/archive-server.js';
 import { SPARQL_BOUND_DEFAULTS, SPARQL_MAX_QUADS_DEFAULT, sizeText } from '../serve/graph-store.js';
+import {
+  LINK_BOUND_DEFAULTS,
+  LINK_REFRESH_DEFAULT_MS,
+  type LinkOptions,
+  type LinkRule,
+  linkEndpoint,
+  parseLinkRule,
+  predicateIri,
+} from '../serve/link-rules.js';
 import type { RemoteStoreOptions } from '../serve/remote-graph-store.js';
 import { byteSize, httpUrl, pageByteSize, portNumber, wholeNumber } from './option-parsers.js';
 
@@ -36,6 +45,41 @@ interface ServeOptions {
   adminEmail: string[];
   /** A file, `-` (standard output), or false with --no-access-log. */
   accessLog: string | false;
+  linkTo: string[];
+  linkEndpoint: string[];
+  linkOn: LinkRule[];
+  linkPredicate?: string;
+  linkBytes: boolean;
+  linkRefresh: number;
+  linkTimeout: number;
+  linkAnswerSize: number;
+  linkPageRows: number;
+  linkMaxRows: number;
+  linkValueLength: number;
+  linkBlockSize: number;
+  linkMaxComparisons: number;
+  linkMaxLinks: number;
+}
+
+/** The options that mean nothing without --link-to or --link-endpoint. */
+const LINK_COMPANIONS = [
+  'linkOn',
+  'linkPredicate',
+  'linkBytes',
+  'linkRefresh',
+  'linkTimeout',
+  'linkAnswerSize',
+  'linkPageRows',
+  'linkMaxRows',
+  'linkValueLength',
+  'linkBlockSize',
+  'linkMaxComparisons',
+  'linkMaxLinks',
+] as const;
+
+/** A repeatable option: every value, parsed. */
+function repeated<T>(parse: (value: string) => T): (value: string, all: T[]) => T[] {
+  return (value, all) => [...all, parse(value)];
 }
 
 /** `oaibag serve`: the archive as an OAI-PMH repository (docs/serve.md). */
@@ -121,6 +165,54 @@ export function serveCommand(): Command {
     )
     .option('--access-log <FILE>', 'append one line per request to FILE (Combined Log Format plus milliseconds; -: standard output)', '-')
     .option('--no-access-log', 'write no access log')
+    .addOption(
+      new Option(
+        '--link-to <URL>',
+        'link to another oaibag archive at its base URL (its /sparql), or to a SPARQL endpoint whose path ends in /sparql (repeatable)',
+      )
+        .argParser(repeated((value) => linkEndpoint(value, '--link-to')))
+        .default([] as string[], 'none'),
+    )
+    .addOption(
+      new Option('--link-endpoint <URL>', 'link to the SPARQL 1.1 endpoint at URL, whatever its path (repeatable)')
+        .argParser(repeated((value) => linkEndpoint(value, '--link-endpoint')))
+        .default([] as string[], 'none'),
+    )
+    .addOption(
+      new Option(
+        '--link-on <LOCAL=REMOTE@THRESHOLD>',
+        'link items whose LOCAL value is this similar to a remote REMOTE value (repeatable; prefix:name or IRI; similarity 0-1)',
+      )
+        .argParser(repeated(parseLinkRule))
+        .default([] as LinkRule[], 'dcterms:source=dcterms:source@1'),
+    )
+    .option('--link-predicate <PREDICATE>', 'the predicate of links made by --link-on (default prov:alternateOf)', (value: string) =>
+      predicateIri(value, '--link-predicate'),
+    )
+    .option('--no-link-bytes', 'make no oaibag:sameBytesAs links between versions and files of identical bytes (same SHA-256)')
+    .option(
+      '--link-refresh <SECONDS>',
+      'read the remotes again and recompute the links every SECONDS (and after each change of the catalog)',
+      wholeNumber,
+      LINK_REFRESH_DEFAULT_MS / 1000,
+    )
+    .option('--link-timeout <SECONDS>', 'a request to a remote is abandoned after SECONDS', wholeNumber, LINK_BOUND_DEFAULTS.timeoutMs / 1000)
+    .addOption(
+      new Option('--link-answer-size <SIZE>', "a remote's answer larger than SIZE is refused")
+        .argParser(pageByteSize)
+        .default(LINK_BOUND_DEFAULTS.answerBytes, sizeText(LINK_BOUND_DEFAULTS.answerBytes)),
+    )
+    .option('--link-page-rows <N>', 'rows asked for in one request', wholeNumber, LINK_BOUND_DEFAULTS.pageRows)
+    .option('--link-max-rows <N>', 'rows read at most from each side for each --link-on rule and for the digests', wholeNumber, LINK_BOUND_DEFAULTS.maxRows)
+    .option('--link-value-length <N>', 'values are cut to N characters before they are compared by similarity', wholeNumber, LINK_BOUND_DEFAULTS.valueLength)
+    .option('--link-block-size <N>', 'a word shared by more than N remote values does not make values candidates', wholeNumber, LINK_BOUND_DEFAULTS.blockSize)
+    .option(
+      '--link-max-comparisons <N>',
+      'candidate pairs looked at for the similarity rules, for each remote at each refresh',
+      wholeNumber,
+      LINK_BOUND_DEFAULTS.maxComparisons,
+    )
+    .option('--link-max-links <N>', 'links made to each remote at most', wholeNumber, LINK_BOUND_DEFAULTS.maxLinks)
     .addHelpText(
       'after',
       '\nWhat it serves:\n' +
@@ -137,6 +229,9 @@ export function serveCommand(): Command {
         '                      archive as Linked Data, 303 to /page/… (HTML) or /data/… (RDF).\n' +
         '  /timegate/<URL>     Memento: the capture of URL closest before Accept-Datetime; its TimeMap\n' +
         '                      at /timemap/link/<URL>, each capture at /memento/<bag>/<n>.\n' +
+        '\nWith --link-to, the items are linked to the same items of other archives (prov:alternateOf,\n' +
+        'by --link-on rules) and versions to versions of the same bytes (oaibag:sameBytesAs), in the\n' +
+        'graph BASE-URL/graph/links (docs/linked-data.md, "Links between archives").\n' +
         '\nEvery record carries its provenance (nested when it came from another archive) and the\n' +
         'rights its repository gave (OAI-rights). Harvest it with: oaibag harvest http://HOST:PORT/oai\n' +
         '\nIt takes no lock: a harvest may run beside it (only committed versions are served).\n' +
@@ -144,9 +239,10 @@ export function serveCommand(): Command {
         'cannot listen on: the port in use, a port it may not use, not an address of this host);\n' +
         '4 the archive cannot be served (named).',
     )
-    .action(async (options: ServeOptions) => {
+    .action(async (options: ServeOptions, command: Command) => {
       const auth = options.auth === undefined ? undefined : await loadAuth(options.auth);
       const sparqlStore = await storeOptions(options);
+      const links = linkOptions(options, command);
       const notice = (line: string) => void process.stderr.write(`oaibag serve: ${line}\n`);
       // Listening for a stop before anything is opened: a SIGTERM while serve opens the catalog
       // and warms up stops it as cleanly (status 0) as one after it says where it answers.
@@ -184,6 +280,7 @@ export function serveCommand(): Command {
         sparqlBounds: { memoryBytes: options.sparqlMemory, resultBytes: options.sparqlResultSize, queryBytes: options.sparqlQuerySize },
         sparqlMaxQuads: options.sparqlMaxQuads,
         ...(sparqlStore ? { sparqlStore } : {}),
+        ...(links ? { links } : {}),
         ...(options.name !== undefined ? { repositoryName: options.name } : {}),
         ...(options.adminEmail.length > 0 ? { adminEmails: options.adminEmail } : {}),
         log: notice,
@@ -225,6 +322,36 @@ async function storeOptions(options: ServeOptions): Promise<RemoteStoreOptions |
     ...(options.sparqlStoreUser !== undefined
       ? { credentials: { user: options.sparqlStoreUser, password: await readPasswordLine(options.sparqlStorePasswordFile!) } }
       : {}),
+  };
+}
+
+/** The links of `--link-to` and `--link-endpoint` with their companions, which mean nothing without them. */
+function linkOptions(options: ServeOptions, command: Command): LinkOptions | undefined {
+  const endpoints = [...new Set([...options.linkTo, ...options.linkEndpoint])];
+  if (endpoints.length === 0) {
+    const stray = LINK_COMPANIONS.find((name) => command.getOptionValueSource(name) === 'cli');
+    if (stray) {
+      const flag = stray === 'linkBytes' ? '--no-link-bytes' : `--${stray.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      throw new ArchiverError('ERR_ARCHIVE_USAGE', `${flag} needs --link-to or --link-endpoint`);
+    }
+    return undefined;
+  }
+  return {
+    endpoints,
+    ...(options.linkOn.length > 0 ? { rules: options.linkOn } : {}),
+    bytes: options.linkBytes,
+    ...(options.linkPredicate !== undefined ? { predicate: options.linkPredicate } : {}),
+    refreshMs: options.linkRefresh * 1000,
+    bounds: {
+      timeoutMs: options.linkTimeout * 1000,
+      answerBytes: options.linkAnswerSize,
+      pageRows: options.linkPageRows,
+      maxRows: options.linkMaxRows,
+      valueLength: options.linkValueLength,
+      blockSize: options.linkBlockSize,
+      maxComparisons: options.linkMaxComparisons,
+      maxLinks: options.linkMaxLinks,
+    },
   };
 }
 

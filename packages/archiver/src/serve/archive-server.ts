@@ -20,12 +20,18 @@ import { ArchiveAccess, type Viewer } from './archive-access.js';
 import { ArchiveUris } from './archive-graph.js';
 import type { PayloadGate } from './archive-items.js';
 import { ArchiveOai, DEFAULT_ADMIN_EMAIL, isOaiEmail, SERVE_DEFAULTS } from './archive-oai.js';
+import { answerHistory, answerHome, answerSearch } from './browse-pages.js';
+import { answerDiff } from './diff-page.js';
+import { answerDirectory, isDirectoryPath } from './directory-routes.js';
 import { type GraphLimits, GraphStore, type SparqlBounds } from './graph-store.js';
+import { type LinkedGraph, LinkKeeper } from './link-keeper.js';
+import type { LinkOptions } from './link-rules.js';
 import { answerLinkedData, LINKED_DATA_PREFIXES } from './linked-data-routes.js';
 import { answerMemento } from './memento.js';
 import { ORE_PREFIX } from './ore-map.js';
 import { FILES_PREFIX, openServedPayload } from './payload-files.js';
 import { RemoteGraphStore, type RemoteStoreOptions } from './remote-graph-store.js';
+import { answerReplay } from './replay.js';
 import { ORE_SCHEMA, ORE_SCHEMA_PATH } from './served-formats.js';
 import { answerSparql } from './sparql-endpoint.js';
 import type { SparqlGraph } from './sparql-graph.js';
@@ -64,6 +70,8 @@ export interface ArchiveServerOptions {
   sparqlMaxQuads?: number;
   /** The archive's graph in a remote SPARQL 1.1 store rather than the embedded one (docs/linked-data.md, "A server-grade store"). */
   sparqlStore?: RemoteStoreOptions;
+  /** Links to other archives or SPARQL endpoints (`--link-to`; docs/linked-data.md, "Links between archives"). */
+  links?: LinkOptions;
   /** Users and protected path prefixes (`--auth`, the repository's format). */
   auth?: AuthConfig;
   /** One line per request that failed on the server's side. */
@@ -77,6 +85,8 @@ export interface ArchiveServer {
   readonly baseUrl: string;
   /** The remote SPARQL store's follower, with `sparqlStore`. */
   readonly sparqlStore?: RemoteGraphStore;
+  /** The linker, with `links`. */
+  readonly links?: LinkKeeper;
   close(): Promise<void>;
 }
 
@@ -173,11 +183,17 @@ export async function startArchiveServer(options: ArchiveServerOptions): Promise
     );
     context.graph = Promise.resolve(context.remote);
   }
+  if (options.links?.endpoints.length) {
+    const links = { catalog, remote: context.remote, links: options.links, log: context.log };
+    context.links = LinkKeeper.start({ ...links, graph: () => graphOf(context) as Promise<LinkedGraph> });
+  }
   return {
     baseUrl: context.baseUrl,
     ...(context.remote ? { sparqlStore: context.remote } : {}),
+    ...(context.links ? { links: context.links } : {}),
     close: async () => {
-      // The follower first: it reads the catalog closed with the server.
+      // The linker and the follower first: they read the catalog closed with the server.
+      await context.links?.close();
       await context.remote?.close();
       await closeServer(server, catalog);
       opened.close();
@@ -206,6 +222,7 @@ interface ServerContext {
   /** The SPARQL store, built on the first Linked Data request (docs/linked-data.md), or the remote one. */
   graph?: Promise<SparqlGraph>;
   remote?: RemoteGraphStore;
+  links?: LinkKeeper;
   graphLimits: GraphLimits;
   access: ArchiveAccess;
   log: (line: string) => void;
@@ -238,6 +255,11 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
     const metrics = formatMetrics(await readArchiveHealth(context.catalog, context.archiveDir)) + (context.remote?.metrics() ?? '');
     return answerText(req, res, METRICS_CONTENT_TYPE, metrics);
   }
+  // OAI2LOD's directory (/directory, /all): the same decision as the graph, answered from the catalog.
+  if (isDirectoryPath(path)) {
+    if (!context.access.allows(viewer, { graph: true })) return context.access.refuse(res, viewer);
+    return answerDirectory({ catalog: context.catalog, base: context.baseUrl }, req, res, url);
+  }
   const linkedData = LINKED_DATA_PREFIXES.some((prefix) => path.startsWith(prefix));
   if ((path === '/sparql' || linkedData) && !context.access.allows(viewer, { graph: true })) return context.access.refuse(res, viewer);
   if (path === '/sparql') return answerSparql(await graphOf(context), req, res, url);
@@ -246,7 +268,7 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
       res.setHeader('Allow', 'GET, HEAD');
       return answerPlain(res, 405, 'only GET and HEAD are answered here\n');
     }
-    await answerLinkedData(await graphOf(context), req, res, url);
+    await answerLinkedData(await graphOf(context), req, res, url, context.catalog);
     return;
   }
   if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -255,6 +277,13 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
   }
   const mayRead = (payload: PayloadLocation) => context.access.allows(viewer, { payload });
   const refuse = () => context.access.refuse(res, viewer);
+  // The pages people browse by (docs/browse.md), from the catalog.
+  if (path === '/') return answerHome(context.catalog, context.baseUrl, req, res);
+  if (path === '/search') return answerSearch(context.catalog, context.baseUrl, req, res, url);
+  if (answerHistory(context.catalog, context.baseUrl, req, res, url)) return;
+  const reading = { archiveDir: context.archiveDir, store: context.store, catalog: context.catalog, base: context.baseUrl, mayRead, refuse };
+  if (await answerReplay(reading, req, res)) return;
+  if (await answerDiff(reading, req, res, url)) return;
   if (
     await answerMemento(
       { archiveDir: context.archiveDir, store: context.store, catalog: context.catalog, base: context.baseUrl, mayRead, refuse },
@@ -285,7 +314,7 @@ async function answer(context: ServerContext, req: IncomingMessage, res: ServerR
     const map = place ? await context.oai.oreMap(bagPathOfFolders(place[1]!, place[2]!), Number(place[3]), context.baseUrl) : undefined;
     if (map) return answerText(req, res, 'application/rdf+xml', map);
   }
-  answerPlain(res, 404, 'not found: the archive answers OAI-PMH at /oai, serves its payloads under /files/ and resource maps under /ore/\n');
+  answerPlain(res, 404, 'not found: the home page is /; it answers OAI-PMH at /oai, serves its payloads under /files/ and replays them under /replay/\n');
 }
 
 function graphOf(context: ServerContext): Promise<SparqlGraph> {

@@ -132,6 +132,8 @@ export class GraphStore {
   /** Quads the worker holds (what was loaded, less what was forgotten). */
   private held = 0;
   private refusal: ArchiverError | undefined;
+  /** The links of `serve --link-to` (link-keeper.ts): a named graph, loaded again into every new worker. */
+  private links: { graph: string; ntriples: string } | undefined;
   readonly bounds: SparqlBounds;
   readonly maxQuads: number;
 
@@ -190,6 +192,8 @@ export class GraphStore {
       baseIri: this.uris.base,
       resultLimit: this.bounds.resultBytes,
       ...(solutions ? { rowLimit: this.limits.rowLimit } : {}),
+      // With links, the default graph is the archive's graph and the links together.
+      ...(this.links ? { union: true } : {}),
     });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>(() => {
@@ -228,6 +232,27 @@ export class GraphStore {
     return this.syncing;
   }
 
+  /**
+   * Replaces the named graph `graph` with `ntriples` (the links of `serve --link-to`), in one
+   * step of the worker; from then on the default graph of queries is the union of the archive's
+   * graph and it. Kept, and loaded again into a worker that replaces this one.
+   */
+  async replaceLinks(graph: string, ntriples: string): Promise<void> {
+    this.links = { graph, ntriples };
+    if (this.refusal) return;
+    while (this.renewing) await this.renewing;
+    await this.ready;
+    await this.sendLinks();
+  }
+
+  private async sendLinks(): Promise<void> {
+    const links = this.links;
+    if (!links || this.refusal) return;
+    const ntriples = new Uint8Array(Buffer.byteLength(links.ntriples, 'utf8'));
+    Buffer.from(ntriples.buffer).write(links.ntriples, 'utf8');
+    this.held += Number((await this.send({ id: this.nextId++, op: 'links', graph: links.graph, ntriples })).result);
+  }
+
   /** The number of triples held. */
   async size(): Promise<number> {
     await this.ready;
@@ -254,7 +279,10 @@ export class GraphStore {
     this.progress = new GraphProgress();
     this.held = 0;
     this.syncing = undefined;
-    this.ready = after.then(() => this.spawn(thread)).then(() => this.syncRows(thread));
+    this.ready = after
+      .then(() => this.spawn(thread))
+      .then(() => this.syncRows(thread))
+      .then(() => this.sendLinks());
   }
 
   private spawn(thread: Thread): Promise<void> {
@@ -386,7 +414,7 @@ export class GraphStore {
     return new Promise((resolve, reject) => {
       thread.pending.set(request.id, { op: request.op, resolve, reject });
       // N-Triples go as bytes whose memory moves to the worker (no copy, nothing left here).
-      thread.worker!.postMessage(request, request.op === 'load' ? [request.ntriples.buffer as ArrayBuffer] : []);
+      thread.worker!.postMessage(request, request.op === 'load' || request.op === 'links' ? [request.ntriples.buffer as ArrayBuffer] : []);
       if (thread.pending.size === 1) this.watchNext(thread);
     });
   }

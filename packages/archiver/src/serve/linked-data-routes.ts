@@ -3,7 +3,9 @@
 // and the Linked Data practice do; `/data/` gives Turtle, RDF/XML, N-Triples or JSON-LD, by
 // Accept or `?output=`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Catalog } from '../catalog/catalog.js';
 import { negotiate, type Offer } from './content-negotiation.js';
+import { DirectoryRequestError } from './directory-listing.js';
 import { QueryFailure } from './graph-store.js';
 import { thingPage } from './linked-data-pages.js';
 import { RDF_FORMATS } from './sparql-endpoint.js';
@@ -22,19 +24,25 @@ const RESOURCE_OFFERS: ReadonlyArray<Offer<'page' | 'data'>> = [
 /**
  * Answers `/resource/…`, `/data/…` and `/page/…`; false when the path is none of them. A store
  * that cannot answer (past a limit, being loaded again, or refusing a graph too large) is a 503
- * with its one line, as at `/sparql`.
+ * with its one line, as at `/sparql`; a page's paging parameter that cannot be one, a 400.
+ * `catalog`: what a page reads besides the graph (a harvest's files, a set's count).
  */
-export async function answerLinkedData(graph: SparqlGraph, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+export async function answerLinkedData(graph: SparqlGraph, req: IncomingMessage, res: ServerResponse, url: URL, catalog: Catalog): Promise<boolean> {
   try {
-    return await answerThing(graph, req, res, url);
+    return await answerThing(graph, req, res, url, catalog);
   } catch (error) {
-    if (!(error instanceof QueryFailure) || res.headersSent) throw error;
+    if (res.headersSent) throw error;
+    if (error instanceof DirectoryRequestError) {
+      answerPlain(res, 400, `${error.message} [${error.code}]`);
+      return true;
+    }
+    if (!(error instanceof QueryFailure)) throw error;
     answerPlain(res, 503, error.message);
     return true;
   }
 }
 
-async function answerThing(graph: SparqlGraph, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+async function answerThing(graph: SparqlGraph, req: IncomingMessage, res: ServerResponse, url: URL, catalog: Catalog): Promise<boolean> {
   const prefix = LINKED_DATA_PREFIXES.find((candidate) => url.pathname.startsWith(candidate));
   if (!prefix) return false;
   const tail = url.pathname.slice(prefix.length);
@@ -64,6 +72,6 @@ async function answerThing(graph: SparqlGraph, req: IncomingMessage, res: Server
     answerText(req, res, chosen.mediaType, text, { Vary: 'Accept', Link: `<${uri}>; rel="describes"` });
     return true;
   }
-  answerText(req, res, 'text/html', await thingPage(graph, uri, tail));
+  answerText(req, res, 'text/html', await thingPage(graph, uri, tail, { catalog, params: url.searchParams }));
   return true;
 }

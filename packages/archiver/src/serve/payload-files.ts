@@ -6,12 +6,13 @@
 import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { drained, entityTag, type HeaderField, planFileResponse, type SendableFile, sendFile } from '@oaibag/oai-pmh';
 import type { AipStorage } from '../aip/aip-storage.js';
 import { BAG_DEPTH, bagFolders, bagPathOfFolders } from '../aip/layout-names.js';
 import type { Catalog } from '../catalog/catalog.js';
-import type { ServedPayload } from '../catalog/catalog-types.js';
+import type { PayloadLocation, ServedPayload } from '../catalog/catalog-types.js';
 
 /** Where payload URLs begin. */
 export const FILES_PREFIX = '/files/';
@@ -182,4 +183,22 @@ export function payloadLocationOf(urlPath: string): { bagPath: string; path: str
 /** The `/files/…` URL path of a payload (each segment percent-encoded). */
 export function payloadUrlPath(bagPath: string, path: string): string {
   return FILES_PREFIX + [...bagFolders(bagPath), ...path.split('/')].map(encodeURIComponent).join('/');
+}
+
+/**
+ * A payload's bytes as a stream, from the archive's folder or its object store, for answers
+ * that transform them (replay's rewriting, diffs). The file must still have the catalog's size;
+ * the caller checks what it reads against `payload.size` when that matters.
+ */
+export async function payloadStream(archiveDir: string, payload: PayloadLocation, store?: AipStorage): Promise<Readable | undefined> {
+  if (store !== undefined) return store.read(`${payload.bagPath}/${payload.path}`);
+  const file = join(archiveDir, ...payload.bagPath.split('/'), ...payload.path.split('/'));
+  const handle = await open(file, 'r').catch(() => undefined);
+  if (!handle) return undefined;
+  const stat = await handle.stat().catch(() => undefined);
+  if (!stat?.isFile() || stat.size !== payload.size) {
+    await handle.close();
+    return undefined;
+  }
+  return handle.createReadStream();
 }

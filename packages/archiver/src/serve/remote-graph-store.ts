@@ -97,6 +97,8 @@ export class RemoteGraphStore implements SparqlGraph {
   private following: Promise<void> | undefined;
   /** Resolved at the end of each attempt to write (tests and benchmarks wait on it). */
   private attempts: Array<() => void> = [];
+  /** The graph of `serve --link-to`'s links, once written: queries see it with the archive's graph. */
+  private linksGraph: string | undefined;
 
   get rowLimit(): number {
     return this.limits.rowLimit;
@@ -162,7 +164,13 @@ export class RemoteGraphStore implements SparqlGraph {
     const accept = solutions || ask ? RESULT_MEDIA_TYPES.json : mediaType;
     const signal = AbortSignal.timeout(this.limits.timeoutMs);
     try {
-      const body = new URLSearchParams({ query, 'default-graph-uri': this.graph, 'named-graph-uri': this.graph }).toString();
+      const params = new URLSearchParams({ query, 'default-graph-uri': this.graph, 'named-graph-uri': this.graph });
+      if (this.linksGraph !== undefined) {
+        // The default graph is the merge of the two (SPARQL 1.1 Protocol).
+        params.append('default-graph-uri', this.linksGraph);
+        params.append('named-graph-uri', this.linksGraph);
+      }
+      const body = params.toString();
       const response = await this.queries.send({
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: accept },
@@ -193,6 +201,26 @@ export class RemoteGraphStore implements SparqlGraph {
 
   async describes(uri: string): Promise<boolean> {
     return JSON.parse((await this.query(`ask { <${uri}> ?p ?o }`, RESULT_MEDIA_TYPES.json)).text).boolean === true;
+  }
+
+  /**
+   * Replaces the named graph `graph` with `ntriples` (the links of `serve --link-to`): written
+   * into `<graph>-next` (Graph Store Protocol POSTs or INSERT DATA, as the archive's graph), then
+   * moved over it by one SPARQL 1.1 `MOVE`, so that queries see the old links or the new ones.
+   */
+  async replaceLinks(graph: string, ntriples: string): Promise<void> {
+    if (ntriples === '') await this.update(`DROP SILENT GRAPH <${graph}>`);
+    else {
+      const next = `${graph}-next`;
+      await this.update(`DROP SILENT GRAPH <${next}>`);
+      const data = this.data;
+      const requests = data
+        ? Array.from(lineBatches(ntriples, Number.POSITIVE_INFINITY, POST_CHARACTERS), (text) => () => this.post(data, text, next))
+        : Array.from(lineBatches(ntriples, INSERT_LINES, INSERT_CHARACTERS), (text) => () => this.insert(text, next));
+      for (const request of requests) await request();
+      await this.update(`MOVE SILENT GRAPH <${next}> TO <${graph}>`);
+    }
+    this.linksGraph = graph;
   }
 
   /** What the follower has done. */
@@ -339,14 +367,14 @@ export class RemoteGraphStore implements SparqlGraph {
     }
   }
 
-  private insert(lines: string): Promise<void> {
-    return this.update(`INSERT DATA { GRAPH <${this.graph}> {\n${lines}} }`);
+  private insert(lines: string, graph = this.graph): Promise<void> {
+    return this.update(`INSERT DATA { GRAPH <${graph}> {\n${lines}} }`);
   }
 
   /** Adds `ntriples` to the graph by the Graph Store Protocol (a POST merges into the graph). */
-  private post(data: StoreClient, ntriples: string): Promise<void> {
+  private post(data: StoreClient, ntriples: string, graph = this.graph): Promise<void> {
     const headers = { 'Content-Type': 'application/n-triples', Accept: '*/*' };
-    return this.send(data, { method: 'POST', headers, body: ntriples }, `?graph=${encodeURIComponent(this.graph)}`);
+    return this.send(data, { method: 'POST', headers, body: ntriples }, `?graph=${encodeURIComponent(graph)}`);
   }
 
   private update(text: string): Promise<void> {

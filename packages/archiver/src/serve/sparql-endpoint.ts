@@ -1,11 +1,13 @@
 // `/sparql`: the SPARQL 1.1 protocol's query operation over the archive's graph, read-only
-// (docs/linked-data.md, "SPARQL").
+// (docs/linked-data.md, "SPARQL"). A browser (whose Accept prefers text/html to every result
+// format) or `format=html` gets the results as a page with a table; programs get what they ask for.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readFormBody } from '@oaibag/oai-pmh';
 import { negotiate, type Offer } from './content-negotiation.js';
 import { QueryFailure, sizeText } from './graph-store.js';
-import { sparqlPage } from './linked-data-pages.js';
+import { type SparqlHtmlResult, sparqlErrorPage, sparqlPage, sparqlResultsPage } from './linked-data-pages.js';
 import type { SparqlGraph } from './sparql-graph.js';
+import { parseNTriples, type SolutionsJson } from './sparql-results.js';
 import { answerPlain, answerText } from './text-answers.js';
 
 /** Result formats of solution queries (select, ask), first the default; `format=` names them by key. */
@@ -23,6 +25,12 @@ export const RDF_FORMATS: ReadonlyArray<Offer<string>> = [
   { mediaType: 'application/n-triples', value: 'ntriples' },
   { mediaType: 'application/ld+json', value: 'jsonld' },
 ];
+
+/**
+ * Results as a page for people: offered after every other format, so that it is chosen only when
+ * the Accept header prefers text/html to them all (a browser's does; `*\/*` or none gives JSON).
+ */
+const HTML_OFFER: Offer<string> = { mediaType: 'text/html', value: 'html' };
 
 const UPDATE_KEYWORDS = /^(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)\b/i;
 const QUERY_FORM = /^(select|ask|construct|describe)\b/i;
@@ -50,12 +58,14 @@ export async function answerSparql(graph: SparqlGraph, req: IncomingMessage, res
   const form = queryForm(request.query);
   if (form === 'update') return answerPlain(res, 400, 'this endpoint is read-only: SPARQL updates are refused');
   const offers = form === 'construct' || form === 'describe' ? RDF_FORMATS : SOLUTION_FORMATS;
+  const html = request.format !== undefined ? request.format === 'html' : negotiate(req.headers.accept, [...offers, HTML_OFFER]) === HTML_OFFER;
+  if (html) return answerHtml(graph, req, res, request.query, form);
   const chosen = request.format !== undefined ? offers.find((offer) => offer.value === request.format) : negotiate(req.headers.accept, offers);
   if (!chosen) {
     return answerPlain(
       res,
       406,
-      `none of the formats asked for is offered for ${form === undefined ? 'this query' : `a ${form} query`}: ${offers.map((offer) => `${offer.mediaType} (format=${offer.value})`).join(', ')}`,
+      `none of the formats asked for is offered for ${form === undefined ? 'this query' : `a ${form} query`}: ${[...offers, HTML_OFFER].map((offer) => `${offer.mediaType} (format=${offer.value})`).join(', ')}`,
     );
   }
   let result: { text: string; truncated: boolean };
@@ -72,6 +82,36 @@ export async function answerSparql(graph: SparqlGraph, req: IncomingMessage, res
     // The solutions were cut to the row limit: the header says so (the formats cannot).
     ...(result.truncated ? { 'SPARQL-Results-Truncated': `the first ${graph.rowLimit} solutions` } : {}),
   });
+}
+
+/** The results as a page with a table (a graph query's triples as one, read from its N-Triples); a query that fails, a page that says why. */
+async function answerHtml(graph: SparqlGraph, req: IncomingMessage, res: ServerResponse, query: string, form: QueryForm | undefined): Promise<void> {
+  const base = graph.uris.base;
+  let result: SparqlHtmlResult;
+  try {
+    if (form === 'construct' || form === 'describe') {
+      const { text } = await graph.query(query, 'application/n-triples');
+      const parsed = parseNTriples(text, graph.rowLimit);
+      result = parsed
+        ? { form: 'triples', triples: parsed.triples, total: parsed.total, truncated: parsed.total > parsed.triples.length }
+        : { form: 'text', text };
+    } else {
+      const { text, truncated } = await graph.query(query, 'application/sparql-results+json', form === 'select');
+      const json = JSON.parse(text) as SolutionsJson & { boolean?: boolean };
+      result =
+        typeof json.boolean === 'boolean'
+          ? { form: 'boolean', value: json.boolean }
+          : { form: 'solutions', vars: json.head?.vars ?? [], rows: json.results?.bindings ?? [], truncated };
+    }
+  } catch (error) {
+    if (!(error instanceof QueryFailure)) throw error;
+    const message = error.kind === 'query' ? `the query cannot be run: ${error.message}` : error.message;
+    const page = Buffer.from(sparqlErrorPage(base, query, message), 'utf8');
+    res.writeHead(error.kind === 'query' ? 400 : 503, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': page.length, Vary: 'Accept' });
+    res.end(req.method === 'HEAD' ? undefined : page);
+    return;
+  }
+  answerText(req, res, 'text/html', sparqlResultsPage(base, query, result, graph.rowLimit), { Vary: 'Accept' });
 }
 
 type SparqlRequest = { query?: string; update?: string; format?: string } | { error: string; status: number };

@@ -1,13 +1,15 @@
 // SPARQL solution sequences cut to the endpoint's row limit and written in the four result
-// formats (SPARQL 1.1 Query Results JSON, XML, CSV and TSV), from the JSON form the store gives.
+// formats (SPARQL 1.1 Query Results JSON, XML, CSV and TSV), from the JSON form the store gives;
+// and the triples of a graph query's N-Triples, read back for its table in a browser.
 import { escapeAttribute, escapeText } from '@oaibag/didl';
 
 export interface SolutionsJson {
   head: { vars: string[] };
-  results: { bindings: Array<Record<string, Term>> };
+  results: { bindings: Array<Record<string, SparqlTerm>> };
 }
 
-interface Term {
+/** A term of a solution, as SPARQL JSON results give it. */
+export interface SparqlTerm {
   type: 'uri' | 'literal' | 'bnode' | 'triple';
   value: string;
   datatype?: string;
@@ -65,7 +67,7 @@ export function writeSolutions(solutions: SolutionsJson, mediaType: string, limi
   }
 }
 
-function xml(vars: string[], rows: Array<Record<string, Term>>): string {
+function xml(vars: string[], rows: Array<Record<string, SparqlTerm>>): string {
   let out = '<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#">\n<head>';
   for (const name of vars) out += `<variable name="${escapeAttribute(name)}"/>`;
   out += '</head>\n<results>\n';
@@ -90,7 +92,7 @@ function xml(vars: string[], rows: Array<Record<string, Term>>): string {
 }
 
 /** CSV: plain values, quoted when needed, CRLF line ends (the SPARQL CSV format). */
-function csv(vars: string[], rows: Array<Record<string, Term>>): string {
+function csv(vars: string[], rows: Array<Record<string, SparqlTerm>>): string {
   const field = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
   const lines = [vars.map(field).join(',')];
   for (const row of rows) lines.push(vars.map((name) => field(row[name]?.value ?? '')).join(','));
@@ -98,17 +100,69 @@ function csv(vars: string[], rows: Array<Record<string, Term>>): string {
 }
 
 /** TSV: terms in their SPARQL/Turtle form. */
-function tsv(vars: string[], rows: Array<Record<string, Term>>): string {
+function tsv(vars: string[], rows: Array<Record<string, SparqlTerm>>): string {
   const lines = [vars.map((name) => `?${name}`).join('\t')];
   for (const row of rows) lines.push(vars.map((name) => (row[name] ? termText(row[name]!) : '')).join('\t'));
   return `${lines.join('\n')}\n`;
 }
 
-function termText(term: Term): string {
+function termText(term: SparqlTerm): string {
   if (term.type === 'uri') return `<${term.value}>`;
   if (term.type === 'bnode') return `_:${term.value}`;
   const quoted = `"${term.value.replace(/[\\"\n\r\t]/g, (char) => ({ '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t' })[char]!)}"`;
   if (term['xml:lang']) return `${quoted}@${term['xml:lang']}`;
   if (term.datatype && term.datatype !== 'http://www.w3.org/2001/XMLSchema#string') return `${quoted}^^<${term.datatype}>`;
   return quoted;
+}
+
+type Triple = [SparqlTerm, SparqlTerm, SparqlTerm];
+
+const IRI = '<([^>]*)>';
+const BNODE = String.raw`_:([^\s.]+(?:\.[^\s.]+)*)`;
+const LITERAL = String.raw`"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>|@([A-Za-z]+(?:-[A-Za-z0-9]+)*))?`;
+const TERM = `(?:${IRI}|${BNODE}|${LITERAL})`;
+const LINE = new RegExp(`^\\s*${TERM}\\s+${TERM}\\s+${TERM}\\s*\\.\\s*$`);
+
+/**
+ * The first `limit` triples of N-Triples text (as the store writes a graph query's answer),
+ * with how many it holds; undefined when a line is not one N-Triples reads (the caller shows
+ * the text instead).
+ */
+export function parseNTriples(text: string, limit: number): { triples: Triple[]; total: number } | undefined {
+  const triples: Triple[] = [];
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (/^\s*(#.*)?$/.test(line)) continue;
+    total++;
+    if (triples.length >= limit) continue;
+    const match = LINE.exec(line);
+    if (!match) return undefined;
+    const terms: SparqlTerm[] = [];
+    for (let at = 1; at < match.length; at += 5) terms.push(termOf(match.slice(at, at + 5)));
+    triples.push(terms as Triple);
+  }
+  return { triples, total };
+}
+
+function termOf([iri, bnode, literal, datatype, language]: Array<string | undefined>): SparqlTerm {
+  if (iri !== undefined) return { type: 'uri', value: unescaped(iri) };
+  if (bnode !== undefined) return { type: 'bnode', value: bnode };
+  const term: SparqlTerm = { type: 'literal', value: unescaped(literal ?? '') };
+  if (datatype !== undefined) term.datatype = unescaped(datatype);
+  if (language !== undefined) term['xml:lang'] = language;
+  return term;
+}
+
+const ECHAR: Record<string, string> = { t: '\t', b: '\b', n: '\n', r: '\r', f: '\f', '"': '"', "'": "'", '\\': '\\' };
+
+function unescaped(value: string): string {
+  if (!value.includes('\\')) return value;
+  return value.replace(/\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))/g, (whole, u4?: string, u8?: string, char?: string) => {
+    const code = u4 ?? u8;
+    if (code !== undefined) {
+      const point = Number.parseInt(code, 16);
+      return point <= 0x10ffff ? String.fromCodePoint(point) : whole;
+    }
+    return ECHAR[char!] ?? whole;
+  });
 }

@@ -20,11 +20,14 @@ export type SparqlWorkerRequest =
   | { id: number; op: 'collect' }
   /** The number of triples held (a count over the whole store: not sent with every answer). */
   | { id: number; op: 'size' }
+  /** Replaces the named graph `graph` (serve --link-to's links) with these N-Triples, in one step; the result is the change in the number of quads. */
+  | { id: number; op: 'links'; graph: string; ntriples: Uint8Array }
   /**
    * `rowLimit`: a select query, whose solutions are cut to that many. `resultLimit`: the most
-   * bytes of UTF-8 the answer may have.
+   * bytes of UTF-8 the answer may have. `union`: the default graph is the union of the archive's
+   * graph and the named graphs (the links of serve --link-to).
    */
-  | { id: number; op: 'query'; query: string; mediaType: string; baseIri: string; rowLimit?: number; resultLimit: number };
+  | { id: number; op: 'query'; query: string; mediaType: string; baseIri: string; rowLimit?: number; resultLimit: number; union?: boolean };
 
 /**
  * `held`: bytes of WebAssembly memory after the request. A failure's `kind`: `query` (the query
@@ -90,19 +93,27 @@ function answer(request: SparqlWorkerRequest): SparqlWorkerAnswer {
       }
     }
     result = String(change);
+  } else if (request.op === 'links') {
+    // One message: no query runs between the removal and the load.
+    const graph = namedNode(request.graph);
+    const before = store.match(null, null, null, graph);
+    for (const held of before) store.delete(held);
+    if (request.ntriples.byteLength > 0) store.load(request.ntriples, { format: 'application/n-triples', to_graph_name: graph });
+    result = String(store.match(null, null, null, graph).length - before.length);
   } else if (request.op === 'forget') {
     const quads = store.match(namedNode(request.subject), null, null, null);
     for (const quad of quads) store.delete(quad);
     result = String(quads.length);
   } else {
     const tooLarge = { id: request.id, ok: false, held: 0, kind: 'result', error: 'the result is too large' } as const;
+    const union = request.union ? { use_default_graph_as_union: true } : {};
     if (request.rowLimit !== undefined) {
-      const json = String(store.query(request.query, { results_format: RESULT_MEDIA_TYPES.json, base_iri: request.baseIri }));
+      const json = String(store.query(request.query, { results_format: RESULT_MEDIA_TYPES.json, base_iri: request.baseIri, ...union }));
       const first = firstSolutions(json, request.rowLimit);
       ({ text: result, truncated } = writeSolutions(first.solutions, request.mediaType, request.rowLimit));
       truncated ||= first.truncated;
     } else {
-      result = String(store.query(request.query, { results_format: request.mediaType, base_iri: request.baseIri }));
+      result = String(store.query(request.query, { results_format: request.mediaType, base_iri: request.baseIri, ...union }));
     }
     if (tooLong(result, request.resultLimit)) return tooLarge;
   }
