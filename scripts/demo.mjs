@@ -29,6 +29,7 @@ const archive = join(out, 'archive');
 const restored = join(out, 'restored');
 const secondArchive = join(out, 'second-archive');
 const auditHtml = join(out, 'audit.html');
+const warcFolder = join(out, 'warc');
 const started = Date.now();
 
 const { createRepository } = await import(join(root, 'packages/repository/dist/index.js'));
@@ -44,6 +45,7 @@ try {
   rmSync(restored, { recursive: true, force: true });
   rmSync(secondArchive, { recursive: true, force: true });
   rmSync(auditHtml, { force: true });
+  rmSync(warcFolder, { recursive: true, force: true });
 
   heading('1. A sample web site, served over OAI-PMH');
   const paths = generateSite(site, Number(values.files));
@@ -93,12 +95,27 @@ try {
   await nextSecond();
   await oaibagRun(['harvest', `${served.baseUrl}/oai`, '--archive', secondArchive]);
 
+  heading('9. The archive for people: the home page, a search, a replay; and the archive as a WACZ');
+  const home = await (await fetch(`${served.baseUrl}/`)).text();
+  console.log(`GET / → "${/<title>([^<]*)<\/title>/.exec(home)?.[1]}", ${(home.match(/<tr>/g) ?? []).length} table rows (sources, recent changes)`);
+  const search = await (await fetch(`${served.baseUrl}/search?q=.html`)).text();
+  const firstHit = /href="[^"]*\/history\/([^"]+)"/.exec(search)?.[1];
+  console.log(`GET /search?q=.html → ${(search.match(/\/history\//g) ?? []).length} results on the first page${firstHit ? `, the first ${firstHit}` : ''}`);
+  if (firstHit) {
+    const replay = await fetch(`${served.baseUrl}/replay/2999/${firstHit}`, { redirect: 'manual' });
+    console.log(`GET /replay/2999/${firstHit} → ${replay.status} to ${replay.headers.get('location')}`);
+  }
+  await oaibagRun(['export', '--archive', archive, '--to', warcFolder, '--warc', '--wacz', '--name', 'demo']);
+
   heading('Where everything is');
   console.log(`archive (BagIt AIPs + catalog.sqlite): ${relative(process.cwd(), archive) || archive}`);
   console.log(`HTML audit report:                    ${relative(process.cwd(), auditHtml)}`);
   console.log(`restored site:                        ${relative(process.cwd(), restored)}`);
   console.log(`second archive, harvested from it:    ${relative(process.cwd(), secondArchive)}`);
-  console.log(`serve the archive yourself:           node ${relative(process.cwd(), oaibag)} serve --archive ${relative(process.cwd(), archive)}`);
+  console.log(`the archive as a WACZ:                ${relative(process.cwd(), join(warcFolder, 'demo.wacz'))}`);
+  console.log(
+    `serve the archive yourself:           node ${relative(process.cwd(), oaibag)} serve --archive ${relative(process.cwd(), archive)}  (then open its / in a browser)`,
+  );
   console.log(`status of the archive:                node ${relative(process.cwd(), oaibag)} status --archive ${relative(process.cwd(), archive)}`);
   console.log(`\ndemo ${failed ? 'FAILED' : 'done'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 } catch (error) {

@@ -119,7 +119,10 @@ test('replay shows the banner, the image of the same capture, and sandboxes the 
     const response = await page.goto(`${server.baseUrl}/replay/${stamp}/${original('index.html')}`);
     assert.equal(response?.status(), 200);
     assert.ok(response?.headers()['memento-datetime'], 'a replay page carries Memento-Datetime');
-    assert.match((await page.locator('header.replay').textContent()) ?? '', new RegExp(`Archived ${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}`));
+    assert.match(
+      (await page.locator('header.replay').textContent()) ?? '',
+      new RegExp(`Archived ${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}`),
+    );
     const frame = replayFrame(page);
     // Expressions run in the page (a string: the test is compiled without the DOM's types).
     await frame.waitForFunction("document.getElementById('probe')?.textContent !== 'not run'", undefined, { timeout: 20_000 });
