@@ -46,7 +46,7 @@ type PageSource = (query: string) => Promise<{ bindings: unknown[]; truncated: b
 
 /** The select of one page: `where` is the pattern binding ?s and ?v. */
 export function pageQuery(where: string, limit: number, offset: number): string {
-  return `SELECT ?s ?v WHERE { ${where} } ORDER BY ?s ?v LIMIT ${limit} OFFSET ${offset}`;
+  return `select ?s ?v where { ${where} } order by ?s ?v limit ${limit} offset ${offset}`;
 }
 
 /** Reads the rows of `where` page by page, handing each page to `take`, up to `bounds.maxRows` rows. */
