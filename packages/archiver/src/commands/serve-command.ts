@@ -229,6 +229,10 @@ export function serveCommand(): Command {
         '                      archive as Linked Data, 303 to /page/… (HTML) or /data/… (RDF).\n' +
         '  /timegate/<URL>     Memento: the capture of URL closest before Accept-Datetime; its TimeMap\n' +
         '                      at /timemap/link/<URL>, each capture at /memento/<bag>/<n>.\n' +
+        '  /                   the home page for people: sources, totals, recent changes; /search by\n' +
+        '                      URL and MIME set, /history/<URL>, /replay/<timestamp>/<URL> (under a\n' +
+        '                      banner, sandboxed), /diff/<ts>/<ts>/<URL> (docs/browse.md).\n' +
+        '  /directory, /all    what the archive describes, by kind, paged (HTML, RDF).\n' +
         '\nWith --link-to, the items are linked to the same items of other archives (prov:alternateOf,\n' +
         'by --link-on rules) and versions to versions of the same bytes (oaibag:sameBytesAs), in the\n' +
         'graph BASE-URL/graph/links (docs/linked-data.md, "Links between archives").\n' +
