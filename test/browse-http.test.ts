@@ -4,11 +4,13 @@
 // than UTF-8, a URL with a query); diff's fallbacks; the `--auth` rule of a payload guarding
 // replay and diff; and every page query seeks an index (EXPLAIN QUERY PLAN).
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type ArchiveServer, BROWSE_BOUNDS, BROWSE_QUERIES, Catalog, harvest, startArchiveServer } from '../packages/archiver/src/index.ts';
 import { hashPassword, parseAuthFile } from '../packages/oai-pmh/src/index.ts';
+import { storeVersion } from './catalog-fixture.ts';
 import { HarvestedSite, YEAR_2000 } from './harvested-site.ts';
 import { solidPng } from './png-pixels.ts';
 import { POSTGRES_SKIP, startPostgres } from './postgres-server.ts';
@@ -169,6 +171,44 @@ test('replay: the exact capture is served under its banner; another instant redi
   const missing = await get(`/replay/${first}/http://nowhere.example/`);
   assert.equal(missing.status, 404);
   assert.match(await missing.text(), /holds no capture of/);
+});
+
+test('a URL beyond ASCII, as a source may name it: replay finds it and its redirect and Memento headers go out percent-encoded', async () => {
+  // oaibag-repository percent-encodes its URLs; another source may send an IRI as it is.
+  const dir = mkdtempSync(join(tmpdir(), 'oaibag-browse-iri-'));
+  const iri = 'http://example.org/naïve café.html';
+  const catalog = Catalog.open(dir);
+  try {
+    const source = catalog.upsertSource('http://example.org/oai', {});
+    const run = catalog.startRun(source.id, 'harvest', { prefix: 'oai_didl' });
+    storeVersion(catalog, {
+      sourceId: source.id,
+      identifier: iri,
+      datestamp: '2026-01-01T00:00:00Z',
+      size: 3,
+      sha256: 'a'.repeat(64),
+      mimeType: 'text/html',
+      harvestId: run,
+    });
+    catalog.finishRun(run, 'complete');
+  } finally {
+    catalog.close();
+  }
+  const onIri = await startArchiveServer({ archiveDir: dir });
+  try {
+    // fetch sends the path percent-encoded, as a browser does.
+    const moved = await fetch(`${onIri.baseUrl}/replay/2999/${iri}`, { redirect: 'manual' });
+    assert.equal(moved.status, 302);
+    const location = moved.headers.get('location')!;
+    assert.doesNotMatch(location + moved.headers.get('link')!, /[^\x21-\x7e ]/);
+    assert.equal(decodeURIComponent(location.slice(location.indexOf('/http') + 1)), iri);
+    const banner = await fetch(new URL(location));
+    assert.equal(banner.status, 200);
+    assert.ok((await banner.text()).includes(iri), 'the banner names it as the source did');
+  } finally {
+    await onIri.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('replay: mp_ rewrites links, base href, srcset, CSS and charsets; id_ gives the bytes as archived under the strict policy', async () => {

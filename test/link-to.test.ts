@@ -28,6 +28,7 @@ import {
   startArchiveServer,
 } from '../packages/archiver/src/index.ts';
 import { HarvestedSite, nextSecond, SPARQL_PREFIXES as PREFIXES } from './harvested-site.ts';
+import { servingAt } from './oaibag-process.ts';
 import { startVirtuoso, VIRTUOSO_SKIP, type Virtuoso } from './virtuoso-server.ts';
 
 const BIN = new URL('../packages/archiver/dist/bundle/oaibag.js', import.meta.url).pathname;
@@ -496,21 +497,12 @@ test('the command: --link-on and --link-to refused with one coded line (exit 2);
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );
-  let stderr = '';
-  child.stderr!.setEncoding('utf8');
-  const base = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on('data', (chunk: string) => {
-      stderr += chunk;
-      const match = / at (http:\/\/\S+)\/oai /.exec(stderr);
-      if (match) resolve(match[1]!);
-    });
-    child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
-  });
+  const { base, stderr } = await servingAt(child);
   try {
     const served = { baseUrl: base } as ArchiveServer;
     const expected = await truth(served, { similar: true, bytes: false });
-    await eventually(async () => JSON.stringify(await linksIn(served)) === JSON.stringify(expected), 30, `the links of the command (${stderr})`);
-    assert.match(stderr, new RegExp(`oaibag serve: links: ${expected.length} in ${linksGraphOf(base).replace(/[.]/g, '\\.')}`));
+    await eventually(async () => JSON.stringify(await linksIn(served)) === JSON.stringify(expected), 30, `the links of the command (${stderr()})`);
+    assert.match(stderr(), new RegExp(`oaibag serve: links: ${expected.length} in ${linksGraphOf(base).replace(/[.]/g, '\\.')}`));
   } finally {
     const exited = once(child, 'exit');
     child.kill('SIGTERM');

@@ -18,6 +18,7 @@ import { RdfXmlParser } from 'rdfxml-streaming-parser';
 import { type ArchiveServer, Catalog, DIRECTORY_PAGE, DIRECTORY_QUERIES, startArchiveServer } from '../packages/archiver/src/index.ts';
 import { hashPassword, parseAuthFile } from '../packages/oai-pmh/src/index.ts';
 import { storeVersion } from './catalog-fixture.ts';
+import { decodeEntities } from './html-text.ts';
 import { POSTGRES_SKIP, startPostgres } from './postgres-server.ts';
 
 const HYDRA = 'http://www.w3.org/ns/hydra/core#';
@@ -131,13 +132,6 @@ after(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-const decode = (text: string) =>
-  text
-    .replace(/&amp;/g, '&')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"');
-
 async function html(url: string): Promise<string> {
   const response = await fetch(url, { headers: { Accept: BROWSER } });
   assert.equal(response.status, 200, `${url}: ${await response.clone().text()}`);
@@ -152,12 +146,12 @@ async function walk(kind: string, limit?: number, base = server.baseUrl): Promis
   const sizes: number[] = [];
   while (url) {
     const page = await html(url);
-    const found = [...page.matchAll(/<tr><td><a href="([^"]+)">/g)].map((match) => decode(match[1]!));
+    const found = [...page.matchAll(/<tr><td><a href="([^"]+)">/g)].map((match) => decodeEntities(match[1]!));
     for (const href of found) assert.ok(href.startsWith(`${base}/page/${kind}/`), href);
     members.push(...found);
     sizes.push(found.length);
     const next = /<a rel="next" href="([^"]+)">/.exec(page);
-    url = next ? decode(next[1]!) : undefined;
+    url = next ? decodeEntities(next[1]!) : undefined;
     assert.ok(sizes.length < 1000, 'the pages end');
   }
   return { members, sizes };
@@ -347,10 +341,12 @@ test("pages say what they are: a version by its URL and capture time, a harvest 
     const files = /<h2 id="files">[\s\S]*?<h2 id="deleted">/.exec(page)![0];
     const rows = [...files.matchAll(/<tr><td class="(\w+)">\w+<\/td><td><a href="([^"]+)">([^<]+)<\/a>/g)];
     for (const row of rows) assert.equal(row[1], 'modified');
-    written.push(...rows.map((row) => decode(row[3]!)));
-    deleted = [.../<h2 id="deleted">[\s\S]*?(?:<h2>|$)/.exec(page)![0].matchAll(/<tr><td><a href="([^"]+)">([^<]+)<\/a>/g)].map((row) => decode(row[2]!));
+    written.push(...rows.map((row) => decodeEntities(row[3]!)));
+    deleted = [.../<h2 id="deleted">[\s\S]*?(?:<h2>|$)/.exec(page)![0].matchAll(/<tr><td><a href="([^"]+)">([^<]+)<\/a>/g)].map((row) =>
+      decodeEntities(row[2]!),
+    );
     const next = /<a rel="next" href="([^"]+)">/.exec(files);
-    url = next ? decode(next[1]!) : undefined;
+    url = next ? decodeEntities(next[1]!) : undefined;
   }
   assert.equal(written.length, 120);
   assert.deepEqual(written.toSorted(), Array.from({ length: 120 }, (_, i) => fileUrl(i)).toSorted());

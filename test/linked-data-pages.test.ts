@@ -14,6 +14,7 @@ import { chromium } from 'playwright-core';
 import { type ArchiveServer, Catalog, harvest, startArchiveServer } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { storeVersion } from './catalog-fixture.ts';
+import { decodeEntities } from './html-text.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SKIP = existsSync(CHROMIUM)
@@ -72,16 +73,9 @@ async function rendered(url: string): Promise<string> {
   return stdout;
 }
 
-const decode = (text: string) =>
-  text
-    .replace(/&amp;/g, '&')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"');
-
 /** Follows every link of the page that stays inside the archive: each must answer 200. */
 async function followLinks(dom: string): Promise<number> {
-  const hrefs = [...new Set([...dom.matchAll(/href="([^"]+)"/g)].map((match) => decode(match[1]!)))].filter((href) => href.startsWith(server.baseUrl));
+  const hrefs = [...new Set([...dom.matchAll(/href="([^"]+)"/g)].map((match) => decodeEntities(match[1]!)))].filter((href) => href.startsWith(server.baseUrl));
   for (const href of hrefs) {
     // As a browser asks: HTML first, anything else after.
     const response = await fetch(href, { headers: { Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });

@@ -58,3 +58,21 @@ export async function archiveAnswers(run: (args: string[]) => Promise<CommandRes
   const { at: _at, disk: _disk, archiveDir: _dir, ...healthRest } = health;
   return { status: { ...rest, health: healthRest }, audit: JSON.parse(audit.stdout) };
 }
+
+/**
+ * Where a started `oaibag serve` answers, once its stderr says so; rejects if it exits first.
+ * `stderr()` is all it has written so far (it keeps being read).
+ */
+export async function servingAt(child: ChildProcess): Promise<{ base: string; stderr: () => string }> {
+  let stderr = '';
+  child.stderr!.setEncoding('utf8');
+  const base = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (chunk: string) => {
+      stderr += chunk;
+      const match = / at (http:\/\/\S+)\/oai /.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
+  });
+  return { base, stderr: () => stderr };
+}

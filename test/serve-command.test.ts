@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { harvest } from '../packages/archiver/src/index.ts';
 import { createRepository, type Repository } from '../packages/repository/src/index.ts';
 import { validateArchiveResponse } from './archive-schemas.ts';
+import { servingAt } from './oaibag-process.ts';
 
 const BIN = new URL('../packages/archiver/dist/cli.js', import.meta.url).pathname;
 
@@ -164,20 +165,11 @@ test("docs/serve.md's path table names the Memento routes the server answers", a
 /** Starts `oaibag serve` on a free port; resolves once it says where it answers. */
 async function startServe(args: string[], stdout: 'pipe' | 'ignore' = 'pipe') {
   const child = spawn(process.execPath, [BIN, 'serve', '--archive', archive, '--port', '0', ...args], { stdio: ['ignore', stdout, 'pipe'] });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8');
-  const base = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on('data', (chunk: string) => {
-      stderr += chunk;
-      const match = / at (http:\/\/\S+)\/oai /.exec(stderr);
-      if (match) resolve(match[1]!);
-    });
-    child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
-  });
+  const { base, stderr } = await servingAt(child);
   const stop = async () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
-    return { status: await exited, stderr };
+    return { status: await exited, stderr: stderr() };
   };
   return { child, base, stop };
 }

@@ -11,7 +11,7 @@ import type { PayloadLocation } from '../catalog/catalog-types.js';
 import { type MementoRow, mementosOf } from '../catalog/memento-rows.js';
 import { itemOfRecord } from '../catalog/served-items.js';
 import { openServedPayload, payloadUrlPath } from './payload-files.js';
-import { answerPlain, answerText } from './text-answers.js';
+import { answerPlain, answerText, headerSafe } from './text-answers.js';
 
 export const MEMENTO_PREFIXES = ['/timegate/', '/timemap/link/', '/memento/'] as const;
 
@@ -64,9 +64,9 @@ function timeGate(context: MementoContext, req: IncomingMessage, res: ServerResp
   let chosen = versions[0]!;
   for (const version of versions) if (seconds(version) <= wanted) chosen = version;
   res.writeHead(302, {
-    Location: mementoUrl(context, chosen),
+    Location: headerSafe(mementoUrl(context, chosen)),
     Vary: 'accept-datetime',
-    Link: [`<${original}>; rel="original"`, `<${timeMapUrl(context, original)}>; rel="timemap"; type="application/link-format"`].join(', '),
+    Link: headerSafe([`<${original}>; rel="original"`, `<${timeMapUrl(context, original)}>; rel="timemap"; type="application/link-format"`].join(', ')),
     'Content-Length': 0,
   });
   res.end();
@@ -111,11 +111,13 @@ async function memento(context: MementoContext, req: IncomingMessage, res: Serve
     { name: 'Memento-Datetime', value: httpDate(captured) },
     {
       name: 'Link',
-      value: [
-        `<${item.original}>; rel="original"`,
-        `<${context.base}/timegate/${item.original}>; rel="timegate"`,
-        `<${timeMapUrl(context, item.original)}>; rel="timemap"; type="application/link-format"`,
-      ].join(', '),
+      value: headerSafe(
+        [
+          `<${item.original}>; rel="original"`,
+          `<${context.base}/timegate/${item.original}>; rel="timegate"`,
+          `<${timeMapUrl(context, item.original)}>; rel="timemap"; type="application/link-format"`,
+        ].join(', '),
+      ),
     },
   ];
   const modified = version.lastModified === null ? Number.NaN : Date.parse(version.lastModified);

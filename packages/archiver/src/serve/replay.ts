@@ -20,7 +20,7 @@ import { answerPage, htmlPage } from './page-shell.js';
 import { ARCHIVED_CONTENT_HEADERS, openServedPayload, payloadStream, payloadUrlPath } from './payload-files.js';
 import { htmlRewriter, type ReplayTargets, rewriteCss } from './replay-rewrite.js';
 import { instantOf, readableInstant, timestamp14 } from './replay-time.js';
-import { answerPlain } from './text-answers.js';
+import { answerPlain, headerSafe } from './text-answers.js';
 
 export const REPLAY_PREFIX = '/replay/';
 
@@ -94,11 +94,18 @@ export async function answerReplay(context: ReplayContext, req: IncomingMessage,
   return true;
 }
 
-/** The URL as the catalog has it: as given, else as a browser writes it, else a folder's index page. */
+/**
+ * The URL as the catalog has it: as given, else as a browser writes it, else with its
+ * percent-encoding undone (a source may name an IRI as it is, which a browser sends encoded),
+ * else a folder's index page.
+ */
 function archivedUrl(catalog: Catalog, asked: string): string | undefined {
   const candidates = [asked];
   try {
     candidates.push(new URL(asked).href);
+  } catch {}
+  try {
+    candidates.push(decodeURI(asked));
   } catch {}
   for (const candidate of [...candidates]) if (candidate.endsWith('/')) candidates.push(`${candidate}index.html`);
   return candidates.find((candidate) => hasUrl(catalog, candidate));
@@ -203,14 +210,6 @@ function mementoHeaders(context: ReplayContext, capture: Capture): Record<string
       ].join(', '),
     ),
   };
-}
-
-/**
- * A header value from URLs a source named: anything outside printable ASCII percent-encoded
- * (UTF-8), since Node refuses such characters in a header and a harvested URL may hold them.
- */
-function headerSafe(value: string): string {
-  return value.replace(/[^\x21-\x7e ]/gu, (char) => encodeURIComponent(char));
 }
 
 function notArchivedPage(base: string, url: string): string {

@@ -15,3 +15,11 @@ export function answerText(req: IncomingMessage, res: ServerResponse, type: stri
   res.writeHead(200, { 'Content-Type': `${type}; charset=utf-8`, 'Content-Length': bytes.length, ...headers });
   res.end(req.method === 'HEAD' ? undefined : bytes);
 }
+
+/**
+ * A header value from URLs a source named: anything outside printable ASCII percent-encoded
+ * (UTF-8), since Node refuses such characters in a header and a harvested URL may hold them.
+ */
+export function headerSafe(value: string): string {
+  return value.replace(/[^\x21-\x7e ]/gu, (char) => encodeURIComponent(char));
+}
