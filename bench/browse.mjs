@@ -86,12 +86,23 @@ try {
       if (round > 0) client.get(name).push(ms);
     }
   }
-  // The server's times, in the order asked: the log's lines after the discovery requests.
-  const lines = readFileSync(accessLog, 'utf8').trim().split('\n');
-  const timed = lines.slice(lines.length - pages.length * (runs + 1)).map((line) => Number(/ (\d+)ms$/.exec(line)?.[1]));
-  const rows = pages.map(([name, path], index) => {
-    const server = [];
-    for (let round = 0; round <= runs; round++) server.push(timed[round * pages.length + index]);
+  // The server's times, from its access log, matched to the pages by the request line; the log
+  // is written by a stream, so its last lines may land a moment after the last answer.
+  const serverTimes = new Map(pages.map(([name]) => [name, []]));
+  const byPath = new Map(pages.map(([name, path]) => [path, name]));
+  for (let waited = 0; ; waited += 100) {
+    for (const list of serverTimes.values()) list.length = 0;
+    for (const line of readFileSync(accessLog, 'utf8').split('\n')) {
+      const name = byPath.get(/"(?:GET|HEAD) (\S+) HTTP/.exec(line)?.[1] ?? '');
+      const ms = / (\d+)ms$/.exec(line)?.[1];
+      if (name !== undefined && ms !== undefined) serverTimes.get(name).push(Number(ms));
+    }
+    if ([...serverTimes.values()].every((list) => list.length >= runs + 1) || waited > 5000) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const rows = pages.map(([name, path]) => {
+    // The last runs + 1 requests of the path: discovery may have asked one of them before.
+    const server = serverTimes.get(name).slice(-(runs + 1));
     const warm = server.slice(1);
     return {
       name,
